@@ -1,0 +1,241 @@
+//! The typed model of a `#[tool]` function, read from the parsed item.
+//!
+//! Reading never stops at the first problem: each one goes to [`Errors`] and
+//! the model is filled in as well as it can be, so independent mistakes are
+//! all reported in one build.
+
+use syn::parse::Parser;
+use syn::{Attribute, FnArg, ItemFn, Pat, ReturnType, Type};
+
+use crate::attr::{ArgAttrs, ToolAttrs, parse_arg_attrs};
+use crate::errors::Errors;
+
+/// A function under `#[tool]`.
+pub struct ToolFn {
+    /// The function as the user wrote it, with parameter attributes removed.
+    pub item: ItemFn,
+    pub attrs: ToolAttrs,
+    /// The doc comment, joined into one text.
+    pub docs: Option<String>,
+    pub params: Vec<Param>,
+    pub output: Output,
+}
+
+pub enum Param {
+    /// A `&T` parameter, taken from the context.
+    Injected { ident: syn::Ident, ty: Box<Type> },
+    /// A parameter the model provides.
+    Argument(Argument),
+}
+
+pub struct Argument {
+    pub ident: syn::Ident,
+    pub ty: Box<Type>,
+    pub docs: Option<String>,
+    pub attrs: ArgAttrs,
+}
+
+impl Argument {
+    /// The parameter's name in the schema.
+    pub fn json_name(&self) -> String {
+        match &self.attrs.rename {
+            Some(rename) => rename.value.clone(),
+            None => self.ident.to_string().trim_start_matches("r#").to_owned(),
+        }
+    }
+}
+
+/// What the function returns.
+pub enum Output {
+    /// No return type: `()`.
+    Unit,
+    /// A return type, with its success and error types when it is written
+    /// as `Result<T, E>` / `Result<T>`.
+    Type {
+        ty: Box<Type>,
+        ok: Option<Box<Type>>,
+        err: Option<Box<Type>>,
+    },
+}
+
+impl ToolFn {
+    pub fn from_item(mut item: ItemFn, attrs: ToolAttrs, errors: &mut Errors) -> Self {
+        let docs = doc_text(&item.attrs);
+        let mut params = Vec::new();
+        for input in item.sig.inputs.iter_mut() {
+            match input {
+                FnArg::Receiver(receiver) => errors.at(
+                    &*receiver,
+                    "a tool is a free function, not a method: remove `self`, and reach shared state through a `&State` parameter (taken from the ToolContext)",
+                ),
+                FnArg::Typed(typed) => {
+                    let (docs, arg_attrs, spans) = take_param_attrs(&mut typed.attrs, errors);
+                    let ident = match &*typed.pat {
+                        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+                        other => {
+                            errors.at(
+                                other,
+                                "a tool parameter must be a plain name: bind it (`point: Point`) and destructure it in the body",
+                            );
+                            continue;
+                        }
+                    };
+                    params.push(match &*typed.ty {
+                        Type::Reference(reference) => {
+                            if !spans.is_empty() || docs.is_some() {
+                                let message = "an injected `&T` parameter is not part of the schema, so it takes no `#[arg]` and no doc comment";
+                                match spans.first() {
+                                    Some(span) => errors.at_span(*span, message),
+                                    None => errors.at(&ident, message),
+                                }
+                            }
+                            Param::Injected { ident, ty: reference.elem.clone() }
+                        }
+                        _ => Param::Argument(Argument {
+                            ident,
+                            ty: typed.ty.clone(),
+                            docs,
+                            attrs: arg_attrs,
+                        }),
+                    });
+                }
+            }
+        }
+        let output = match &item.sig.output {
+            ReturnType::Default => Output::Unit,
+            ReturnType::Type(_, ty) => {
+                let (ok, err) = result_parts(ty);
+                Output::Type {
+                    ty: ty.clone(),
+                    ok,
+                    err,
+                }
+            }
+        };
+        Self {
+            item,
+            attrs,
+            docs,
+            params,
+            output,
+        }
+    }
+
+    pub fn arguments(&self) -> impl Iterator<Item = &Argument> {
+        self.params.iter().filter_map(|p| match p {
+            Param::Argument(a) => Some(a),
+            Param::Injected { .. } => None,
+        })
+    }
+
+    /// The one argument, when it is a whole-arguments struct (`#[arg(flatten)]`
+    /// on the only argument): its type is the arguments type itself.
+    pub fn whole_arguments(&self) -> Option<&Argument> {
+        let mut args = self.arguments();
+        match (args.next(), args.next()) {
+            (Some(only), None) if only.attrs.flatten.is_some() => Some(only),
+            _ => None,
+        }
+    }
+
+    pub fn tool_name(&self) -> String {
+        match &self.attrs.name {
+            Some(name) => name.value.clone(),
+            None => self
+                .item
+                .sig
+                .ident
+                .to_string()
+                .trim_start_matches("r#")
+                .to_owned(),
+        }
+    }
+
+    /// The attribute's description, else the doc comment.
+    pub fn description(&self) -> Option<String> {
+        self.attrs
+            .description
+            .as_ref()
+            .map(|d| d.value.clone())
+            .or_else(|| self.docs.clone())
+    }
+}
+
+/// Remove `#[doc]` and `#[arg]` from a parameter (the compiler rejects them
+/// there) and read them.
+fn take_param_attrs(
+    attrs: &mut Vec<Attribute>,
+    errors: &mut Errors,
+) -> (Option<String>, ArgAttrs, Vec<proc_macro2::Span>) {
+    let docs = doc_text(attrs);
+    let mut arg_attrs = ArgAttrs::default();
+    let mut spans = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
+        spans.push(attr_span(attr));
+        let parsed = match &attr.meta {
+            syn::Meta::List(list) => {
+                (|input: syn::parse::ParseStream| parse_arg_attrs(input, &mut arg_attrs, errors))
+                    .parse2(list.tokens.clone())
+            }
+            _ => Err(syn::Error::new_spanned(
+                attr,
+                "write `#[arg(key = value, ...)]`",
+            )),
+        };
+        if let Err(e) = parsed {
+            errors.push(e);
+        }
+    }
+    attrs.retain(|a| !a.path().is_ident("doc") && !a.path().is_ident("arg"));
+    (docs, arg_attrs, spans)
+}
+
+fn attr_span(attr: &Attribute) -> proc_macro2::Span {
+    attr.path()
+        .segments
+        .first()
+        .map_or_else(proc_macro2::Span::call_site, |s| s.ident.span())
+}
+
+/// Join `///` lines: strip the one space rustdoc strips, keep paragraphs.
+pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+        .map(|line| line.strip_prefix(' ').map(str::to_owned).unwrap_or(line))
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// `Result<T, E>` -> (T, E); `Result<T>` (an alias such as `anyhow::Result`) -> (T, none).
+fn result_parts(ty: &Type) -> (Option<Box<Type>>, Option<Box<Type>>) {
+    let Type::Path(path) = ty else {
+        return (None, None);
+    };
+    let Some(last) = path.path.segments.last() else {
+        return (None, None);
+    };
+    if last.ident != "Result" {
+        return (None, None);
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return (None, None);
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(Box::new(t.clone())),
+        _ => None,
+    });
+    (types.next(), types.next())
+}

@@ -1,0 +1,364 @@
+//! Parse `#[tool(...)]` and `#[arg(...)]` into plain values, reporting unknown
+//! and repeated keys at their own spans.
+
+use proc_macro2::Span;
+use syn::parse::ParseStream;
+use syn::{Expr, Ident, Lit, LitStr, Token};
+
+use crate::errors::Errors;
+use crate::names::closest;
+
+/// A value with the span of the key that set it, for error messages.
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+/// Keys of `#[tool(...)]`.
+#[derive(Default)]
+pub struct ToolAttrs {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub read_only: bool,
+    pub exclusive: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+    pub category: Option<Spanned<String>>,
+    pub risk: Option<Spanned<String>>,
+    pub timeout_ms: Option<Spanned<u64>>,
+    pub krate: Option<syn::Path>,
+}
+
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "read_only",
+    "exclusive",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "category",
+    "risk",
+    "timeout",
+    "crate",
+];
+
+/// Keys of `#[arg(...)]`.
+#[derive(Default)]
+pub struct ArgAttrs {
+    pub default: Option<Spanned<Expr>>,
+    pub rename: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub minimum: Option<Spanned<Lit>>,
+    pub maximum: Option<Spanned<Lit>>,
+    pub min_length: Option<Spanned<u64>>,
+    pub max_length: Option<Spanned<u64>>,
+    pub min_items: Option<Spanned<u64>>,
+    pub max_items: Option<Spanned<u64>>,
+    pub pattern: Option<Spanned<String>>,
+    pub flatten: Option<Span>,
+}
+
+const ARG_KEYS: &[&str] = &[
+    "default",
+    "rename",
+    "description",
+    "minimum",
+    "maximum",
+    "min_length",
+    "max_length",
+    "min_items",
+    "max_items",
+    "pattern",
+    "flatten",
+];
+
+/// Parse the tokens inside `#[tool(...)]`.
+pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<ToolAttrs> {
+    let mut attrs = ToolAttrs::default();
+    let mut seen = Vec::new();
+    while !input.is_empty() {
+        let key = input.call(Ident::parse_any_key)?;
+        let key_name = key.to_string();
+        if seen.contains(&key_name) {
+            errors.at(&key, format!("`{key_name}` is given twice; keep one"));
+        }
+        seen.push(key_name.clone());
+        match key_name.as_str() {
+            "name" => attrs.name = Some(string_value(input, &key)?),
+            "description" => attrs.description = Some(string_value(input, &key)?),
+            "read_only" => attrs.read_only = flag(input, &key, errors)?,
+            "exclusive" => attrs.exclusive = flag(input, &key, errors)?,
+            "destructive" => attrs.destructive = flag(input, &key, errors)?,
+            "idempotent" => attrs.idempotent = flag(input, &key, errors)?,
+            "open_world" => attrs.open_world = flag(input, &key, errors)?,
+            "category" => attrs.category = Some(word_value(input, &key)?),
+            "risk" => attrs.risk = Some(word_value(input, &key)?),
+            "timeout" => attrs.timeout_ms = Some(timeout_value(input, &key, errors)?),
+            "crate" => {
+                input.parse::<Token![=]>()?;
+                attrs.krate = Some(if input.peek(LitStr) {
+                    input.parse::<LitStr>()?.parse()?
+                } else {
+                    input.parse()?
+                });
+            }
+            _ => {
+                errors.at(&key, unknown_key("tool", &key_name, TOOL_KEYS));
+                skip_value(input)?;
+            }
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(attrs)
+}
+
+/// Parse the tokens inside one `#[arg(...)]`, adding to `attrs`.
+pub fn parse_arg_attrs(
+    input: ParseStream,
+    attrs: &mut ArgAttrs,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let mut seen = Vec::new();
+    while !input.is_empty() {
+        let key = input.call(Ident::parse_any_key)?;
+        let key_name = key.to_string();
+        if seen.contains(&key_name) {
+            errors.at(&key, format!("`{key_name}` is given twice; keep one"));
+        }
+        seen.push(key_name.clone());
+        let span = key.span();
+        match key_name.as_str() {
+            "default" => {
+                input.parse::<Token![=]>()?;
+                attrs.default = Some(Spanned {
+                    value: input.parse()?,
+                    span,
+                });
+            }
+            "rename" => attrs.rename = Some(string_value(input, &key)?),
+            "description" => attrs.description = Some(string_value(input, &key)?),
+            "minimum" => attrs.minimum = Some(number_value(input, &key)?),
+            "maximum" => attrs.maximum = Some(number_value(input, &key)?),
+            "min_length" => attrs.min_length = Some(count_value(input, &key)?),
+            "max_length" => attrs.max_length = Some(count_value(input, &key)?),
+            "min_items" => attrs.min_items = Some(count_value(input, &key)?),
+            "max_items" => attrs.max_items = Some(count_value(input, &key)?),
+            "pattern" => attrs.pattern = Some(string_value(input, &key)?),
+            "flatten" => {
+                if flag(input, &key, errors)? {
+                    attrs.flatten = Some(span);
+                }
+            }
+            _ => {
+                errors.at(&key, unknown_key("arg", &key_name, ARG_KEYS));
+                skip_value(input)?;
+            }
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(())
+}
+
+fn unknown_key(attr: &str, key: &str, known: &[&str]) -> String {
+    let hint = match closest(key, known) {
+        Some(k) => format!("did you mean `{k}`? "),
+        None => String::new(),
+    };
+    format!(
+        "unknown key `{key}` in #[{attr}(...)]; {hint}the keys are: {}",
+        known.join(", ")
+    )
+}
+
+trait ParseAnyKey {
+    fn parse_any_key(input: ParseStream) -> syn::Result<Ident>;
+}
+
+impl ParseAnyKey for Ident {
+    /// Keys may be Rust keywords (`crate`), so take any identifier.
+    fn parse_any_key(input: ParseStream) -> syn::Result<Ident> {
+        use syn::ext::IdentExt;
+        Ident::parse_any(input)
+    }
+}
+
+fn string_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<String>> {
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| expected_value(key, "a string"))?;
+    let lit: LitStr = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`{key}` takes a string, e.g. `{key} = \"...\"`"),
+        )
+    })?;
+    Ok(Spanned {
+        value: lit.value(),
+        span: lit.span(),
+    })
+}
+
+/// `category = shell` or `category = "shell"`.
+fn word_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<String>> {
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| expected_value(key, "a name"))?;
+    if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        Ok(Spanned {
+            value: lit.value(),
+            span: lit.span(),
+        })
+    } else {
+        let ident: Ident = input.parse()?;
+        Ok(Spanned {
+            value: ident.to_string(),
+            span: ident.span(),
+        })
+    }
+}
+
+fn number_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<Lit>> {
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| expected_value(key, "a number"))?;
+    let negative = input.parse::<Option<Token![-]>>()?.is_some();
+    let lit: Lit = input.parse()?;
+    let span = lit.span();
+    let lit = match (&lit, negative) {
+        (Lit::Int(i), true) => Lit::Int(syn::LitInt::new(&format!("-{}", i.base10_digits()), span)),
+        (Lit::Float(f), true) => {
+            Lit::Float(syn::LitFloat::new(&format!("-{}", f.base10_digits()), span))
+        }
+        (Lit::Int(_) | Lit::Float(_), false) => lit,
+        _ => {
+            return Err(syn::Error::new(
+                span,
+                format!("`{key}` takes a number, e.g. `{key} = 1`"),
+            ));
+        }
+    };
+    Ok(Spanned { value: lit, span })
+}
+
+fn count_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<u64>> {
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| expected_value(key, "a whole number"))?;
+    let lit: syn::LitInt = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`{key}` takes a whole number, e.g. `{key} = 1`"),
+        )
+    })?;
+    Ok(Spanned {
+        value: lit.base10_parse()?,
+        span: lit.span(),
+    })
+}
+
+/// `timeout = 30` (seconds), `timeout = 2.5`, or `timeout = "500ms"` / `"30s"` / `"2m"`.
+fn timeout_value(
+    input: ParseStream,
+    key: &Ident,
+    errors: &mut Errors,
+) -> syn::Result<Spanned<u64>> {
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| expected_value(key, "a duration"))?;
+    let lit: Lit = input.parse()?;
+    let span = lit.span();
+    let ms = match &lit {
+        Lit::Int(i) => i.base10_parse::<u64>()?.checked_mul(1000),
+        Lit::Float(f) => {
+            let secs: f64 = f.base10_parse()?;
+            (secs.is_finite() && secs > 0.0).then(|| (secs * 1000.0).round() as u64)
+        }
+        Lit::Str(s) => parse_duration_ms(&s.value()),
+        _ => None,
+    };
+    match ms {
+        Some(ms) if ms > 0 => Ok(Spanned { value: ms, span }),
+        _ => {
+            errors.at_span(
+                span,
+                "`timeout` takes a positive duration: seconds (`timeout = 30`) or a string such as `\"500ms\"`, `\"30s\"`, `\"2m\"`",
+            );
+            Ok(Spanned { value: 1, span })
+        }
+    }
+}
+
+fn parse_duration_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.')?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let factor = match unit.trim() {
+        "ms" => 1.0,
+        "s" => 1000.0,
+        "m" => 60_000.0,
+        "h" => 3_600_000.0,
+        _ => return None,
+    };
+    let ms = number * factor;
+    (ms.is_finite() && ms >= 1.0).then(|| ms.round() as u64)
+}
+
+/// A bare key is `true`; `key = true/false` is allowed too.
+fn flag(input: ParseStream, key: &Ident, errors: &mut Errors) -> syn::Result<bool> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        match input.parse::<Lit>()? {
+            Lit::Bool(b) => Ok(b.value),
+            other => {
+                errors.at(
+                    &other,
+                    format!("`{key}` is a flag: write `{key}` or `{key} = false`"),
+                );
+                Ok(false)
+            }
+        }
+    } else {
+        Ok(true)
+    }
+}
+
+fn skip_value(input: ParseStream) -> syn::Result<()> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        input.parse::<Expr>()?;
+    } else if input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in input);
+        content.parse::<proc_macro2::TokenStream>()?;
+    }
+    Ok(())
+}
+
+fn expected_value(key: &Ident, what: &str) -> syn::Error {
+    syn::Error::new(key.span(), format!("`{key}` needs {what}: `{key} = ...`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration_ms;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("30s"), Some(30_000));
+        assert_eq!(parse_duration_ms("1.5s"), Some(1500));
+        assert_eq!(parse_duration_ms("2m"), Some(120_000));
+        assert_eq!(parse_duration_ms("2 h"), Some(7_200_000));
+        assert_eq!(parse_duration_ms("2 weeks"), None);
+        assert_eq!(parse_duration_ms("fast"), None);
+        assert_eq!(parse_duration_ms("0.1ms"), None);
+    }
+}

@@ -1,0 +1,385 @@
+//! Generate the tool type, its `Tool` impl and its `inventory` registration.
+//!
+//! Everything but the tool type lives in an anonymous `const _: () = {...}`
+//! block, so nothing else enters the user's namespace.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::Type;
+use syn::spanned::Spanned;
+
+use crate::ast::{Argument, Output, Param, ToolFn};
+use crate::names::tool_type_name;
+
+pub fn tool_type_ident(tool: &ToolFn) -> syn::Ident {
+    let ident = &tool.item.sig.ident;
+    syn::Ident::new(&tool_type_name(&ident.to_string()), ident.span())
+}
+
+pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
+    let item = &tool.item;
+    let vis = &item.vis;
+    let type_ident = tool_type_ident(tool);
+    let type_doc = format!(
+        "The tool made by `#[tool]` from [`{}`]: register it, or let a `ToolRegistry` collect it.",
+        item.sig.ident
+    );
+
+    let private = quote!(#krate::__private);
+    let args_type = arguments_type(tool);
+    let args_struct = arguments_struct(tool, krate, &private);
+    let checks = checks(tool, &private);
+    let spec = spec_body(tool, krate, &private, &args_type);
+    let call = call_body(tool, krate, &private, &args_type);
+
+    quote! {
+        #item
+
+        #[doc = #type_doc]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #type_ident;
+
+        const _: () = {
+            #args_struct
+            #checks
+
+            #[#private::async_trait]
+            impl #krate::Tool for #type_ident {
+                fn spec(&self) -> &#krate::ToolSpec {
+                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
+                    SPEC.get_or_init(|| { #spec })
+                }
+
+                fn bind(
+                    &self,
+                    args: #private::serde_json::Value,
+                ) -> ::core::result::Result<#krate::Arguments, #krate::ArgumentError> {
+                    #private::bind::<#args_type>(args)
+                }
+
+                async fn call(
+                    &self,
+                    __toolkit_args: #krate::Arguments,
+                    __toolkit_ctx: &#krate::ToolContext,
+                ) -> ::core::result::Result<#krate::ToolOutput, #krate::ToolError> {
+                    #call
+                }
+            }
+
+            fn __toolkit_make() -> #private::Arc<dyn #krate::Tool> {
+                #private::Arc::new(#type_ident)
+            }
+
+            #private::inventory::submit! {
+                #private::ToolRegistration {
+                    module_path: ::core::module_path!(),
+                    make: __toolkit_make,
+                }
+            }
+        };
+    }
+}
+
+/// The type arguments deserialize into: the generated struct, or the user's
+/// own struct when it is the only, flattened argument.
+fn arguments_type(tool: &ToolFn) -> TokenStream {
+    match tool.whole_arguments() {
+        Some(whole) => {
+            let ty = &whole.ty;
+            quote!(#ty)
+        }
+        None => quote!(__ToolkitArguments),
+    }
+}
+
+fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenStream {
+    if tool.whole_arguments().is_some() {
+        return TokenStream::new();
+    }
+    // serde and schemars take their crate path as a string.
+    let krate_path = krate.to_string().replace(' ', "");
+    let serde_path = format!("{krate_path}::__private::serde");
+    let schemars_path = format!("{krate_path}::__private::schemars");
+    let any_flatten = tool.arguments().any(|a| a.attrs.flatten.is_some());
+    // serde cannot combine `deny_unknown_fields` with `flatten`; the
+    // validator rejects unknown parameters either way.
+    let deny = (!any_flatten).then(|| quote!(#[serde(deny_unknown_fields)]));
+    let mut defaults = Vec::new();
+    let fields: Vec<TokenStream> = tool
+        .arguments()
+        .map(|arg| {
+            let (field, default_fn) = argument_field(arg, private);
+            defaults.extend(default_fn);
+            field
+        })
+        .collect();
+    quote! {
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_path)]
+        #[schemars(crate = #schemars_path)]
+        #deny
+        #[allow(non_camel_case_types, non_snake_case, dead_code)]
+        struct __ToolkitArguments {
+            #(#fields,)*
+        }
+        #(#defaults)*
+    }
+}
+
+fn argument_field(arg: &Argument, private: &TokenStream) -> (TokenStream, Option<TokenStream>) {
+    let ident = &arg.ident;
+    let ty = &arg.ty;
+    let attrs = &arg.attrs;
+    let mut out = Vec::new();
+    let description = attrs
+        .description
+        .as_ref()
+        .map(|d| d.value.clone())
+        .or_else(|| arg.docs.clone());
+    if let Some(description) = description {
+        out.push(quote!(#[schemars(description = #description)]));
+    }
+    if let Some(rename) = &attrs.rename {
+        let name = &rename.value;
+        out.push(quote!(#[serde(rename = #name)]));
+    }
+    if attrs.flatten.is_some() {
+        out.push(quote!(#[serde(flatten)]));
+    }
+    let mut default_fn = None;
+    if let Some(default) = &attrs.default {
+        let fn_name = format!(
+            "__toolkit_default_{}",
+            ident.to_string().trim_start_matches("r#")
+        );
+        let fn_ident = format_ident!("{}", fn_name);
+        let value = &default.value;
+        // A string literal is converted (`"x"` for a `String` or `PathBuf`);
+        // anything else must already have the parameter's type.
+        let body = match value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(_),
+                ..
+            }) => {
+                quote_spanned!(default.span=> ::core::convert::From::from(#value))
+            }
+            _ => quote_spanned!(default.span=> #value),
+        };
+        default_fn = Some(quote! {
+            #[allow(non_snake_case)]
+            fn #fn_ident() -> #ty { #body }
+        });
+        out.push(quote!(#[serde(default = #fn_name)]));
+    }
+    let range: Vec<TokenStream> = [
+        attrs.minimum.as_ref().map(|m| {
+            let v = &m.value;
+            quote!(min = #v)
+        }),
+        attrs.maximum.as_ref().map(|m| {
+            let v = &m.value;
+            quote!(max = #v)
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !range.is_empty() {
+        out.push(quote!(#[schemars(range(#(#range),*))]));
+    }
+    let length: Vec<TokenStream> = [
+        attrs
+            .min_length
+            .as_ref()
+            .or(attrs.min_items.as_ref())
+            .map(|m| {
+                let v = m.value;
+                quote!(min = #v)
+            }),
+        attrs
+            .max_length
+            .as_ref()
+            .or(attrs.max_items.as_ref())
+            .map(|m| {
+                let v = m.value;
+                quote!(max = #v)
+            }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !length.is_empty() {
+        out.push(quote!(#[schemars(length(#(#length),*))]));
+    }
+    if let Some(pattern) = &attrs.pattern {
+        let p = &pattern.value;
+        out.push(quote!(#[schemars(regex(pattern = #p))]));
+    }
+    // Naming the type through `ToolArgument` makes an unsupported type fail
+    // once, at the check on that parameter, instead of in every derive.
+    let field_ty = quote_spanned!(ty.span()=> <#ty as #private::ToolArgument>::Checked);
+    (quote!(#(#out)* #ident: #field_ty), default_fn)
+}
+
+/// One spanned assertion per parameter and for the return type, so a wrong
+/// type is reported at that type, with a message that says what fits.
+fn checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
+    let mut checks = Vec::new();
+    for param in &tool.params {
+        match param {
+            Param::Argument(arg) => {
+                let ty = &arg.ty;
+                checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
+            }
+            Param::Injected { ty, .. } => {
+                checks.push(quote_spanned!(ty.span()=> #private::assert_injectable::<#ty>();));
+            }
+        }
+    }
+    if let Output::Type { ty, ok, err } = &tool.output {
+        let ok_ty: &Type = ok.as_deref().unwrap_or(ty);
+        checks.push(quote_spanned!(ok_ty.span()=> #private::assert_return::<#ok_ty>();));
+        if let Some(err) = err {
+            checks.push(quote_spanned!(err.span()=> #private::assert_error::<#err>();));
+        }
+    }
+    quote!(const _: () = { #(#checks)* };)
+}
+
+fn spec_body(
+    tool: &ToolFn,
+    krate: &TokenStream,
+    private: &TokenStream,
+    args_type: &TokenStream,
+) -> TokenStream {
+    let name = tool.tool_name();
+    let description = tool.description().unwrap_or_default();
+    let a = &tool.attrs;
+    let (read_only, exclusive, destructive, idempotent, open_world) = (
+        a.read_only,
+        a.exclusive,
+        a.destructive,
+        a.idempotent,
+        a.open_world,
+    );
+    let category = a.category.as_ref().map(|c| {
+        let variant = format_ident!("{}", pascal(&c.value));
+        quote!(spec = spec.with_category(#krate::ToolCategory::#variant);)
+    });
+    let risk = a.risk.as_ref().map(|r| {
+        let variant = format_ident!("{}", pascal(&r.value));
+        quote!(spec = spec.with_risk(#krate::RiskLevel::#variant);)
+    });
+    let timeout = a.timeout_ms.as_ref().map(|t| {
+        let ms = t.value;
+        quote!(spec = spec.with_timeout(::core::time::Duration::from_millis(#ms));)
+    });
+    let ok_type = success_type(tool);
+    quote! {
+        use #private::probes::*;
+        let mut spec = #krate::ToolSpec::new(#name, #description, #private::schema_for_args::<#args_type>())
+            .with_annotations(#krate::ToolAnnotations {
+                read_only: #read_only,
+                exclusive: #exclusive,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            })
+            .with_module_path(::core::module_path!());
+        #category
+        #risk
+        #timeout
+        if let ::core::option::Option::Some(schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {
+            spec = spec.with_output_schema(schema);
+        }
+        spec
+    }
+}
+
+/// The type whose values become output: `T` of `Result<T, E>`, else the return type.
+fn success_type(tool: &ToolFn) -> TokenStream {
+    match &tool.output {
+        Output::Unit => quote!(()),
+        Output::Type { ok: Some(ok), .. } => quote!(#ok),
+        Output::Type { ty, .. } => quote!(#ty),
+    }
+}
+
+fn call_body(
+    tool: &ToolFn,
+    krate: &TokenStream,
+    private: &TokenStream,
+    args_type: &TokenStream,
+) -> TokenStream {
+    let fn_ident = &tool.item.sig.ident;
+    let unpack = match tool.whole_arguments() {
+        Some(whole) => {
+            let ident = &whole.ident;
+            quote!(let #ident = __toolkit_args.into_typed::<#args_type>()?;)
+        }
+        None => {
+            let idents = tool.arguments().map(|a| &a.ident);
+            quote!(let __ToolkitArguments { #(#idents),* } = __toolkit_args.into_typed::<__ToolkitArguments>()?;)
+        }
+    };
+    let mut injections = Vec::new();
+    let mut call_args = Vec::new();
+    for (i, param) in tool.params.iter().enumerate() {
+        match param {
+            Param::Injected { ty, .. } => {
+                let local = format_ident!("__toolkit_inject_{}", i);
+                injections.push(quote! {
+                    let #local: &#ty = (&&#private::Inject::<#ty>::new()).inject(__toolkit_ctx)?;
+                });
+                call_args.push(quote!(#local));
+            }
+            Param::Argument(arg) => {
+                let ident = &arg.ident;
+                call_args.push(quote!(#ident));
+            }
+        }
+    }
+    let invoke = if tool.item.sig.asyncness.is_some() {
+        quote! {
+            #(#injections)*
+            let __toolkit_ret = #fn_ident(#(#call_args),*).await;
+        }
+    } else {
+        quote! {
+            let __toolkit_owned_ctx = ::core::clone::Clone::clone(__toolkit_ctx);
+            let __toolkit_ret = #private::run_blocking(move || -> ::core::result::Result<_, #krate::ToolError> {
+                let __toolkit_ctx = &__toolkit_owned_ctx;
+                #(#injections)*
+                ::core::result::Result::Ok(#fn_ident(#(#call_args),*))
+            })
+            .await??;
+        }
+    };
+    quote! {
+        use #private::probes::*;
+        #unpack
+        #invoke
+        match (&#private::Split::of(&__toolkit_ret)).split(__toolkit_ret) {
+            ::core::result::Result::Ok(value) => {
+                ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value))
+            }
+            ::core::result::Result::Err(error) => {
+                ::core::result::Result::Err((&&#private::ErrorOf::of(&error)).to_tool_error(error))
+            }
+        }
+    }
+}
+
+/// `filesystem_read` -> `FilesystemRead`.
+fn pascal(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}

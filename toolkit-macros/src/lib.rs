@@ -1,0 +1,87 @@
+//! The `#[tool]` attribute. Use it through the `toolkit` crate, which
+//! documents it and re-exports everything the generated code needs.
+//!
+//! `lib.rs` only dispatches: `attr` parses the attribute keys, `ast` builds
+//! the typed model of the function, `valid` checks it, `expand` writes the
+//! code, and `fallback` stands in when there were errors.
+
+mod ast;
+mod attr;
+mod errors;
+mod expand;
+mod fallback;
+mod krate;
+mod names;
+mod valid;
+
+use proc_macro::TokenStream;
+use syn::parse::Parser;
+
+use crate::errors::Errors;
+
+/// Turn an `fn` into a tool. See the `toolkit` crate's documentation.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_tool(attr.into(), item.into()).into()
+}
+
+fn expand_tool(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let mut errors = Errors::default();
+    let item_fn = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(item_fn)) => item_fn,
+        Ok(other) => {
+            errors.at(
+                item_kind_token(&other),
+                "#[tool] goes on a function: write `async fn name(args...) -> ...` with a doc comment",
+            );
+            let compile_errors = errors.to_compile_errors();
+            return quote::quote!(#compile_errors #item);
+        }
+        Err(e) => {
+            let compile_error = e.to_compile_error();
+            return quote::quote!(#compile_error #item);
+        }
+    };
+    let attrs = match (|input: syn::parse::ParseStream| attr::parse_tool_attrs(input, &mut errors))
+        .parse2(attr)
+    {
+        Ok(attrs) => attrs,
+        Err(e) => {
+            errors.push(e);
+            attr::ToolAttrs::default()
+        }
+    };
+    let krate = match &attrs.krate {
+        Some(path) => quote::quote!(#path),
+        None => krate::core_crate_path(),
+    };
+    let model = ast::ToolFn::from_item(item_fn, attrs, &mut errors);
+    valid::check(&model, &mut errors);
+    if errors.is_empty() {
+        expand::expand(&model, &krate)
+    } else {
+        let compile_errors = errors.to_compile_errors();
+        let fallback = fallback::fallback(&model, &krate);
+        quote::quote!(#compile_errors #fallback)
+    }
+}
+
+/// The token that names what kind of item this is (`struct`, `impl`, ...).
+fn item_kind_token(item: &syn::Item) -> proc_macro2::TokenStream {
+    use quote::ToTokens;
+    match item {
+        syn::Item::Struct(i) => i.struct_token.to_token_stream(),
+        syn::Item::Enum(i) => i.enum_token.to_token_stream(),
+        syn::Item::Impl(i) => i.impl_token.to_token_stream(),
+        syn::Item::Trait(i) => i.trait_token.to_token_stream(),
+        syn::Item::Mod(i) => i.mod_token.to_token_stream(),
+        syn::Item::Const(i) => i.const_token.to_token_stream(),
+        syn::Item::Static(i) => i.static_token.to_token_stream(),
+        syn::Item::Type(i) => i.type_token.to_token_stream(),
+        syn::Item::Use(i) => i.use_token.to_token_stream(),
+        other => other.to_token_stream(),
+    }
+}

@@ -1,0 +1,92 @@
+//! Names: the generated type's name, tool-name rules, and near-miss hints.
+
+/// `read_file` -> `ReadFileTool`.
+pub fn tool_type_name(fn_name: &str) -> String {
+    let mut out = String::new();
+    for part in fn_name
+        .trim_start_matches("r#")
+        .split('_')
+        .filter(|p| !p.is_empty())
+    {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    out.push_str("Tool");
+    out
+}
+
+/// Names models accept everywhere: `[A-Za-z0-9_-]{1,64}`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The known word within two edits of `word`, if exactly one is that close.
+pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let mut best: Option<(&str, usize)> = None;
+    let mut tied = false;
+    for candidate in known {
+        let d = distance(word, candidate);
+        match best {
+            _ if d > 2 => {}
+            Some((_, b)) if d == b => tied = true,
+            Some((_, b)) if d > b => {}
+            _ => {
+                best = Some((candidate, d));
+                tied = false;
+            }
+        }
+    }
+    best.filter(|_| !tied).map(|(c, _)| c)
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names() {
+        assert_eq!(tool_type_name("read_file"), "ReadFileTool");
+        assert_eq!(tool_type_name("r#type"), "TypeTool");
+        assert_eq!(tool_type_name("echo"), "EchoTool");
+        assert_eq!(tool_type_name("__odd__name"), "OddNameTool");
+    }
+
+    #[test]
+    fn closest_keys() {
+        assert_eq!(
+            closest("readonly", &["read_only", "name"]),
+            Some("read_only")
+        );
+        assert_eq!(closest("nmae", &["name", "rename"]), Some("name"));
+        assert_eq!(closest("zzzzzz", &["name"]), None);
+    }
+
+    #[test]
+    fn tool_names() {
+        assert!(is_valid_tool_name("read_file-2"));
+        assert!(!is_valid_tool_name("read file"));
+        assert!(!is_valid_tool_name(""));
+        assert!(!is_valid_tool_name(&"x".repeat(65)));
+    }
+}

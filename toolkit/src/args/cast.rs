@@ -1,0 +1,549 @@
+//! Step 3: lenient casting of what models really send.
+//!
+//! Models write `"60"` for an integer, `"true"` for a boolean and a JSON
+//! string for a nested object. Where the schema wants the other type and the
+//! text says exactly one value of it, the value is replaced and the change
+//! recorded. Nothing is guessed: a value that already has an allowed type is
+//! left alone, a scalar is never wrapped into an array, a boolean never
+//! becomes a number, and what cannot be read unambiguously stays as it was
+//! for validation to report.
+
+use serde_json::{Number, Value};
+
+use super::Cast;
+use super::describe;
+use super::node::{MAX_DEPTH, Node, NodeId, Nodes, Types};
+use super::path::Path;
+use super::validate::is_valid;
+
+/// Cast `value` in place against the root of `nodes`; returns what changed.
+pub(super) fn cast(nodes: &Nodes, value: &mut Value) -> Vec<Cast> {
+    let mut casts = Vec::new();
+    Caster { nodes }.node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    casts
+}
+
+struct Caster<'n> {
+    nodes: &'n Nodes,
+}
+
+impl Caster<'_> {
+    fn node(&self, id: NodeId, value: &mut Value, path: &Path<'_>, depth: usize, casts: &mut Vec<Cast>) {
+        let node = self.nodes.get(id);
+        if node.never || depth > MAX_DEPTH {
+            return;
+        }
+        if wants_cast(node.cast_to, value)
+            && let Some((new, to)) = convert(value, node.cast_to)
+        {
+            casts.push(Cast {
+                path: path.render(),
+                from: describe::value(value),
+                to,
+            });
+            *value = new;
+        }
+        match value {
+            Value::Object(map) => {
+                if let Some(rules) = &node.object {
+                    for (key, child) in map.iter_mut() {
+                        let path = path.key(key);
+                        rules.schemas_for(key, |schema| {
+                            self.node(schema, child, &path, depth + 1, casts);
+                        });
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(rules) = &node.array {
+                    for (index, item) in items.iter_mut().enumerate() {
+                        if let Some(schema) = rules.item(index) {
+                            self.node(schema, item, &path.index(index), depth + 1, casts);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        for &branch in &node.all_of {
+            self.node(branch, value, path, depth, casts);
+        }
+        if !node.any_of.is_empty() && !value.is_null() {
+            self.alternatives(node, value, path, depth, casts);
+        }
+    }
+
+    /// `anyOf`/`oneOf`: leave a value that fits a branch; otherwise take the
+    /// first branch that casting makes it fit, with that branch's casts only.
+    fn alternatives(&self, node: &Node, value: &mut Value, path: &Path<'_>, depth: usize, casts: &mut Vec<Cast>) {
+        if node.any_of.iter().any(|&b| is_valid(self.nodes, b, value, depth)) {
+            return;
+        }
+        for &branch in &node.any_of {
+            let mut trial = value.clone();
+            let mut trial_casts = Vec::new();
+            self.node(branch, &mut trial, path, depth, &mut trial_casts);
+            if !trial_casts.is_empty() && is_valid(self.nodes, branch, &trial, depth) {
+                *value = trial;
+                casts.append(&mut trial_casts);
+                return;
+            }
+        }
+        // Nothing fits even after casting. For `Option<T>` validation will
+        // report T's errors, so T's casts are kept: the errors left over are
+        // then the real ones, not `"5"` where an integer was wanted.
+        if let Some(branch) = self.nodes.lone_non_null_branch(node) {
+            self.node(branch, value, path, depth, casts);
+        }
+    }
+}
+
+/// Whether the value's type is not what the schema wants, or is an
+/// integral float where only integers are wanted.
+fn wants_cast(want: Types, value: &Value) -> bool {
+    if want == Types::ANY {
+        return false;
+    }
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            !want.allows(value) || (want.contains(Types::INTEGER) && !want.contains(Types::NUMBER))
+        }
+        _ => !want.allows(value),
+    }
+}
+
+/// The value `value` unambiguously stands for in one of the wanted types,
+/// and that type's name.
+fn convert(value: &Value, want: Types) -> Option<(Value, &'static str)> {
+    match value {
+        Value::String(text) => from_text(text.trim(), want),
+        Value::Number(n) if n.is_f64() && want.contains(Types::INTEGER) => {
+            integral_float(n.as_f64()?).map(|n| (Value::Number(n), "integer"))
+        }
+        _ => None,
+    }
+}
+
+fn from_text(text: &str, want: Types) -> Option<(Value, &'static str)> {
+    if want.contains(Types::INTEGER)
+        && let Some(n) = integer(text)
+    {
+        return Some((Value::Number(n), "integer"));
+    }
+    if want.contains(Types::NUMBER)
+        && let Some(n) = number(text)
+    {
+        return Some((Value::Number(n), "number"));
+    }
+    if want.contains(Types::BOOLEAN)
+        && let Some(b) = boolean(text)
+    {
+        return Some((Value::Bool(b), "boolean"));
+    }
+    let container = match text.as_bytes().first() {
+        Some(b'{') if want.contains(Types::OBJECT) => "object",
+        Some(b'[') if want.contains(Types::ARRAY) => "array",
+        _ => return None,
+    };
+    match serde_json::from_str::<Value>(text).ok()? {
+        parsed @ (Value::Object(_) | Value::Array(_)) => Some((parsed, container)),
+        _ => None,
+    }
+}
+
+/// An integer written as one: `60`, `-3`, or a float form of a whole number
+/// (`1e3`, `30.0`) that fits i64 or u64.
+fn integer(text: &str) -> Option<Number> {
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(i.into());
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Some(u.into());
+    }
+    let f = finite_float(text)?;
+    if f.fract() != 0.0 {
+        return None;
+    }
+    integral_float(f)
+}
+
+/// A whole float as an integer, if it fits i64 or u64 exactly.
+fn integral_float(f: f64) -> Option<Number> {
+    // 2^63 and 2^64: the first floats past i64 and u64.
+    const I64_END: f64 = 9_223_372_036_854_775_808.0;
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    if !f.is_finite() || f.fract() != 0.0 {
+        return None;
+    }
+    if (-I64_END..I64_END).contains(&f) {
+        // Exact: whole and within range.
+        Some(Number::from(f as i64))
+    } else if (0.0..U64_END).contains(&f) {
+        Some(Number::from(f as u64))
+    } else {
+        None
+    }
+}
+
+/// A number written as one; integers keep their exact form.
+fn number(text: &str) -> Option<Number> {
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(i.into());
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Some(u.into());
+    }
+    Number::from_f64(finite_float(text)?)
+}
+
+/// A finite float; Rust also reads `inf` and `NaN`, which JSON cannot hold.
+fn finite_float(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+fn boolean(text: &str) -> Option<bool> {
+    let is = |word: &str| text.eq_ignore_ascii_case(word);
+    if is("true") || is("yes") || is("1") {
+        Some(true)
+    } else if is("false") || is("no") || is("0") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compile::compile;
+    use super::*;
+    use serde_json::json;
+
+    /// Cast `args` against `schema`; the result and the casts as text.
+    fn run(schema: Value, mut args: Value) -> (Value, Vec<String>) {
+        let nodes = compile(&schema).expect("schema compiles");
+        let casts = cast(&nodes, &mut args);
+        (args, casts.iter().map(ToString::to_string).collect())
+    }
+
+    fn property(schema: Value) -> Value {
+        json!({"type": "object", "properties": {"x": schema}})
+    }
+
+    /// Cast `x` against `schema` and return the new `x`.
+    fn x(schema: Value, value: Value) -> Value {
+        let (args, _) = run(property(schema), json!({"x": value}));
+        args["x"].clone()
+    }
+
+    #[test]
+    fn integer_strings_become_integers() {
+        let int = json!({"type": "integer"});
+        assert_eq!(x(int.clone(), json!("60")), json!(60));
+        assert_eq!(x(int.clone(), json!(" 60 ")), json!(60));
+        assert_eq!(x(int.clone(), json!("-3")), json!(-3));
+        assert_eq!(x(int.clone(), json!("18446744073709551615")), json!(u64::MAX));
+        assert_eq!(x(int, json!("1e3")), json!(1000));
+    }
+
+    #[test]
+    fn number_strings_become_numbers() {
+        let num = json!({"type": "number"});
+        assert_eq!(x(num.clone(), json!("2.5")), json!(2.5));
+        assert_eq!(x(num.clone(), json!("1e3")), json!(1000.0));
+        assert_eq!(x(num.clone(), json!("60")), json!(60));
+        assert_eq!(x(num, json!("-0.5")), json!(-0.5));
+    }
+
+    #[test]
+    fn fractions_do_not_become_integers() {
+        assert_eq!(x(json!({"type": "integer"}), json!("2.5")), json!("2.5"));
+        assert_eq!(x(json!({"type": "integer"}), json!(30.5)), json!(30.5));
+    }
+
+    #[test]
+    fn non_finite_strings_stay_strings() {
+        for text in ["NaN", "nan", "inf", "-inf", "infinity", "Infinity"] {
+            assert_eq!(x(json!({"type": "number"}), json!(text)), json!(text));
+            assert_eq!(x(json!({"type": "integer"}), json!(text)), json!(text));
+        }
+    }
+
+    #[test]
+    fn overflowing_integer_strings_stay_strings() {
+        let int = json!({"type": "integer"});
+        assert_eq!(x(int.clone(), json!("18446744073709551616")), json!("18446744073709551616"));
+        assert_eq!(x(int.clone(), json!("-9223372036854775809")), json!("-9223372036854775809"));
+        assert_eq!(x(int, json!("1e30")), json!("1e30"));
+    }
+
+    #[test]
+    fn text_that_is_not_a_number_stays() {
+        for text in ["", "abc", "12abc", "0x10", "1_000", "1,5"] {
+            assert_eq!(x(json!({"type": "integer"}), json!(text)), json!(text));
+        }
+    }
+
+    #[test]
+    fn integral_floats_become_integers() {
+        assert_eq!(x(json!({"type": "integer"}), json!(30.0)), json!(30));
+        assert_eq!(x(json!({"type": "integer"}), json!(-2.0)), json!(-2));
+        assert_eq!(x(json!({"type": ["integer", "null"]}), json!(1e19)), json!(10_000_000_000_000_000_000_u64));
+        // Past u64 there is no integer to become.
+        assert_eq!(x(json!({"type": "integer"}), json!(1e30)), json!(1e30));
+    }
+
+    #[test]
+    fn floats_stay_floats_where_numbers_are_wanted() {
+        assert_eq!(x(json!({"type": "number"}), json!(30.0)), json!(30.0));
+        assert_eq!(x(json!({"type": ["integer", "number"]}), json!(30.0)), json!(30.0));
+    }
+
+    #[test]
+    fn boolean_words_become_booleans() {
+        let b = json!({"type": "boolean"});
+        for text in ["true", "TRUE", " yes ", "Yes", "1"] {
+            assert_eq!(x(b.clone(), json!(text)), json!(true), "{text}");
+        }
+        for text in ["false", "False", "no", "NO", "0"] {
+            assert_eq!(x(b.clone(), json!(text)), json!(false), "{text}");
+        }
+        for text in ["y", "on", "2", "truthy"] {
+            assert_eq!(x(b.clone(), json!(text)), json!(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn booleans_never_become_numbers() {
+        assert_eq!(x(json!({"type": "integer"}), json!(true)), json!(true));
+        assert_eq!(x(json!({"type": "number"}), json!(false)), json!(false));
+    }
+
+    #[test]
+    fn numbers_never_become_booleans() {
+        assert_eq!(x(json!({"type": "boolean"}), json!(1)), json!(1));
+        assert_eq!(x(json!({"type": "boolean"}), json!(0.0)), json!(0.0));
+    }
+
+    #[test]
+    fn json_strings_become_objects_and_arrays() {
+        assert_eq!(x(json!({"type": "object"}), json!("{\"a\": 1}")), json!({"a": 1}));
+        assert_eq!(x(json!({"type": "array"}), json!(" [1, 2] ")), json!([1, 2]));
+        // The wrong container, or broken JSON, stays.
+        assert_eq!(x(json!({"type": "object"}), json!("[1]")), json!("[1]"));
+        assert_eq!(x(json!({"type": "array"}), json!("{}")), json!("{}"));
+        assert_eq!(x(json!({"type": "array"}), json!("[1,")), json!("[1,"));
+    }
+
+    #[test]
+    fn parsed_json_is_cast_inside() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let (args, casts) = run(property(schema), json!({"x": "{\"n\": \"5\"}"}));
+        assert_eq!(args, json!({"x": {"n": 5}}));
+        assert_eq!(casts, [r#"x: string "{\"n\": \"5\"}" -> object"#, r#"x.n: string "5" -> integer"#]);
+    }
+
+    #[test]
+    fn scalars_are_never_wrapped_into_arrays() {
+        let list = json!({"type": "array", "items": {"type": "string"}});
+        assert_eq!(x(list.clone(), json!("a")), json!("a"));
+        assert_eq!(x(list, json!(5)), json!(5));
+    }
+
+    #[test]
+    fn objects_never_become_strings() {
+        assert_eq!(x(json!({"type": "string"}), json!({"a": 1})), json!({"a": 1}));
+        assert_eq!(x(json!({"type": "string"}), json!(5)), json!(5));
+    }
+
+    #[test]
+    fn values_of_an_allowed_type_are_left_alone() {
+        assert_eq!(x(json!({"type": ["string", "integer"]}), json!("60")), json!("60"));
+        assert_eq!(x(json!({"type": ["boolean", "string"]}), json!("yes")), json!("yes"));
+        assert_eq!(x(json!({"type": "string"}), json!("[1]")), json!("[1]"));
+        let (_, casts) = run(property(json!({"type": "integer"})), json!({"x": 60}));
+        assert!(casts.is_empty());
+    }
+
+    #[test]
+    fn untyped_schemas_cast_nothing() {
+        assert_eq!(x(json!({}), json!("60")), json!("60"));
+        assert_eq!(x(json!(true), json!("60")), json!("60"));
+    }
+
+    #[test]
+    fn enum_values_say_what_to_cast_to() {
+        assert_eq!(x(json!({"enum": [1, 2, 3]}), json!("2")), json!(2));
+        assert_eq!(x(json!({"enum": ["1", "2"]}), json!("2")), json!("2"));
+    }
+
+    #[test]
+    fn nullable_types_cast_and_null_stays() {
+        let schema = json!({"type": ["integer", "null"]});
+        assert_eq!(x(schema.clone(), json!("7")), json!(7));
+        assert_eq!(x(schema, json!(null)), json!(null));
+        assert_eq!(x(json!({"type": "integer", "nullable": true}), json!("7")), json!(7));
+    }
+
+    #[test]
+    fn casting_recurses_into_arrays_and_objects() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "meta": {
+                    "type": "object",
+                    "properties": {
+                        "flags": {"type": "array", "items": {"type": "boolean"}},
+                        "sizes": {"type": "object", "additionalProperties": {"type": "integer"}}
+                    }
+                }
+            }
+        });
+        let (args, casts) = run(
+            schema,
+            json!({"meta": {"flags": ["yes", false, "0"], "sizes": {"a": "1", "b": 2}}}),
+        );
+        assert_eq!(args, json!({"meta": {"flags": [true, false, false], "sizes": {"a": 1, "b": 2}}}));
+        assert_eq!(
+            casts,
+            [
+                r#"meta.flags[0]: string "yes" -> boolean"#,
+                r#"meta.flags[2]: string "0" -> boolean"#,
+                r#"meta.sizes.a: string "1" -> integer"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn tuple_items_cast_by_position() {
+        let schema = json!({"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": {"type": "boolean"}});
+        assert_eq!(x(schema, json!(["1", "2", "no"])), json!(["1", 2, false]));
+    }
+
+    #[test]
+    fn pattern_properties_cast_matching_keys() {
+        let schema = json!({"type": "object", "patternProperties": {"^n_": {"type": "integer"}}});
+        let (args, _) = run(schema, json!({"n_a": "1", "s": "2"}));
+        assert_eq!(args, json!({"n_a": 1, "s": "2"}));
+    }
+
+    #[test]
+    fn refs_are_followed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"inner": {"$ref": "#/$defs/Inner"}},
+            "$defs": {"Inner": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+        });
+        let (args, casts) = run(schema, json!({"inner": {"n": "3"}}));
+        assert_eq!(args, json!({"inner": {"n": 3}}));
+        assert_eq!(casts, [r#"inner.n: string "3" -> integer"#]);
+    }
+
+    #[test]
+    fn recursive_schemas_cast_at_every_depth() {
+        let schema = json!({
+            "$ref": "#/$defs/Node",
+            "$defs": {"Node": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+                }
+            }}
+        });
+        let (args, casts) = run(
+            schema,
+            json!({"size": "1", "children": [{"size": "2", "children": [{"size": "3", "children": []}]}]}),
+        );
+        assert_eq!(args, json!({"size": 1, "children": [{"size": 2, "children": [{"size": 3, "children": []}]}]}));
+        assert_eq!(casts.last().unwrap(), r#"children[0].children[0].size: string "3" -> integer"#);
+    }
+
+    #[test]
+    fn any_of_leaves_a_value_that_fits_a_branch() {
+        let schema = json!({"anyOf": [{"type": "string"}, {"type": "integer"}]});
+        assert_eq!(x(schema, json!("60")), json!("60"));
+    }
+
+    #[test]
+    fn any_of_takes_the_first_branch_casting_makes_fit() {
+        let schema = json!({"anyOf": [{"type": "boolean"}, {"type": "integer"}]});
+        let (args, casts) = run(property(schema.clone()), json!({"x": "5"}));
+        assert_eq!(args["x"], json!(5));
+        assert_eq!(casts, [r#"x: string "5" -> integer"#]);
+        assert_eq!(x(schema, json!("1")), json!(true));
+    }
+
+    #[test]
+    fn any_of_records_only_the_chosen_branch() {
+        // The first branch casts `a` but then fails on `b`; only the second's casts count.
+        let schema = json!({"oneOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}}, "required": ["a", "b"]},
+            {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}
+        ]});
+        let (args, casts) = run(property(schema), json!({"x": {"a": "1", "b": "maybe"}}));
+        assert_eq!(args["x"], json!({"a": 1, "b": "maybe"}));
+        assert_eq!(casts, [r#"x.a: string "1" -> number"#]);
+    }
+
+    #[test]
+    fn any_of_leaves_null_alone() {
+        let schema = json!({"anyOf": [{"type": "integer"}, {"type": "null"}]});
+        assert_eq!(x(schema, json!(null)), json!(null));
+    }
+
+    #[test]
+    fn option_of_a_struct_casts_inside_even_when_still_invalid() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]}},
+            "$defs": {"S": {"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "string"}}, "required": ["n", "m"]}}
+        });
+        let (args, casts) = run(schema, json!({"x": {"n": "4"}}));
+        assert_eq!(args, json!({"x": {"n": 4}}));
+        assert_eq!(casts, [r#"x.n: string "4" -> integer"#]);
+    }
+
+    #[test]
+    fn all_of_casts_through_every_branch() {
+        let schema = json!({"allOf": [
+            {"properties": {"a": {"type": "integer"}}},
+            {"properties": {"b": {"type": "boolean"}}}
+        ]});
+        let (args, _) = run(schema, json!({"a": "1", "b": "no"}));
+        assert_eq!(args, json!({"a": 1, "b": false}));
+    }
+
+    #[test]
+    fn casts_record_path_from_and_to() {
+        let (_, casts) = run(
+            json!({"type": "object", "properties": {"timeout": {"type": "integer"}, "odd key": {"type": "number"}}}),
+            json!({"timeout": "60", "odd key": "0.5"}),
+        );
+        assert_eq!(casts, [r#"["odd key"]: string "0.5" -> number"#, r#"timeout: string "60" -> integer"#]);
+        let nodes = compile(&property(json!({"type": "integer"}))).unwrap();
+        let mut args = json!({"x": 30.0});
+        assert_eq!(
+            cast(&nodes, &mut args),
+            [Cast { path: "x".into(), from: "number 30.0".into(), to: "integer" }]
+        );
+    }
+
+    #[test]
+    fn a_false_schema_casts_nothing() {
+        assert_eq!(x(json!(false), json!("1")), json!("1"));
+    }
+
+    #[test]
+    fn values_nested_past_the_limit_are_left_alone() {
+        let schema = json!({"$ref": "#/$defs/L", "$defs": {"L": {"type": ["array", "integer"], "items": {"$ref": "#/$defs/L"}}}});
+        let nodes = compile(&schema).unwrap();
+        let mut value = json!("1");
+        for _ in 0..(MAX_DEPTH + 5) {
+            value = Value::Array(vec![value]);
+        }
+        let casts = cast(&nodes, &mut value);
+        assert!(casts.is_empty());
+        let mut shallow = json!([["1"]]);
+        assert_eq!(cast(&nodes, &mut shallow).len(), 1);
+    }
+}

@@ -1,0 +1,764 @@
+//! JSON Schema -> [`Nodes`]: done once per tool, when it is registered.
+//!
+//! `$ref`s become node ids. Each reference target is compiled once, into a
+//! slot reserved before its contents are compiled, so a recursive schema
+//! (a tree whose children are trees) refers back to that slot instead of
+//! unfolding forever. Unknown keywords are ignored, as JSON Schema asks;
+//! only what cannot be honoured (a `$ref` that leads nowhere, a pattern the
+//! regex engine rejects) is an error.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+use serde_json::{Map, Number, Value};
+
+use super::SchemaError;
+use super::node::{
+    Additional, ArrayRules, Bound, NodeId, Nodes, Node, NumberRules, ObjectRules, Pattern,
+    Property, StringRules, Types,
+};
+use super::number::{Num, format_range};
+
+/// Deeper than this, a schema is taken to be an attack or a bug.
+const MAX_DEPTH: usize = 256;
+
+/// Compile a whole schema; its root is the reference target `#`.
+pub(super) fn compile(schema: &Value) -> Result<Nodes, SchemaError> {
+    let mut compiler = Compiler {
+        document: schema,
+        nodes: Vec::new(),
+        targets: HashMap::new(),
+        depth: 0,
+    };
+    let root = compiler.target("", "#")?;
+    let nodes = Nodes {
+        nodes: compiler.nodes,
+        root,
+    };
+    reject_empty_cycles(&nodes)?;
+    Ok(nodes)
+}
+
+struct Compiler<'s> {
+    /// The whole schema, which `$ref`s point into.
+    document: &'s Value,
+    nodes: Vec<Node>,
+    /// Reference targets by JSON pointer, each compiled once.
+    targets: HashMap<String, NodeId>,
+    depth: usize,
+}
+
+impl<'s> Compiler<'s> {
+    /// Compile a subschema into a new node, or reuse the node it merely points to.
+    fn subschema(&mut self, schema: &'s Value, at: &str) -> Result<NodeId, SchemaError> {
+        let node = self.node(schema, at)?;
+        // `{"$ref": X}` and `{"allOf": [X]}` are X itself; sharing X's node
+        // keeps the arena small and the walk one step shorter.
+        if let [only] = node.all_of.as_slice() {
+            let rest = Node {
+                all_of: Vec::new(),
+                ..node
+            };
+            if rest.is_unconstrained() {
+                return Ok(*only);
+            }
+            return Ok(self.push(Node {
+                all_of: vec![*only],
+                ..rest
+            }));
+        }
+        Ok(self.push(node))
+    }
+
+    fn push(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    /// The node for a `$ref` target, compiling it the first time.
+    fn target(&mut self, pointer: &str, at: &str) -> Result<NodeId, SchemaError> {
+        if let Some(&id) = self.targets.get(pointer) {
+            return Ok(id);
+        }
+        let schema = self.document.pointer(pointer).ok_or_else(|| {
+            SchemaError(format!("{at}: $ref \"#{pointer}\" points to nothing in the schema"))
+        })?;
+        let slot = self.push(Node::ANYTHING);
+        self.targets.insert(pointer.to_owned(), slot);
+        let node = self.node(schema, &format!("#{pointer}"))?;
+        if let Some(place) = self.nodes.get_mut(slot) {
+            *place = node;
+        }
+        Ok(slot)
+    }
+
+    fn reference(&mut self, reference: &Value, at: &str) -> Result<NodeId, SchemaError> {
+        let text = reference
+            .as_str()
+            .ok_or_else(|| SchemaError(format!("{at}: $ref must be a string")))?;
+        let fragment = text.strip_prefix('#').ok_or_else(|| {
+            SchemaError(format!(
+                "{at}: $ref \"{text}\" leaves the schema; only references within it (\"#/$defs/...\") are supported"
+            ))
+        })?;
+        let pointer = percent_decode(fragment)
+            .ok_or_else(|| SchemaError(format!("{at}: $ref \"{text}\" is not a valid URI fragment")))?;
+        if !pointer.is_empty() && !pointer.starts_with('/') {
+            return Err(SchemaError(format!(
+                "{at}: $ref \"{text}\" names an anchor; only JSON pointers (\"#/$defs/...\") are supported"
+            )));
+        }
+        self.target(&pointer, at)
+    }
+
+    /// Compile one schema into a node without storing it.
+    fn node(&mut self, schema: &'s Value, at: &str) -> Result<Node, SchemaError> {
+        let map = match schema {
+            Value::Object(map) => map,
+            Value::Bool(true) => return Ok(Node::ANYTHING),
+            Value::Bool(false) => {
+                return Ok(Node {
+                    never: true,
+                    ..Node::ANYTHING
+                });
+            }
+            _ => {
+                return Err(SchemaError(format!(
+                    "{at}: a schema must be an object or a boolean"
+                )));
+            }
+        };
+        if self.depth >= MAX_DEPTH {
+            return Err(SchemaError(format!(
+                "{at}: the schema nests deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        self.depth += 1;
+        let node = self.keywords(map, at);
+        self.depth -= 1;
+        node
+    }
+
+    fn keywords(&mut self, map: &'s Map<String, Value>, at: &str) -> Result<Node, SchemaError> {
+        let nullable = map.get("nullable") == Some(&Value::Bool(true));
+        let mut types = declared_types(map.get("type"));
+        if nullable && types != Types::ANY {
+            types = types.union(Types::NULL);
+        }
+        let mut allowed = allowed_values(map);
+        if nullable && let Some(values) = &mut allowed {
+            if !values.contains(&Value::Null) {
+                values.push(Value::Null);
+            }
+        }
+        let cast_to = match &allowed {
+            Some(values) if types == Types::ANY => values
+                .iter()
+                .fold(Types::NONE, |all, v| all.union(Types::of(v))),
+            _ => types,
+        };
+
+        let mut all_of = Vec::new();
+        if let Some(reference) = map.get("$ref") {
+            all_of.push(self.reference(reference, at)?);
+        }
+        all_of.extend(self.list(map, "allOf", at)?);
+        let mut any_of = self.list(map, "anyOf", at)?;
+        let one_of = self.list(map, "oneOf", at)?;
+        if any_of.is_empty() {
+            any_of = one_of;
+        } else if !one_of.is_empty() {
+            // Both must hold, so `oneOf` becomes a node of its own under `allOf`.
+            all_of.push(self.push(Node {
+                any_of: one_of,
+                ..Node::ANYTHING
+            }));
+        }
+
+        Ok(Node {
+            types,
+            cast_to,
+            never: false,
+            allowed,
+            number: number_rules(map).map(Box::new),
+            string: self.string_rules(map, at)?.map(Box::new),
+            array: self.array_rules(map, at)?.map(Box::new),
+            object: self.object_rules(map, at)?.map(Box::new),
+            all_of,
+            any_of,
+        })
+    }
+
+    /// The subschemas of an array keyword such as `anyOf`.
+    fn list(
+        &mut self,
+        map: &'s Map<String, Value>,
+        keyword: &str,
+        at: &str,
+    ) -> Result<Vec<NodeId>, SchemaError> {
+        let Some(Value::Array(schemas)) = map.get(keyword) else {
+            return Ok(Vec::new());
+        };
+        schemas
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.subschema(s, &format!("{at}/{keyword}/{i}")))
+            .collect()
+    }
+
+    fn string_rules(
+        &mut self,
+        map: &'s Map<String, Value>,
+        at: &str,
+    ) -> Result<Option<StringRules>, SchemaError> {
+        let pattern = match map.get("pattern") {
+            Some(Value::String(source)) => Some(Pattern {
+                regex: regex(source, &format!("{at}/pattern"))?,
+                source: source.clone(),
+            }),
+            _ => None,
+        };
+        let rules = StringRules {
+            min_length: count(map.get("minLength")),
+            max_length: count(map.get("maxLength")),
+            pattern,
+        };
+        let any = rules.min_length.is_some() || rules.max_length.is_some() || rules.pattern.is_some();
+        Ok(any.then_some(rules))
+    }
+
+    fn array_rules(
+        &mut self,
+        map: &'s Map<String, Value>,
+        at: &str,
+    ) -> Result<Option<ArrayRules>, SchemaError> {
+        let mut rules = ArrayRules {
+            min_items: count(map.get("minItems")),
+            max_items: count(map.get("maxItems")),
+            unique: map.get("uniqueItems") == Some(&Value::Bool(true)),
+            ..ArrayRules::default()
+        };
+        let rest_keyword;
+        if map.contains_key("prefixItems") {
+            rules.prefix = self.list(map, "prefixItems", at)?;
+            rest_keyword = "items";
+        } else if map.get("items").is_some_and(Value::is_array) {
+            // Before 2020-12, an array under `items` was the tuple form.
+            rules.prefix = self.list(map, "items", at)?;
+            rest_keyword = "additionalItems";
+        } else {
+            rest_keyword = "items";
+        }
+        if let Some(rest) = map.get(rest_keyword) {
+            rules.rest = Some(self.subschema(rest, &format!("{at}/{rest_keyword}"))?);
+        }
+        let any = !rules.prefix.is_empty()
+            || rules.rest.is_some()
+            || rules.min_items.is_some()
+            || rules.max_items.is_some()
+            || rules.unique;
+        Ok(any.then_some(rules))
+    }
+
+    fn object_rules(
+        &mut self,
+        map: &'s Map<String, Value>,
+        at: &str,
+    ) -> Result<Option<ObjectRules>, SchemaError> {
+        let mut rules = ObjectRules {
+            min_properties: count(map.get("minProperties")),
+            max_properties: count(map.get("maxProperties")),
+            ..ObjectRules::default()
+        };
+        let required: Vec<&str> = match map.get("required") {
+            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(Value::Object(properties)) = map.get("properties") {
+            for (name, schema) in properties {
+                let schema = self.subschema(schema, &format!("{at}/properties/{}", escape(name)))?;
+                rules.properties.push(Property {
+                    name: name.clone(),
+                    schema,
+                    required: required.contains(&name.as_str()),
+                });
+            }
+        }
+        rules.by_name = (0..rules.properties.len()).collect();
+        let properties = &rules.properties;
+        rules
+            .by_name
+            .sort_by(|&a, &b| name_at(properties, a).cmp(name_at(properties, b)));
+        for name in required {
+            if rules.property(name).is_none() && !rules.required_elsewhere.iter().any(|n| n == name) {
+                rules.required_elsewhere.push(name.to_owned());
+            }
+        }
+        if let Some(Value::Object(patterns)) = map.get("patternProperties") {
+            for (source, schema) in patterns {
+                let where_ = format!("{at}/patternProperties/{}", escape(source));
+                let regex = regex(source, &where_)?;
+                rules
+                    .pattern_properties
+                    .push((regex, self.subschema(schema, &where_)?));
+            }
+        }
+        rules.additional = match map.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => Additional::Allowed,
+            Some(Value::Bool(false)) => Additional::Forbidden,
+            Some(schema) => {
+                Additional::Schema(self.subschema(schema, &format!("{at}/additionalProperties"))?)
+            }
+        };
+        let any = !rules.properties.is_empty()
+            || !rules.required_elsewhere.is_empty()
+            || !rules.pattern_properties.is_empty()
+            || !matches!(rules.additional, Additional::Allowed)
+            || rules.min_properties.is_some()
+            || rules.max_properties.is_some();
+        Ok(any.then_some(rules))
+    }
+}
+
+fn name_at(properties: &[Property], index: usize) -> &str {
+    properties.get(index).map_or("", |p| p.name.as_str())
+}
+
+/// `type` as a set; absent or unreadable means any type. Names JSON Schema
+/// does not know are skipped rather than refused, since hand-written tool
+/// schemas in the wild use some (`"any"`).
+fn declared_types(keyword: Option<&Value>) -> Types {
+    let named = |v: &Value| v.as_str().and_then(Types::named);
+    let types = match keyword {
+        Some(Value::String(_)) => keyword.and_then(named),
+        Some(Value::Array(names)) => Some(
+            names
+                .iter()
+                .filter_map(named)
+                .fold(Types::NONE, Types::union),
+        ),
+        _ => None,
+    };
+    match types {
+        Some(types) if types != Types::NONE => types,
+        _ => Types::ANY,
+    }
+}
+
+/// `enum` and `const` as one list of allowed values.
+fn allowed_values(map: &Map<String, Value>) -> Option<Vec<Value>> {
+    let listed = match map.get("enum") {
+        Some(Value::Array(values)) => Some(values.clone()),
+        _ => None,
+    };
+    match (listed, map.get("const")) {
+        (None, None) => None,
+        (Some(values), None) => Some(values),
+        (None, Some(value)) => Some(vec![value.clone()]),
+        // Both must hold: only the constant, and only if the list has it.
+        (Some(values), Some(value)) => {
+            Some(values.into_iter().filter(|v| v == value).collect())
+        }
+    }
+}
+
+fn number_rules(map: &Map<String, Value>) -> Option<NumberRules> {
+    let number = |key: &str| match map.get(key) {
+        Some(Value::Number(n)) => Some(n.clone()),
+        _ => None,
+    };
+    // Draft 4 wrote `exclusiveMinimum: true` beside `minimum`; 2020-12
+    // writes the bound itself under `exclusiveMinimum`.
+    let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
+    let mut lower = None;
+    let mut upper = None;
+    if let Some(n) = number("minimum") {
+        tighten(&mut lower, bound(n, flag("exclusiveMinimum")), Side::Lower);
+    }
+    if let Some(n) = number("exclusiveMinimum") {
+        tighten(&mut lower, bound(n, true), Side::Lower);
+    }
+    if let Some(n) = number("maximum") {
+        tighten(&mut upper, bound(n, flag("exclusiveMaximum")), Side::Upper);
+    }
+    if let Some(n) = number("exclusiveMaximum") {
+        tighten(&mut upper, bound(n, true), Side::Upper);
+    }
+    if let Some((min, max)) = map.get("format").and_then(Value::as_str).and_then(format_range) {
+        tighten(&mut lower, bound(min, false), Side::Lower);
+        tighten(&mut upper, bound(max, false), Side::Upper);
+    }
+    let multiple_of = number("multipleOf")
+        .map(|n| (Num::of(&n), n))
+        .filter(|(step, _)| step.compare(Num::Int(0)) == Some(std::cmp::Ordering::Greater))
+        .map(|(step, n)| (n, step));
+    if lower.is_none() && upper.is_none() && multiple_of.is_none() {
+        return None;
+    }
+    Some(NumberRules {
+        lower,
+        upper,
+        multiple_of,
+    })
+}
+
+fn bound(limit: Number, exclusive: bool) -> Bound {
+    Bound {
+        at: Num::of(&limit),
+        limit,
+        exclusive,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Lower,
+    Upper,
+}
+
+/// Keep whichever bound admits less: the schema's own, or the format's.
+fn tighten(current: &mut Option<Bound>, new: Bound, side: Side) {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let tighter = match current {
+        None => true,
+        Some(old) => match (new.at.compare(old.at), side) {
+            (Some(Greater), Side::Lower) | (Some(Less), Side::Upper) => true,
+            (Some(Equal), _) => new.exclusive && !old.exclusive,
+            _ => false,
+        },
+    };
+    if tighter {
+        *current = Some(new);
+    }
+}
+
+/// A count such as `minLength`: a non-negative integer, possibly written `2.0`.
+fn count(keyword: Option<&Value>) -> Option<u64> {
+    let n = keyword?.as_number()?;
+    n.as_u64().or_else(|| {
+        let f = n.as_f64()?;
+        // Saturates above u64::MAX, which is as good as no limit.
+        (f >= 0.0 && f.fract() == 0.0).then_some(f as u64)
+    })
+}
+
+fn regex(source: &str, at: &str) -> Result<Regex, SchemaError> {
+    Regex::new(source).map_err(|e| {
+        SchemaError(format!("{at}: the pattern {source:?} is not a valid regular expression: {e}"))
+    })
+}
+
+/// A name as one JSON pointer step, for locations in error messages.
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// `%XX` escapes in a URI fragment, as `$ref`s to odd names write them.
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Refuse schemas that loop without reaching a value (`A = {"$ref": A}`,
+/// `A = {"anyOf": [A, ...]}`): walking them would never end. Loops through
+/// properties or items are fine: each turn consumes a level of the value.
+fn reject_empty_cycles(nodes: &Nodes) -> Result<(), SchemaError> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let edges = |id: NodeId| {
+        let node = nodes.get(id);
+        node.all_of.iter().chain(&node.any_of).copied()
+    };
+    let mut marks = vec![Mark::New; nodes.nodes.len()];
+    for start in 0..nodes.nodes.len() {
+        if marks.get(start) != Some(&Mark::New) {
+            continue;
+        }
+        // Depth-first without recursion: each frame is a node and how many
+        // of its edges have been followed.
+        let mut stack = vec![(start, 0usize)];
+        if let Some(m) = marks.get_mut(start) {
+            *m = Mark::Open;
+        }
+        while let Some((id, next)) = stack.last_mut() {
+            let id = *id;
+            match edges(id).nth(*next) {
+                Some(child) => {
+                    *next += 1;
+                    match marks.get(child) {
+                        Some(Mark::Open) => {
+                            return Err(SchemaError(
+                                "the schema refers to itself without ever reaching a value (a $ref, allOf or anyOf loop)".to_owned(),
+                            ));
+                        }
+                        Some(Mark::New) => {
+                            if let Some(m) = marks.get_mut(child) {
+                                *m = Mark::Open;
+                            }
+                            stack.push((child, 0));
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    if let Some(m) = marks.get_mut(id) {
+                        *m = Mark::Done;
+                    }
+                    stack.pop();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn root(schema: &Value) -> (Nodes, NodeId) {
+        let nodes = compile(schema).expect("compiles");
+        let root = nodes.root;
+        (nodes, root)
+    }
+
+    fn property(nodes: &Nodes, id: NodeId, name: &str) -> NodeId {
+        nodes.get(id).object.as_ref().unwrap().property(name).unwrap().schema
+    }
+
+    #[test]
+    fn types_from_a_string_or_a_list() {
+        let (nodes, root) = root(&json!({"type": "integer"}));
+        assert_eq!(nodes.get(root).types, Types::INTEGER);
+        let (nodes, root) = root(&json!({"type": ["string", "null"]}));
+        assert_eq!(nodes.get(root).types, Types::STRING.union(Types::NULL));
+        let (nodes, root) = root(&json!({"description": "no type"}));
+        assert_eq!(nodes.get(root).types, Types::ANY);
+    }
+
+    #[test]
+    fn openapi_nullable_adds_null() {
+        let (nodes, root) = root(&json!({"type": "string", "nullable": true, "enum": ["a"]}));
+        assert_eq!(nodes.get(root).types, Types::STRING.union(Types::NULL));
+        assert_eq!(nodes.get(root).allowed, Some(vec![json!("a"), json!(null)]));
+    }
+
+    #[test]
+    fn enum_values_give_cast_types_when_no_type_is_named() {
+        let (nodes, root) = root(&json!({"enum": [1, 2, 3]}));
+        assert_eq!(nodes.get(root).types, Types::ANY);
+        assert_eq!(nodes.get(root).cast_to, Types::INTEGER);
+    }
+
+    #[test]
+    fn const_is_a_one_value_enum() {
+        let (nodes, root) = root(&json!({"const": "x"}));
+        assert_eq!(nodes.get(root).allowed, Some(vec![json!("x")]));
+    }
+
+    #[test]
+    fn format_bounds_apply_unless_the_schema_is_tighter() {
+        let (nodes, root) = root(&json!({"type": "integer", "format": "uint8", "maximum": 100}));
+        let rules = nodes.get(root).number.as_ref().unwrap();
+        assert_eq!(rules.lower.as_ref().unwrap().limit, Number::from(0));
+        assert_eq!(rules.upper.as_ref().unwrap().limit, Number::from(100));
+        let (nodes, root) = root(&json!({"type": "integer", "format": "int8", "minimum": -1000}));
+        let rules = nodes.get(root).number.as_ref().unwrap();
+        assert_eq!(rules.lower.as_ref().unwrap().limit, Number::from(-128));
+    }
+
+    #[test]
+    fn exclusive_bounds_in_both_drafts() {
+        let (nodes, root) = root(&json!({"exclusiveMinimum": 0, "maximum": 5, "exclusiveMaximum": true}));
+        let rules = nodes.get(root).number.as_ref().unwrap();
+        assert!(rules.lower.as_ref().unwrap().exclusive);
+        assert!(rules.upper.as_ref().unwrap().exclusive);
+        // At the same value, the exclusive bound is the tighter one.
+        let (nodes, root) = root(&json!({"minimum": 0, "exclusiveMinimum": 0}));
+        assert!(nodes.get(root).number.as_ref().unwrap().lower.as_ref().unwrap().exclusive);
+    }
+
+    #[test]
+    fn refs_to_defs_and_definitions_resolve_to_one_node() {
+        let (nodes, root) = root(&json!({
+            "properties": {
+                "a": {"$ref": "#/$defs/Thing"},
+                "b": {"$ref": "#/$defs/Thing"},
+                "c": {"$ref": "#/definitions/Other"}
+            },
+            "$defs": {"Thing": {"type": "integer"}},
+            "definitions": {"Other": {"type": "boolean"}}
+        }));
+        let (a, b, c) = (property(&nodes, root, "a"), property(&nodes, root, "b"), property(&nodes, root, "c"));
+        assert_eq!(a, b);
+        assert_eq!(nodes.get(a).types, Types::INTEGER);
+        assert_eq!(nodes.get(c).types, Types::BOOLEAN);
+    }
+
+    #[test]
+    fn ref_pointers_unescape() {
+        let (nodes, root) = root(&json!({
+            "properties": {
+                "a": {"$ref": "#/$defs/a~1b~0c"},
+                "b": {"$ref": "#/$defs/with%20space"}
+            },
+            "$defs": {"a/b~c": {"type": "string"}, "with space": {"type": "null"}}
+        }));
+        assert_eq!(nodes.get(property(&nodes, root, "a")).types, Types::STRING);
+        assert_eq!(nodes.get(property(&nodes, root, "b")).types, Types::NULL);
+    }
+
+    #[test]
+    fn a_ref_with_siblings_keeps_both() {
+        let (nodes, root) = root(&json!({
+            "properties": {"a": {"$ref": "#/$defs/N", "maximum": 3}},
+            "$defs": {"N": {"type": "integer"}}
+        }));
+        let a = nodes.get(property(&nodes, root, "a"));
+        assert_eq!(a.all_of.len(), 1);
+        assert!(a.number.is_some());
+    }
+
+    #[test]
+    fn recursive_schemas_compile_once() {
+        let (nodes, root) = root(&json!({
+            "$ref": "#/$defs/Node",
+            "$defs": {"Node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}
+            }}
+        }));
+        let node = nodes.get(root).all_of[0];
+        let children = property(&nodes, node, "children");
+        let item = nodes.get(children).array.as_ref().unwrap().rest.unwrap();
+        assert_eq!(item, node);
+        assert!(nodes.nodes.len() < 6);
+    }
+
+    #[test]
+    fn the_root_is_reachable_as_hash() {
+        let (nodes, root) = root(&json!({
+            "type": "object",
+            "properties": {"next": {"$ref": "#"}}
+        }));
+        assert_eq!(property(&nodes, root, "next"), root);
+    }
+
+    #[test]
+    fn loops_that_never_reach_a_value_are_refused() {
+        for schema in [
+            json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}),
+            json!({"$ref": "#/$defs/A", "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]}}}),
+            json!({"allOf": [{"$ref": "#"}]}),
+        ] {
+            let err = compile(&schema).unwrap_err();
+            assert!(err.0.contains("without ever reaching a value"), "{err}");
+        }
+    }
+
+    #[test]
+    fn unresolvable_refs_are_errors() {
+        let err = compile(&json!({"properties": {"a": {"$ref": "#/$defs/Nope"}}})).unwrap_err();
+        assert_eq!(err.0, "#/properties/a: $ref \"#/$defs/Nope\" points to nothing in the schema");
+        let err = compile(&json!({"$ref": "https://example.com/schema.json"})).unwrap_err();
+        assert!(err.0.contains("only references within it"), "{err}");
+        let err = compile(&json!({"$ref": "#anchor"})).unwrap_err();
+        assert!(err.0.contains("anchor"), "{err}");
+        let err = compile(&json!({"$ref": "#/%zz"})).unwrap_err();
+        assert!(err.0.contains("not a valid URI fragment"), "{err}");
+    }
+
+    #[test]
+    fn invalid_patterns_are_errors() {
+        let err = compile(&json!({"properties": {"a": {"pattern": "(unclosed"}}})).unwrap_err();
+        assert!(err.0.starts_with("#/properties/a/pattern: the pattern \"(unclosed\""), "{err}");
+        assert!(compile(&json!({"patternProperties": {"[": {}}})).is_err());
+    }
+
+    #[test]
+    fn boolean_schemas() {
+        let (nodes, root) = root(&json!(true));
+        assert!(nodes.get(root).is_unconstrained());
+        let (nodes, root) = root(&json!(false));
+        assert!(nodes.get(root).never);
+    }
+
+    #[test]
+    fn non_schemas_are_errors() {
+        assert!(compile(&json!({"properties": {"a": 5}})).is_err());
+        assert!(compile(&json!("object")).is_err());
+    }
+
+    #[test]
+    fn unknown_keywords_and_types_are_ignored() {
+        let (nodes, root) = root(&json!({"type": "any", "x-custom": {"$ref": 5}, "title": "T"}));
+        assert!(nodes.get(root).is_unconstrained());
+    }
+
+    #[test]
+    fn both_any_of_and_one_of_must_hold() {
+        let (nodes, root) = root(&json!({"anyOf": [true], "oneOf": [false, true]}));
+        let node = nodes.get(root);
+        assert_eq!(node.any_of.len(), 1);
+        assert_eq!(node.all_of.len(), 1);
+        assert_eq!(nodes.get(node.all_of[0]).any_of.len(), 2);
+    }
+
+    #[test]
+    fn tuple_items_in_both_drafts() {
+        let (nodes, root) = root(&json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}));
+        let rules = nodes.get(root).array.as_ref().unwrap();
+        assert_eq!(rules.prefix.len(), 1);
+        assert!(rules.rest.is_some());
+        let (nodes, root) = root(&json!({"items": [{"type": "string"}], "additionalItems": false}));
+        let rules = nodes.get(root).array.as_ref().unwrap();
+        assert_eq!(rules.prefix.len(), 1);
+        assert!(nodes.get(rules.rest.unwrap()).never);
+    }
+
+    #[test]
+    fn required_names_outside_properties_are_kept() {
+        let (nodes, root) = root(&json!({"properties": {"a": {}}, "required": ["a", "b", "b"]}));
+        let rules = nodes.get(root).object.as_ref().unwrap();
+        assert!(rules.properties[0].required);
+        assert_eq!(rules.required_elsewhere, vec!["b".to_owned()]);
+    }
+
+    #[test]
+    fn counts_accept_integral_floats() {
+        assert_eq!(count(Some(&json!(2.0))), Some(2));
+        assert_eq!(count(Some(&json!(-1))), None);
+        assert_eq!(count(Some(&json!("2"))), None);
+    }
+
+    #[test]
+    fn deep_schemas_are_refused_not_overflowed() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..(MAX_DEPTH + 10) {
+            schema = json!({"items": schema});
+        }
+        let err = compile(&schema).unwrap_err();
+        assert!(err.0.contains("nests deeper"), "{err}");
+    }
+}

@@ -1,0 +1,336 @@
+//! The compiled form of a schema: an arena of nodes linked by index.
+//!
+//! Casting and validation walk these nodes only. Everything that costs time
+//! or can fail (resolving `$ref`s, compiling patterns, reading bounds from
+//! `format`) was done once by the compiler, so a call only compares values.
+
+use regex::Regex;
+use serde_json::{Number, Value};
+
+use super::number::Num;
+
+/// How deep into the arguments casting and validation go. It is serde_json's
+/// own parsing limit; only JSON nested inside strings can reach past it.
+pub(super) const MAX_DEPTH: usize = 128;
+
+/// Where a node lives in [`Nodes`].
+pub(super) type NodeId = usize;
+
+/// Every node of one compiled schema, and which of them is the root.
+#[derive(Debug)]
+pub(super) struct Nodes {
+    pub(super) nodes: Vec<Node>,
+    pub(super) root: NodeId,
+}
+
+impl Nodes {
+    /// The node at `id`, or an empty node if `id` is out of range.
+    ///
+    /// Ids only come from the compiler, so the fallback never happens; it
+    /// exists so that a bug here cannot become a panic in a tool call.
+    pub(super) fn get(&self, id: NodeId) -> &Node {
+        static ANYTHING: Node = Node::ANYTHING;
+        self.nodes.get(id).unwrap_or(&ANYTHING)
+    }
+
+    /// The one branch of `node`'s `anyOf` that can hold something other
+    /// than `null`, if there is exactly one: how `Option<T>` is written.
+    pub(super) fn lone_non_null_branch(&self, node: &Node) -> Option<NodeId> {
+        let mut others = node.any_of.iter().filter(|&&b| !self.get(b).is_null_only());
+        let lone = *others.next()?;
+        others.next().is_none().then_some(lone)
+    }
+}
+
+/// One schema, with its subschemas referred to by id.
+#[derive(Debug)]
+pub(super) struct Node {
+    /// The JSON types the schema allows; [`Types::ANY`] without `type`.
+    pub(super) types: Types,
+    /// The types casting aims for: `types`, or those of the `enum` values
+    /// when the schema names no type.
+    pub(super) cast_to: Types,
+    /// The `false` schema: nothing is valid.
+    pub(super) never: bool,
+    /// `enum`, or `const` as a one-value list.
+    pub(super) allowed: Option<Vec<Value>>,
+    pub(super) number: Option<Box<NumberRules>>,
+    pub(super) string: Option<Box<StringRules>>,
+    pub(super) array: Option<Box<ArrayRules>>,
+    pub(super) object: Option<Box<ObjectRules>>,
+    /// Every one must hold: `allOf`, and a `$ref` that has siblings.
+    pub(super) all_of: Vec<NodeId>,
+    /// At least one must hold: `anyOf`, or `oneOf` (see the validator for
+    /// why `oneOf` is not exclusive here).
+    pub(super) any_of: Vec<NodeId>,
+}
+
+impl Node {
+    /// The `true` schema.
+    pub(super) const ANYTHING: Node = Node {
+        types: Types::ANY,
+        cast_to: Types::ANY,
+        never: false,
+        allowed: None,
+        number: None,
+        string: None,
+        array: None,
+        object: None,
+        all_of: Vec::new(),
+        any_of: Vec::new(),
+    };
+
+    /// Whether the node says nothing at all, so a `$ref` beside it can stand alone.
+    pub(super) fn is_unconstrained(&self) -> bool {
+        self.types == Types::ANY
+            && !self.never
+            && self.allowed.is_none()
+            && self.number.is_none()
+            && self.string.is_none()
+            && self.array.is_none()
+            && self.object.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+    }
+
+    /// Whether `null` is the only value the node allows.
+    pub(super) fn is_null_only(&self) -> bool {
+        self.types == Types::NULL || self.allowed.as_deref() == Some(&[Value::Null])
+    }
+}
+
+/// A set of JSON Schema types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Types(u8);
+
+impl Types {
+    pub(super) const NONE: Types = Types(0);
+    pub(super) const NULL: Types = Types(1);
+    pub(super) const BOOLEAN: Types = Types(1 << 1);
+    pub(super) const INTEGER: Types = Types(1 << 2);
+    pub(super) const NUMBER: Types = Types(1 << 3);
+    pub(super) const STRING: Types = Types(1 << 4);
+    pub(super) const ARRAY: Types = Types(1 << 5);
+    pub(super) const OBJECT: Types = Types(1 << 6);
+    pub(super) const ANY: Types = Types(0x7f);
+
+    /// Names in the order messages list them.
+    pub(super) const NAMED: [(Types, &'static str); 7] = [
+        (Types::OBJECT, "object"),
+        (Types::ARRAY, "array"),
+        (Types::STRING, "string"),
+        (Types::INTEGER, "integer"),
+        (Types::NUMBER, "number"),
+        (Types::BOOLEAN, "boolean"),
+        (Types::NULL, "null"),
+    ];
+
+    /// The type a JSON Schema `type` keyword names, if it is one.
+    pub(super) fn named(name: &str) -> Option<Types> {
+        Types::NAMED.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
+    }
+
+    /// The narrowest type of a value: integral numbers are `integer`.
+    pub(super) fn of(value: &Value) -> Types {
+        match value {
+            Value::Null => Types::NULL,
+            Value::Bool(_) => Types::BOOLEAN,
+            Value::Number(n) if is_integer(n) => Types::INTEGER,
+            Value::Number(_) => Types::NUMBER,
+            Value::String(_) => Types::STRING,
+            Value::Array(_) => Types::ARRAY,
+            Value::Object(_) => Types::OBJECT,
+        }
+    }
+
+    pub(super) fn contains(self, other: Types) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub(super) fn intersects(self, other: Types) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub(super) fn union(self, other: Types) -> Types {
+        Types(self.0 | other.0)
+    }
+
+    /// Whether a value of this JSON type is allowed; an integer is also a number.
+    pub(super) fn allows(self, value: &Value) -> bool {
+        let kind = Types::of(value);
+        self.intersects(kind) || (kind == Types::INTEGER && self.contains(Types::NUMBER))
+    }
+}
+
+/// Whether a number is an integer in JSON Schema's sense: `30.0` is.
+pub(super) fn is_integer(n: &Number) -> bool {
+    match Num::of(n) {
+        Num::Int(_) => true,
+        Num::Float(f) => f.is_finite() && f.fract() == 0.0,
+    }
+}
+
+/// `minimum`, `maximum`, their exclusive forms, `multipleOf`, and the range
+/// a numeric `format` implies, already merged into the tightest bounds.
+#[derive(Debug, Default)]
+pub(super) struct NumberRules {
+    pub(super) lower: Option<Bound>,
+    pub(super) upper: Option<Bound>,
+    pub(super) multiple_of: Option<(Number, Num)>,
+}
+
+/// One end of a numeric range.
+#[derive(Debug, Clone)]
+pub(super) struct Bound {
+    /// As the schema (or the format) wrote it, for the message.
+    pub(super) limit: Number,
+    /// The same, for exact comparison.
+    pub(super) at: Num,
+    pub(super) exclusive: bool,
+}
+
+/// `minLength`, `maxLength` (in characters) and `pattern`.
+#[derive(Debug, Default)]
+pub(super) struct StringRules {
+    pub(super) min_length: Option<u64>,
+    pub(super) max_length: Option<u64>,
+    pub(super) pattern: Option<Pattern>,
+}
+
+/// A compiled `pattern`, with its text for the message.
+#[derive(Debug)]
+pub(super) struct Pattern {
+    pub(super) regex: Regex,
+    pub(super) source: String,
+}
+
+/// `prefixItems`, `items`, item counts and `uniqueItems`.
+#[derive(Debug, Default)]
+pub(super) struct ArrayRules {
+    /// The schemas of the first items, in order.
+    pub(super) prefix: Vec<NodeId>,
+    /// The schema of every item after the prefix.
+    pub(super) rest: Option<NodeId>,
+    pub(super) min_items: Option<u64>,
+    pub(super) max_items: Option<u64>,
+    pub(super) unique: bool,
+}
+
+impl ArrayRules {
+    /// The schema for the item at `index`, if any applies.
+    pub(super) fn item(&self, index: usize) -> Option<NodeId> {
+        self.prefix.get(index).copied().or(self.rest)
+    }
+}
+
+/// `properties`, `required`, `patternProperties`, `additionalProperties`
+/// and property counts.
+#[derive(Debug, Default)]
+pub(super) struct ObjectRules {
+    /// In the order the schema declares them, which is the order errors come in.
+    pub(super) properties: Vec<Property>,
+    /// Indexes into `properties`, sorted by name, for lookup without hashing.
+    pub(super) by_name: Vec<usize>,
+    /// Required names the schema does not declare under `properties`.
+    pub(super) required_elsewhere: Vec<String>,
+    pub(super) pattern_properties: Vec<(Regex, NodeId)>,
+    pub(super) additional: Additional,
+    pub(super) min_properties: Option<u64>,
+    pub(super) max_properties: Option<u64>,
+}
+
+impl ObjectRules {
+    /// The declared property called `name`.
+    pub(super) fn property(&self, name: &str) -> Option<&Property> {
+        let found = self
+            .by_name
+            .binary_search_by(|&i| self.properties.get(i).map_or("", |p| p.name.as_str()).cmp(name))
+            .ok()?;
+        self.properties.get(*self.by_name.get(found)?)
+    }
+
+    /// Call `visit` with every schema the value under `key` must match:
+    /// its declared schema and the matching `patternProperties`, or else the
+    /// `additionalProperties` schema. Returns whether the key is declared or
+    /// matches a pattern, i.e. is not an additional property.
+    pub(super) fn schemas_for(&self, key: &str, mut visit: impl FnMut(NodeId)) -> bool {
+        let mut known = false;
+        if let Some(property) = self.property(key) {
+            visit(property.schema);
+            known = true;
+        }
+        for (pattern, schema) in &self.pattern_properties {
+            if pattern.is_match(key) {
+                visit(*schema);
+                known = true;
+            }
+        }
+        if !known && let Additional::Schema(schema) = self.additional {
+            visit(schema);
+        }
+        known
+    }
+}
+
+/// One entry of `properties`.
+#[derive(Debug)]
+pub(super) struct Property {
+    pub(super) name: String,
+    pub(super) schema: NodeId,
+    pub(super) required: bool,
+}
+
+/// What `additionalProperties` says about keys the schema does not declare.
+#[derive(Debug, Default)]
+pub(super) enum Additional {
+    /// Absent or `true`.
+    #[default]
+    Allowed,
+    /// `false`.
+    Forbidden,
+    /// A schema every extra value must match.
+    Schema(NodeId),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn integral_floats_are_integers() {
+        assert_eq!(Types::of(&json!(30.0)), Types::INTEGER);
+        assert_eq!(Types::of(&json!(30.5)), Types::NUMBER);
+        assert_eq!(Types::of(&json!(u64::MAX)), Types::INTEGER);
+    }
+
+    #[test]
+    fn an_integer_is_also_a_number() {
+        assert!(Types::NUMBER.allows(&json!(3)));
+        assert!(!Types::INTEGER.allows(&json!(3.5)));
+        assert!(Types::STRING.union(Types::NULL).allows(&json!(null)));
+        assert!(!Types::STRING.allows(&json!(null)));
+    }
+
+    #[test]
+    fn properties_are_found_by_name() {
+        let rules = ObjectRules {
+            properties: ["b", "a", "c"]
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Property { name: (*n).into(), schema: i, required: false })
+                .collect(),
+            by_name: vec![1, 0, 2],
+            ..ObjectRules::default()
+        };
+        assert_eq!(rules.property("a").map(|p| p.schema), Some(1));
+        assert_eq!(rules.property("c").map(|p| p.schema), Some(2));
+        assert!(rules.property("d").is_none());
+    }
+
+    #[test]
+    fn a_missing_node_is_the_true_schema() {
+        let nodes = Nodes { nodes: Vec::new(), root: 0 };
+        assert!(nodes.get(7).is_unconstrained());
+    }
+}

@@ -1,0 +1,221 @@
+//! Step 1: turn what the model sent into an object of named arguments.
+//!
+//! Providers and models disagree on the envelope: some send an object, some
+//! a JSON string of one, some `null` or nothing for a tool without
+//! parameters, and some wrap everything once more as `{"arguments": ...}`.
+//! All of these mean the same call; anything else cannot be read as named
+//! parameters and is refused with words the model can act on.
+
+use serde_json::{Map, Value};
+
+use crate::error::PayloadError;
+
+/// The key some clients wrap the real arguments in.
+const WRAPPER: &str = "arguments";
+
+/// Step 1: turn what the model sent into an arguments object.
+///
+/// Accepts an object; `null` or an empty string (no arguments, `{}`); a JSON
+/// string holding an object; and any of these wrapped as
+/// `{"arguments": ...}`. The wrapper is only taken off when the tool has no
+/// parameter of its own named `arguments` (`takes_arguments_param`), since
+/// then the object is an ordinary call.
+///
+/// The result is always a [`Value::Object`].
+///
+/// ```
+/// use serde_json::json;
+/// use toolkit::args::normalize_payload;
+///
+/// let args = normalize_payload(json!("{\"path\": \"a.txt\"}"), false).unwrap();
+/// assert_eq!(args, json!({"path": "a.txt"}));
+///
+/// let args = normalize_payload(json!({"arguments": {"path": "a.txt"}}), false).unwrap();
+/// assert_eq!(args, json!({"path": "a.txt"}));
+///
+/// let err = normalize_payload(json!([1, 2]), false).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "arguments must be a JSON object of named parameters, got an array"
+/// );
+/// ```
+pub fn normalize_payload(
+    payload: Value,
+    takes_arguments_param: bool,
+) -> Result<Value, PayloadError> {
+    let object = read_object(payload)?;
+    if takes_arguments_param || object.len() != 1 {
+        return Ok(Value::Object(object));
+    }
+    let Some(inner) = object.get(WRAPPER) else {
+        return Ok(Value::Object(object));
+    };
+    match inner {
+        // Only an envelope holds an object; `{"arguments": 5}` is a call
+        // with a parameter the tool lacks, for validation to report.
+        Value::Object(_) | Value::String(_) | Value::Null => {
+            let inner = object.into_iter().next().map_or(Value::Null, |(_, v)| v);
+            read_object(inner).map(Value::Object)
+        }
+        _ => Ok(Value::Object(object)),
+    }
+}
+
+/// An object, `null`, or a string holding an object, as an object.
+fn read_object(payload: Value) -> Result<Map<String, Value>, PayloadError> {
+    match payload {
+        Value::Object(object) => Ok(object),
+        Value::Null => Ok(Map::new()),
+        Value::String(text) => parse_object(&text),
+        other => Err(PayloadError::NotAnObject(describe(&other))),
+    }
+}
+
+fn parse_object(text: &str) -> Result<Map<String, Value>, PayloadError> {
+    let text = text.trim();
+    // Some providers send "" for a call without parameters.
+    if text.is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str(text) {
+        Ok(Value::Object(object)) => Ok(object),
+        // `"null"` is as empty as `null`.
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(PayloadError::NotAnObject(describe(&other))),
+        Err(e) => Err(PayloadError::NotJson(e.to_string())),
+    }
+}
+
+/// What was sent instead of an object, briefly: `an array`, `a number (5)`.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ok(payload: Value) -> Value {
+        normalize_payload(payload, false).expect("payload is accepted")
+    }
+
+    fn refused(payload: Value) -> String {
+        normalize_payload(payload, false)
+            .expect_err("payload is refused")
+            .to_string()
+    }
+
+    #[test]
+    fn an_object_passes_through() {
+        assert_eq!(ok(json!({"a": 1, "b": [2]})), json!({"a": 1, "b": [2]}));
+        assert_eq!(ok(json!({})), json!({}));
+    }
+
+    #[test]
+    fn null_means_no_arguments() {
+        assert_eq!(ok(json!(null)), json!({}));
+    }
+
+    #[test]
+    fn an_empty_string_means_no_arguments() {
+        assert_eq!(ok(json!("")), json!({}));
+        assert_eq!(ok(json!("  \n")), json!({}));
+        assert_eq!(ok(json!("null")), json!({}));
+    }
+
+    #[test]
+    fn a_json_string_of_an_object_is_parsed() {
+        assert_eq!(ok(json!(r#"{"a": 1}"#)), json!({"a": 1}));
+        assert_eq!(ok(json!(" \n {\"a\": 1}\t ")), json!({"a": 1}));
+    }
+
+    #[test]
+    fn the_arguments_wrapper_is_taken_off() {
+        assert_eq!(ok(json!({"arguments": {"a": 1}})), json!({"a": 1}));
+        assert_eq!(ok(json!({"arguments": "{\"a\": 1}"})), json!({"a": 1}));
+        assert_eq!(ok(json!({"arguments": null})), json!({}));
+        assert_eq!(ok(json!(r#"{"arguments": {"a": 1}}"#)), json!({"a": 1}));
+    }
+
+    #[test]
+    fn the_wrapper_stays_when_the_tool_has_an_arguments_parameter() {
+        let payload = json!({"arguments": {"a": 1}});
+        assert_eq!(normalize_payload(payload.clone(), true).unwrap(), payload);
+        let payload = json!({"arguments": "{\"a\": 1}"});
+        assert_eq!(normalize_payload(payload.clone(), true).unwrap(), payload);
+    }
+
+    #[test]
+    fn arguments_beside_other_keys_is_an_ordinary_parameter() {
+        let payload = json!({"arguments": {"a": 1}, "b": 2});
+        assert_eq!(ok(payload.clone()), payload);
+    }
+
+    #[test]
+    fn an_arguments_key_holding_a_scalar_is_not_a_wrapper() {
+        assert_eq!(ok(json!({"arguments": 5})), json!({"arguments": 5}));
+    }
+
+    #[test]
+    fn a_wrapped_string_must_be_an_object_too() {
+        assert!(matches!(
+            normalize_payload(json!({"arguments": "nope"}), false),
+            Err(PayloadError::NotJson(_))
+        ));
+        assert!(matches!(
+            normalize_payload(json!({"arguments": "[1]"}), false),
+            Err(PayloadError::NotAnObject(_))
+        ));
+    }
+
+    #[test]
+    fn non_objects_are_refused_with_what_was_sent() {
+        assert_eq!(
+            refused(json!([1])),
+            "arguments must be a JSON object of named parameters, got an array"
+        );
+        assert_eq!(
+            refused(json!(5)),
+            "arguments must be a JSON object of named parameters, got a number (5)"
+        );
+        assert_eq!(
+            refused(json!(true)),
+            "arguments must be a JSON object of named parameters, got a boolean (true)"
+        );
+    }
+
+    #[test]
+    fn a_string_holding_json_that_is_not_an_object_is_refused() {
+        assert_eq!(
+            normalize_payload(json!("[1]"), false),
+            Err(PayloadError::NotAnObject("an array".into()))
+        );
+        assert_eq!(
+            normalize_payload(json!("\"hi\""), false),
+            Err(PayloadError::NotAnObject("a string".into()))
+        );
+        assert_eq!(
+            normalize_payload(json!("42"), false),
+            Err(PayloadError::NotAnObject("a number (42)".into()))
+        );
+    }
+
+    #[test]
+    fn a_string_that_is_not_json_is_refused() {
+        let err = normalize_payload(json!("path=a.txt"), false).unwrap_err();
+        assert!(matches!(err, PayloadError::NotJson(_)), "{err:?}");
+        assert!(err.to_string().starts_with("arguments are not valid JSON ("), "{err}");
+        assert!(matches!(
+            normalize_payload(json!("{\"a\": 1"), false),
+            Err(PayloadError::NotJson(_))
+        ));
+    }
+}

@@ -1,0 +1,199 @@
+//! Tools found at link time: every `#[tool]` submits a [`ToolRegistration`]
+//! through `inventory`, and a [`ToolFilter`] decides which of them a registry takes.
+//!
+//! # The linker caveat
+//!
+//! `inventory` collects registrations with link-time constructors. The linker
+//! only includes an object file from a library crate when something in it is
+//! used, so a library whose tools are never referenced from the binary may be
+//! dropped whole, and its tools with it. Tools defined in the binary itself
+//! and in any crate the binary uses for anything else are always found. For a
+//! crate that exists only to hold tools, reference it once from the binary,
+//! for example with [`link_tools!`](crate::link_tools), or call one of its
+//! items. With Rust's default linker settings on Linux, macOS and Windows
+//! this is rarely needed, but it costs nothing and makes it certain.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::tool::{RiskLevel, Tool, ToolCategory, ToolSpec};
+
+/// One `#[tool]` function, as submitted to `inventory` by the macro.
+#[doc(hidden)]
+pub struct ToolRegistration {
+    /// The Rust module the tool was defined in.
+    pub module_path: &'static str,
+    /// Builds the tool.
+    pub make: fn() -> Arc<dyn Tool>,
+}
+
+inventory::collect!(ToolRegistration);
+
+/// Which linked `#[tool]` functions a registry takes.
+///
+/// Nothing dangerous is enabled just because it was linked: the default
+/// filter takes every tool except high-risk ones (shell, hardware,
+/// destructive), which join only when named or when
+/// [`allow_high_risk`](Self::allow_high_risk) is set.
+///
+/// ```
+/// use toolkit::{ToolCategory, ToolFilter};
+///
+/// let only_reading = ToolFilter::default()
+///     .categories([ToolCategory::FilesystemRead, ToolCategory::NetworkRead]);
+/// let from_my_crate = ToolFilter::default().module_prefix("my_agent::tools");
+/// let named = ToolFilter::default().names(["read_file", "exec"]);
+/// # let _ = (only_reading, from_my_crate, named);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ToolFilter {
+    names: Option<HashSet<String>>,
+    excluded: HashSet<String>,
+    categories: Option<HashSet<ToolCategory>>,
+    module_prefixes: Vec<String>,
+    allow_high_risk: bool,
+}
+
+impl ToolFilter {
+    /// Every linked tool, high-risk ones included.
+    pub fn all() -> Self {
+        Self::default().allow_high_risk()
+    }
+
+    /// Take only tools with these names (named tools are taken whatever their risk).
+    pub fn names<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.names = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Leave out tools with these names.
+    pub fn exclude<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.excluded.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Take only tools in these categories.
+    pub fn categories(mut self, categories: impl IntoIterator<Item = ToolCategory>) -> Self {
+        self.categories = Some(categories.into_iter().collect());
+        self
+    }
+
+    /// Take only tools defined in modules whose path starts with `prefix`
+    /// (`my_crate` or `my_crate::tools`); several prefixes add up.
+    pub fn module_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.module_prefixes.push(prefix.into());
+        self
+    }
+
+    /// Also take high-risk tools that were not named.
+    pub fn allow_high_risk(mut self) -> Self {
+        self.allow_high_risk = true;
+        self
+    }
+
+    /// Whether a tool with this spec is taken.
+    pub fn accepts(&self, spec: &ToolSpec) -> bool {
+        let name = spec.name.as_ref();
+        if self.excluded.contains(name) {
+            return false;
+        }
+        let named = match &self.names {
+            Some(names) if !names.contains(name) => return false,
+            Some(_) => true,
+            None => false,
+        };
+        if let Some(categories) = &self.categories {
+            if !spec.category.is_some_and(|c| categories.contains(&c)) {
+                return false;
+            }
+        }
+        if !self.module_prefixes.is_empty()
+            && !self
+                .module_prefixes
+                .iter()
+                .any(|prefix| module_has_prefix(&spec.module_path, prefix))
+        {
+            return false;
+        }
+        named || self.allow_high_risk || spec.risk_level() < RiskLevel::High
+    }
+}
+
+/// `a::b` has the prefixes `a` and `a::b`, but not `a::bc`.
+fn module_has_prefix(module_path: &str, prefix: &str) -> bool {
+    module_path
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+}
+
+/// Make sure the linker keeps a crate whose only job is to define tools.
+///
+/// ```
+/// // In the binary: `toolkit::link_tools!(my_tools_crate);`
+/// toolkit::link_tools!(toolkit);
+/// ```
+#[macro_export]
+macro_rules! link_tools {
+    ($($krate:ident),+ $(,)?) => {
+        $( #[allow(unused_imports)] use $krate as _; )+
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(name: &'static str, category: Option<ToolCategory>, module: &'static str) -> ToolSpec {
+        let mut spec = ToolSpec::new(name, "d", json!({"type": "object"})).with_module_path(module);
+        spec.category = category;
+        spec
+    }
+
+    #[test]
+    fn high_risk_tools_need_to_be_named_or_allowed() {
+        let exec = spec("exec", Some(ToolCategory::Shell), "b::shell");
+        assert!(!ToolFilter::default().accepts(&exec));
+        assert!(ToolFilter::default().names(["exec"]).accepts(&exec));
+        assert!(ToolFilter::all().accepts(&exec));
+        assert!(ToolFilter::default().accepts(&spec(
+            "read",
+            Some(ToolCategory::FilesystemRead),
+            "b"
+        )));
+    }
+
+    #[test]
+    fn names_categories_modules_and_exclusions_combine() {
+        let read = spec("read", Some(ToolCategory::FilesystemRead), "app::tools::fs");
+        assert!(
+            ToolFilter::default()
+                .module_prefix("app::tools")
+                .accepts(&read)
+        );
+        assert!(
+            !ToolFilter::default()
+                .module_prefix("app::tool")
+                .accepts(&read)
+        );
+        assert!(!ToolFilter::default().module_prefix("other").accepts(&read));
+        assert!(
+            ToolFilter::default()
+                .categories([ToolCategory::FilesystemRead])
+                .accepts(&read)
+        );
+        assert!(
+            !ToolFilter::default()
+                .categories([ToolCategory::Memory])
+                .accepts(&read)
+        );
+        assert!(!ToolFilter::default().names(["write"]).accepts(&read));
+        assert!(!ToolFilter::all().exclude(["read"]).accepts(&read));
+        let uncategorised = spec("x", None, "app");
+        assert!(
+            !ToolFilter::default()
+                .categories([ToolCategory::Memory])
+                .accepts(&uncategorised)
+        );
+    }
+}

@@ -1,0 +1,458 @@
+//! Errors as types. Every message is written for the model that made the call:
+//! it says what was wrong and what to send instead.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// One thing wrong with a call's arguments, found by validation or binding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgumentError {
+    /// Where the problem is, as `meta.flags[0]`; empty for the arguments object itself.
+    pub path: String,
+    /// What is wrong there.
+    pub problem: Problem,
+}
+
+impl ArgumentError {
+    /// An error at `path`.
+    pub fn new(path: impl Into<String>, problem: Problem) -> Self {
+        Self {
+            path: path.into(),
+            problem,
+        }
+    }
+
+    fn subject(&self) -> &str {
+        if self.path.is_empty() {
+            "arguments"
+        } else {
+            &self.path
+        }
+    }
+}
+
+/// The kinds of problem validation reports.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// A required value is absent.
+    Missing,
+    /// The value has the wrong JSON type.
+    WrongType {
+        /// What the schema wants, e.g. `integer` or `string or null`.
+        expected: String,
+        /// What was sent, e.g. `string "abc"`.
+        found: String,
+    },
+    /// A number below `minimum` (or at it, when exclusive).
+    TooSmall {
+        /// The bound.
+        limit: serde_json::Number,
+        /// Whether the bound itself is excluded.
+        exclusive: bool,
+    },
+    /// A number above `maximum` (or at it, when exclusive).
+    TooLarge {
+        /// The bound.
+        limit: serde_json::Number,
+        /// Whether the bound itself is excluded.
+        exclusive: bool,
+    },
+    /// A number that is not a multiple of `multipleOf`.
+    NotMultipleOf(serde_json::Number),
+    /// A number that is NaN or infinite.
+    NotFinite,
+    /// A string shorter than `minLength` characters.
+    TooShort(u64),
+    /// A string longer than `maxLength` characters.
+    TooLong(u64),
+    /// An array with fewer than `minItems` items.
+    TooFewItems(u64),
+    /// An array with more than `maxItems` items.
+    TooManyItems(u64),
+    /// An array whose items must be unique but are not.
+    DuplicateItems,
+    /// An object with fewer than `minProperties` entries.
+    TooFewProperties(u64),
+    /// An object with more than `maxProperties` entries.
+    TooManyProperties(u64),
+    /// A value outside the allowed set.
+    NotOneOf(Vec<Value>),
+    /// A string that does not match `pattern`.
+    PatternMismatch(String),
+    /// A parameter the tool does not have.
+    Unknown {
+        /// The closest parameter name, when exactly one is close.
+        suggestion: Option<String>,
+        /// The names that are allowed here.
+        allowed: Vec<String>,
+    },
+    /// A value that fits none of the alternatives a schema allows.
+    NoAlternative(Vec<String>),
+    /// The value passed validation but could not be turned into the tool's type.
+    Deserialize(String),
+    /// Anything else, said in words.
+    Other(String),
+}
+
+impl fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = self.subject();
+        match &self.problem {
+            Problem::Missing => write!(f, "{at} is required"),
+            Problem::WrongType { expected, found } => {
+                write!(f, "{at} should be {expected}, got {found}")
+            }
+            Problem::TooSmall { limit, exclusive } => {
+                write!(
+                    f,
+                    "{at} must be {} {limit}",
+                    if *exclusive { ">" } else { ">=" }
+                )
+            }
+            Problem::TooLarge { limit, exclusive } => {
+                write!(
+                    f,
+                    "{at} must be {} {limit}",
+                    if *exclusive { "<" } else { "<=" }
+                )
+            }
+            Problem::NotMultipleOf(n) => write!(f, "{at} must be a multiple of {n}"),
+            Problem::NotFinite => write!(f, "{at} must be a finite number"),
+            Problem::TooShort(n) => {
+                write!(f, "{at} must be at least {n} {}", plural(*n, "character"))
+            }
+            Problem::TooLong(n) => {
+                write!(f, "{at} must be at most {n} {}", plural(*n, "character"))
+            }
+            Problem::TooFewItems(n) => {
+                write!(f, "{at} must have at least {n} {}", plural(*n, "item"))
+            }
+            Problem::TooManyItems(n) => {
+                write!(f, "{at} must have at most {n} {}", plural(*n, "item"))
+            }
+            Problem::DuplicateItems => write!(f, "{at} must not repeat items"),
+            Problem::TooFewProperties(n) => {
+                write!(f, "{at} must have at least {n} {}", plural(*n, "entry"))
+            }
+            Problem::TooManyProperties(n) => {
+                write!(f, "{at} must have at most {n} {}", plural(*n, "entry"))
+            }
+            Problem::NotOneOf(allowed) => {
+                write!(f, "{at} must be one of ")?;
+                for (i, v) in allowed.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                Ok(())
+            }
+            Problem::PatternMismatch(p) => write!(f, "{at} must match the pattern {p}"),
+            Problem::Unknown {
+                suggestion,
+                allowed,
+            } => {
+                write!(f, "{at} is not a parameter of this tool")?;
+                match suggestion {
+                    Some(s) => write!(f, "; did you mean '{s}'?"),
+                    None if allowed.is_empty() => write!(f, "; it takes no parameters here"),
+                    None => write!(f, "; allowed: {}", allowed.join(", ")),
+                }
+            }
+            Problem::NoAlternative(reasons) => {
+                write!(f, "{at} matches none of the allowed forms")?;
+                if !reasons.is_empty() {
+                    write!(f, " ({})", reasons.join("; or "))?;
+                }
+                Ok(())
+            }
+            Problem::Deserialize(msg) => write!(f, "{at}: {msg}"),
+            Problem::Other(msg) => write!(f, "{at} {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgumentError {}
+
+fn plural(n: u64, word: &str) -> String {
+    match (n, word) {
+        (1, _) => word.to_owned(),
+        (_, "entry") => "entries".to_owned(),
+        _ => format!("{word}s"),
+    }
+}
+
+/// Why a payload could not even be read as named arguments (step 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PayloadError {
+    /// A string that is not JSON.
+    #[error("arguments are not valid JSON ({0}); send a JSON object of named parameters")]
+    NotJson(String),
+    /// JSON that is not an object: an array, a number, a bare string.
+    #[error("arguments must be a JSON object of named parameters, got {0}")]
+    NotAnObject(String),
+}
+
+/// The arguments were wrong: every problem at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidArguments {
+    /// The tool that was called.
+    pub tool: String,
+    /// Every problem found, in schema order.
+    pub errors: Vec<ArgumentError>,
+}
+
+impl fmt::Display for InvalidArguments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Invalid parameters for tool '{}': ", self.tool)?;
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InvalidArguments {}
+
+/// A call named a tool that is not in the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownTool {
+    /// The name the model used.
+    pub name: String,
+    /// The registered tool it most likely meant, when exactly one is close.
+    pub suggestion: Option<String>,
+    /// The registered names, sorted as in the definitions.
+    pub available: Vec<String>,
+}
+
+impl fmt::Display for UnknownTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tool '{}' not found.", self.name)?;
+        if let Some(s) = &self.suggestion {
+            write!(f, " Did you mean '{s}'?")?;
+        }
+        if self.available.is_empty() {
+            f.write_str(" No tools are available.")
+        } else {
+            write!(f, " Available: {}", self.available.join(", "))
+        }
+    }
+}
+
+impl std::error::Error for UnknownTool {}
+
+/// What went wrong while a tool ran.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool failed and says why.
+    #[error("{0}")]
+    Failed(String),
+    /// The tool found its arguments unusable after validation.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool needs state the host did not put in the context.
+    #[error(
+        "this tool is not set up: it needs a `{0}` in its context, which the host did not provide"
+    )]
+    MissingState(&'static str),
+    /// The call ran longer than it may.
+    #[error("the tool did not finish within {} and was stopped", humantime(*.0))]
+    Timeout(Duration),
+    /// The call was cancelled before it finished.
+    #[error("the call was cancelled before it finished")]
+    Cancelled,
+    /// Approval was refused.
+    #[error("the user did not approve this call{}", reason_suffix(.0))]
+    Denied(Option<String>),
+    /// The tool panicked; the panic was contained.
+    #[error("the tool crashed: {0}")]
+    Panicked(String),
+    /// A fault in the host or the SDK, not in the model's request.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ToolError {
+    /// A failure described in words.
+    pub fn failed(message: impl fmt::Display) -> Self {
+        Self::Failed(message.to_string())
+    }
+
+    /// A fault that is not the model's doing.
+    pub fn internal(message: impl fmt::Display) -> Self {
+        Self::Internal(message.to_string())
+    }
+}
+
+fn reason_suffix(reason: &Option<String>) -> String {
+    match reason {
+        Some(r) if !r.is_empty() => format!(": {r}"),
+        _ => String::new(),
+    }
+}
+
+fn humantime(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// Why `registry.call` did not produce the tool's own output.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No tool by that name.
+    #[error("{0}")]
+    UnknownTool(UnknownTool),
+    /// The payload was not an object of named arguments.
+    #[error("Invalid arguments for tool '{tool}': {error}")]
+    InvalidPayload {
+        /// The tool that was called.
+        tool: String,
+        /// What was wrong with the payload.
+        error: PayloadError,
+    },
+    /// The arguments did not fit the tool's schema.
+    #[error("{0}")]
+    InvalidArguments(InvalidArguments),
+    /// The tool ran and failed.
+    #[error("Tool '{tool}' failed: {error}")]
+    Tool {
+        /// The tool that was called.
+        tool: String,
+        /// What went wrong.
+        error: ToolError,
+    },
+}
+
+impl CallError {
+    /// The text a model reads as the tool result: the error and what to do next.
+    pub fn to_model_text(&self) -> String {
+        let hint = match self {
+            Self::UnknownTool(_) => "Call one of the available tools by its exact name.",
+            Self::InvalidPayload { .. } | Self::InvalidArguments(_) => {
+                "Fix the arguments as described and call the tool again."
+            }
+            Self::Tool { error, .. } => match error {
+                ToolError::Denied(_) | ToolError::Cancelled => {
+                    "Do not retry this call unless the user asks; continue without it."
+                }
+                ToolError::MissingState(_) | ToolError::Internal(_) => {
+                    "This is not caused by your arguments; tell the user, or use another tool."
+                }
+                _ => "Analyze the error above and try a different approach.",
+            },
+        };
+        format!("Error: {self}\n\n[{hint}]")
+    }
+}
+
+/// A registry could not take a tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two tools with one name.
+    #[error(
+        "a tool named '{name}' is already registered (from {existing}); tool names must be unique"
+    )]
+    Duplicate {
+        /// The contested name.
+        name: String,
+        /// Where the tool that holds the name came from.
+        existing: String,
+    },
+    /// A name models cannot call.
+    #[error("invalid tool name '{0}': use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'")]
+    InvalidName(String),
+    /// A schema the registry cannot use.
+    #[error("tool '{tool}' has an unusable input schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// Why the schema was refused.
+        reason: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_read_like_nanobot() {
+        let e = InvalidArguments {
+            tool: "exec".into(),
+            errors: vec![ArgumentError::new(
+                "timeout",
+                Problem::TooLarge {
+                    limit: 600.into(),
+                    exclusive: false,
+                },
+            )],
+        };
+        assert_eq!(
+            e.to_string(),
+            "Invalid parameters for tool 'exec': timeout must be <= 600"
+        );
+        let text = CallError::InvalidArguments(e).to_model_text();
+        assert!(
+            text.starts_with("Error: Invalid parameters for tool 'exec': timeout must be <= 600")
+        );
+        assert!(text.contains("call the tool again"));
+    }
+
+    #[test]
+    fn unknown_tool_lists_and_suggests() {
+        let e = UnknownTool {
+            name: "readFile".into(),
+            suggestion: Some("read_file".into()),
+            available: vec!["read_file".into(), "write_file".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "Tool 'readFile' not found. Did you mean 'read_file'? Available: read_file, write_file"
+        );
+    }
+
+    #[test]
+    fn root_errors_name_the_arguments() {
+        let e = ArgumentError::new("", Problem::NotOneOf(vec![json!("a"), json!(1)]));
+        assert_eq!(e.to_string(), "arguments must be one of \"a\", 1");
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(
+            ArgumentError::new("name", Problem::TooShort(1)).to_string(),
+            "name must be at least 1 character"
+        );
+        assert_eq!(
+            ArgumentError::new("tags", Problem::TooManyItems(3)).to_string(),
+            "tags must have at most 3 items"
+        );
+    }
+
+    #[test]
+    fn timeout_says_how_long() {
+        assert_eq!(
+            ToolError::Timeout(Duration::from_millis(1500)).to_string(),
+            "the tool did not finish within 1500 ms and was stopped"
+        );
+        assert_eq!(
+            ToolError::Timeout(Duration::from_secs(30)).to_string(),
+            "the tool did not finish within 30 s and was stopped"
+        );
+    }
+}

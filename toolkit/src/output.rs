@@ -1,0 +1,231 @@
+//! [`ToolOutput`]: what a call gives back, for the model and for the user.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The result of one tool call.
+///
+/// It speaks to two audiences: [`content`](Self::content) is what the model
+/// reads; [`display`](Self::display) is an optional rendering for the person
+/// watching (a diff, a summary). [`metadata`](Self::metadata) is for the host
+/// program only and never reaches the model.
+///
+/// ```
+/// use toolkit::ToolOutput;
+///
+/// let out = ToolOutput::text("3 files changed").with_display("✔ wrote 3 files");
+/// assert_eq!(out.content, "3 files changed");
+/// assert!(!out.is_error);
+///
+/// let failed: ToolOutput = Err::<String, _>("disk full").into();
+/// assert!(failed.is_error);
+/// assert_eq!(failed.content, "disk full");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolOutput {
+    /// Text for the model.
+    pub content: String,
+    /// Text for the user, when it should differ from what the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
+    /// A structured result (MCP `structuredContent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// Images for models that can see them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+    /// Whether this result reports a failure.
+    #[serde(default)]
+    pub is_error: bool,
+    /// Facts for the host program (timings, casts, file references); never sent to the model.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+}
+
+/// An image in a tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// Base64-encoded bytes.
+    pub data: String,
+    /// The media type, such as `image/png`.
+    pub mime_type: String,
+}
+
+impl ToolOutput {
+    /// A successful result with text for the model.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A failed result; `content` should tell the model what to do differently.
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// A structured result; the model reads it as JSON text.
+    ///
+    /// A value that cannot be serialized becomes an error result saying so.
+    pub fn structured<T: Serialize + ?Sized>(value: &T) -> Self {
+        match serde_json::to_value(value) {
+            Ok(value) => Self::from_json(value),
+            Err(e) => Self::error(format!("the tool's result could not be serialized: {e}")),
+        }
+    }
+
+    /// A result from a JSON value: text as JSON; objects are also kept as structured content.
+    pub fn from_json(value: Value) -> Self {
+        let content = match &value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let structured = value.is_object().then_some(value);
+        Self {
+            content,
+            structured,
+            ..Self::default()
+        }
+    }
+
+    /// Add text for the user.
+    pub fn with_display(mut self, display: impl Into<String>) -> Self {
+        self.display = Some(display.into());
+        self
+    }
+
+    /// Add an image.
+    pub fn with_image(mut self, data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        self.images.push(Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        });
+        self
+    }
+
+    /// Add a metadata entry for the host.
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Mark the result as an error (or not).
+    pub fn with_is_error(mut self, is_error: bool) -> Self {
+        self.is_error = is_error;
+        self
+    }
+
+    /// What the user should see: the display text if any, else the model's text.
+    pub fn for_user(&self) -> &str {
+        self.display.as_deref().unwrap_or(&self.content)
+    }
+}
+
+impl fmt::Display for ToolOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.content)
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(content: String) -> Self {
+        Self::text(content)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(content: &str) -> Self {
+        Self::text(content)
+    }
+}
+
+impl From<Cow<'_, str>> for ToolOutput {
+    fn from(content: Cow<'_, str>) -> Self {
+        Self::text(content.into_owned())
+    }
+}
+
+impl From<Value> for ToolOutput {
+    fn from(value: Value) -> Self {
+        Self::from_json(value)
+    }
+}
+
+impl From<()> for ToolOutput {
+    fn from((): ()) -> Self {
+        Self::default()
+    }
+}
+
+impl<T: Into<ToolOutput>, E: fmt::Display> From<Result<T, E>> for ToolOutput {
+    fn from(result: Result<T, E>) -> Self {
+        match result {
+            Ok(value) => value.into(),
+            Err(e) => Self::error(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Serialize)]
+    struct Weather {
+        city: &'static str,
+        celsius: i32,
+    }
+
+    #[test]
+    fn structured_objects_keep_their_value_and_read_as_json() {
+        let out = ToolOutput::structured(&Weather {
+            city: "Oslo",
+            celsius: -3,
+        });
+        assert_eq!(out.content, r#"{"city":"Oslo","celsius":-3}"#);
+        assert_eq!(out.structured, Some(json!({"city": "Oslo", "celsius": -3})));
+    }
+
+    #[test]
+    fn scalars_are_text_only() {
+        let out = ToolOutput::from(json!("plain"));
+        assert_eq!(out.content, "plain");
+        assert_eq!(out.structured, None);
+        assert_eq!(ToolOutput::from(json!([1, 2])).content, "[1,2]");
+    }
+
+    #[test]
+    fn results_become_errors() {
+        let ok: ToolOutput = Ok::<_, String>("fine").into();
+        assert!(!ok.is_error);
+        let err: ToolOutput = Err::<&str, _>("bad").into();
+        assert!(err.is_error);
+        assert_eq!(err.content, "bad");
+    }
+
+    #[test]
+    fn the_user_sees_display_text_when_there_is_some() {
+        let out = ToolOutput::text("for model");
+        assert_eq!(out.for_user(), "for model");
+        assert_eq!(out.with_display("for user").for_user(), "for user");
+    }
+
+    #[test]
+    fn metadata_and_images_are_kept() {
+        let out = ToolOutput::text("x")
+            .with_metadata("elapsed_ms", 5)
+            .with_image("aGk=", "image/png");
+        assert_eq!(out.metadata["elapsed_ms"], json!(5));
+        assert_eq!(out.images[0].mime_type, "image/png");
+    }
+}

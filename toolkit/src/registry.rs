@@ -1,0 +1,425 @@
+//! [`ToolRegistry`]: the tools an agent may call, and the path of one call.
+//!
+//! A call goes: payload -> lookup -> lenient cast -> validate -> bind -> run.
+//! Everything a step needs from a tool's schema is prepared when the tool is
+//! registered, so the call path does no schema work.
+
+use std::collections::HashMap;
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use serde_json::Value;
+
+use crate::args::{ArgumentSchema, Cast, normalize_payload};
+use crate::context::ToolContext;
+use crate::discovery::{ToolFilter, ToolRegistration};
+use crate::error::{CallError, InvalidArguments, RegistryError, UnknownTool};
+use crate::output::ToolOutput;
+use crate::schema::{DefinitionFormat, render_definition};
+use crate::suggest::did_you_mean;
+use crate::tool::{Arguments, Tool, ToolSpec};
+
+/// Names of tools mounted from MCP servers start with this; they sort after the rest.
+const MCP_PREFIX: &str = "mcp_";
+
+/// The tools an agent may call.
+///
+/// Tools come from `#[tool]` functions linked into the program (chosen with a
+/// [`ToolFilter`]) and from [`register`](Self::register) at run time. The
+/// registry can be shared between tasks (`Arc<ToolRegistry>`); adding or
+/// removing tools takes `&self`.
+///
+/// ```
+/// use toolkit::{ToolContext, ToolRegistry, tool};
+/// use serde_json::json;
+///
+/// /// Add two numbers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let registry = ToolRegistry::new();
+/// registry.register(AddTool).unwrap();
+/// let out = registry.call("add", json!({"a": 2, "b": "40"}), &ToolContext::new()).await;
+/// assert_eq!(out.content, "42");
+/// # }
+/// ```
+#[derive(Default)]
+pub struct ToolRegistry {
+    catalog: RwLock<Arc<Catalog>>,
+}
+
+/// An immutable set of tools plus its cached definitions; replaced on every change.
+#[derive(Default)]
+struct Catalog {
+    entries: HashMap<String, Arc<Entry>>,
+    /// Tool names in definition order: the rest alphabetically, then `mcp_` tools.
+    order: Vec<String>,
+    definitions: [OnceLock<Arc<[Value]>>; 4],
+}
+
+impl Catalog {
+    fn with_entries(entries: HashMap<String, Arc<Entry>>) -> Self {
+        let mut order: Vec<String> = entries.keys().cloned().collect();
+        order.sort_by(|a, b| {
+            (a.starts_with(MCP_PREFIX), a.as_str()).cmp(&(b.starts_with(MCP_PREFIX), b.as_str()))
+        });
+        Self {
+            entries,
+            order,
+            definitions: Default::default(),
+        }
+    }
+}
+
+/// A registered tool with its schema compiled for casting and validation.
+struct Entry {
+    tool: Arc<dyn Tool>,
+    schema: ArgumentSchema,
+    /// Whether the tool has a parameter named `arguments`, so a wrapped
+    /// payload must not be unwrapped.
+    takes_arguments: bool,
+    origin: String,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding the linked `#[tool]` functions that `filter` selects.
+    ///
+    /// See [`ToolFilter`]: by default high-risk tools (shell, hardware,
+    /// destructive) are left out unless named.
+    pub fn from_inventory(filter: &ToolFilter) -> Result<Self, RegistryError> {
+        let registry = Self::new();
+        registry.register_inventory(filter)?;
+        Ok(registry)
+    }
+
+    /// Add the linked `#[tool]` functions that `filter` selects. Adds nothing on error.
+    pub fn register_inventory(&self, filter: &ToolFilter) -> Result<usize, RegistryError> {
+        let mut added = Vec::new();
+        for registration in inventory::iter::<ToolRegistration> {
+            let tool = (registration.make)();
+            if filter.accepts(tool.spec()) {
+                added.push((tool, format!("#[tool] in {}", registration.module_path)));
+            }
+        }
+        let count = added.len();
+        self.insert_all(added)?;
+        Ok(count)
+    }
+
+    /// Add one tool.
+    pub fn register(&self, tool: impl Tool) -> Result<(), RegistryError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Add one tool that is already shared.
+    pub fn register_arc(&self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        self.insert_all(vec![(tool, "run-time registration".to_owned())])
+    }
+
+    /// Remove a tool by name; returns it if it was there.
+    pub fn unregister(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let mut entries = guard.entries.clone();
+        let removed = entries.remove(name)?;
+        *guard = Arc::new(Catalog::with_entries(entries));
+        Some(Arc::clone(&removed.tool))
+    }
+
+    /// Replace every tool whose name satisfies `owned` with `tools`, in one step.
+    ///
+    /// This is how a source of tools (an MCP server announcing a changed list)
+    /// refreshes its share of the registry without a moment where callers see
+    /// neither the old nor the new set.
+    pub fn replace(
+        &self,
+        owned: impl Fn(&str) -> bool,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Result<(), RegistryError> {
+        let prepared = tools
+            .into_iter()
+            .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let mut entries: HashMap<String, Arc<Entry>> = guard
+            .entries
+            .iter()
+            .filter(|(name, _)| !owned(name))
+            .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
+            .collect();
+        insert_checked(&mut entries, prepared)?;
+        *guard = Arc::new(Catalog::with_entries(entries));
+        Ok(())
+    }
+
+    fn insert_all(&self, tools: Vec<(Arc<dyn Tool>, String)>) -> Result<(), RegistryError> {
+        let prepared = tools
+            .into_iter()
+            .map(|(tool, origin)| prepare_entry(tool, origin))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let mut entries = guard.entries.clone();
+        insert_checked(&mut entries, prepared)?;
+        *guard = Arc::new(Catalog::with_entries(entries));
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The tool registered under `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.snapshot()
+            .entries
+            .get(name)
+            .map(|entry| Arc::clone(&entry.tool))
+    }
+
+    /// Whether a tool with this name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.snapshot().entries.contains_key(name)
+    }
+
+    /// The registered names in definition order.
+    pub fn names(&self) -> Vec<String> {
+        self.snapshot().order.clone()
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.snapshot().entries.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The specs of every tool, in definition order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let catalog = self.snapshot();
+        catalog
+            .order
+            .iter()
+            .map(|name| catalog.entries[name].tool.spec().clone())
+            .collect()
+    }
+
+    /// Every tool's definition in `format`, sorted: the rest alphabetically, then
+    /// `mcp_` tools. Built once and cached until the set of tools changes, so
+    /// the bytes sent to a model stay identical between turns.
+    pub fn definitions(&self, format: DefinitionFormat) -> Arc<[Value]> {
+        self.cached_definitions(format, false)
+    }
+
+    /// Like [`definitions`](Self::definitions), with each description cut to its
+    /// first sentence to save tokens.
+    pub fn definitions_compact(&self, format: DefinitionFormat) -> Arc<[Value]> {
+        self.cached_definitions(format, true)
+    }
+
+    /// The definitions of the named tools only, in definition order; unknown names are skipped.
+    pub fn definitions_for(&self, names: &[&str], format: DefinitionFormat) -> Vec<Value> {
+        let wanted: HashSet<&str> = names.iter().copied().collect();
+        let catalog = self.snapshot();
+        let all = Self::definitions_of(&catalog, format, false);
+        catalog
+            .order
+            .iter()
+            .zip(all.iter())
+            .filter(|(name, _)| wanted.contains(name.as_str()))
+            .map(|(_, def)| def.clone())
+            .collect()
+    }
+
+    fn cached_definitions(&self, format: DefinitionFormat, compact: bool) -> Arc<[Value]> {
+        Self::definitions_of(&self.snapshot(), format, compact)
+    }
+
+    fn definitions_of(catalog: &Catalog, format: DefinitionFormat, compact: bool) -> Arc<[Value]> {
+        let slot = match (format, compact) {
+            (DefinitionFormat::OpenAi, false) => 0,
+            (DefinitionFormat::OpenAi, true) => 1,
+            (DefinitionFormat::Mcp, false) => 2,
+            (DefinitionFormat::Mcp, true) => 3,
+        };
+        Arc::clone(catalog.definitions[slot].get_or_init(|| {
+            catalog
+                .order
+                .iter()
+                .map(|name| render_definition(catalog.entries[name].tool.spec(), format, compact))
+                .collect()
+        }))
+    }
+
+    /// Steps 1 to 5 of a call: read the payload, find the tool, cast, validate
+    /// and bind. Returns the call ready to run, or a precise error.
+    pub fn prepare(&self, name: &str, payload: Value) -> Result<PreparedCall, CallError> {
+        let entry = self.lookup(name)?;
+        prepare_call(entry, payload)
+    }
+
+    /// Run a call and return its output; every failure becomes an error result
+    /// whose text tells the model what to do next.
+    pub async fn call(&self, name: &str, payload: Value, ctx: &ToolContext) -> ToolOutput {
+        match self.try_call(name, payload, ctx).await {
+            Ok(output) => output,
+            Err(error) => ToolOutput::error(error.to_model_text()),
+        }
+    }
+
+    /// Run a call; failures come back as typed errors for the host.
+    pub async fn try_call(
+        &self,
+        name: &str,
+        payload: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, CallError> {
+        self.prepare(name, payload)?.run(ctx).await
+    }
+
+    fn lookup(&self, name: &str) -> Result<Arc<Entry>, CallError> {
+        let catalog = self.snapshot();
+        if let Some(entry) = catalog.entries.get(name) {
+            return Ok(Arc::clone(entry));
+        }
+        let suggestion = did_you_mean(name, catalog.order.iter().map(String::as_str));
+        Err(CallError::UnknownTool(UnknownTool {
+            name: name.to_owned(),
+            suggestion: suggestion.map(str::to_owned),
+            available: catalog.order.clone(),
+        }))
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish()
+    }
+}
+
+fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryError> {
+    let spec = tool.spec();
+    if !is_valid_tool_name(&spec.name) {
+        return Err(RegistryError::InvalidName(spec.name.to_string()));
+    }
+    let schema =
+        ArgumentSchema::compile(&spec.input_schema).map_err(|e| RegistryError::InvalidSchema {
+            tool: spec.name.to_string(),
+            reason: e.to_string(),
+        })?;
+    Ok(Entry {
+        takes_arguments: schema.has_parameter("arguments"),
+        schema,
+        tool,
+        origin,
+    })
+}
+
+fn insert_checked(
+    entries: &mut HashMap<String, Arc<Entry>>,
+    prepared: Vec<Entry>,
+) -> Result<(), RegistryError> {
+    for entry in prepared {
+        let name = entry.tool.spec().name.to_string();
+        if let Some(existing) = entries.get(&name) {
+            return Err(RegistryError::Duplicate {
+                name,
+                existing: existing.origin.clone(),
+            });
+        }
+        entries.insert(name, Arc::new(entry));
+    }
+    Ok(())
+}
+
+/// Tool names models accept everywhere: `[A-Za-z0-9_-]{1,64}`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallError> {
+    let tool_name = || entry.tool.spec().name.to_string();
+    let mut args = normalize_payload(payload, entry.takes_arguments).map_err(|error| {
+        CallError::InvalidPayload {
+            tool: tool_name(),
+            error,
+        }
+    })?;
+    let casts = entry.schema.cast(&mut args);
+    if let Err(errors) = entry.schema.validate(&args) {
+        return Err(CallError::InvalidArguments(InvalidArguments {
+            tool: tool_name(),
+            errors,
+        }));
+    }
+    let bound = entry.tool.bind(args).map_err(|error| {
+        CallError::InvalidArguments(InvalidArguments {
+            tool: tool_name(),
+            errors: vec![error],
+        })
+    })?;
+    Ok(PreparedCall {
+        entry,
+        args: bound,
+        casts,
+    })
+}
+
+/// A call that passed steps 1 to 5 and is ready to run.
+pub struct PreparedCall {
+    entry: Arc<Entry>,
+    args: Arguments,
+    casts: Vec<Cast>,
+}
+
+impl PreparedCall {
+    /// The tool that will run.
+    pub fn tool(&self) -> &Arc<dyn Tool> {
+        &self.entry.tool
+    }
+
+    /// The tool's spec.
+    pub fn spec(&self) -> &ToolSpec {
+        self.entry.tool.spec()
+    }
+
+    /// The lenient conversions applied to the arguments.
+    pub fn casts(&self) -> &[Cast] {
+        &self.casts
+    }
+
+    /// Run the tool.
+    pub async fn run(self, ctx: &ToolContext) -> Result<ToolOutput, CallError> {
+        let tool = &self.entry.tool;
+        tool.call(self.args, ctx)
+            .await
+            .map_err(|error| CallError::Tool {
+                tool: tool.spec().name.to_string(),
+                error,
+            })
+    }
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("tool", &self.spec().name)
+            .field("args", &self.args)
+            .field("casts", &self.casts)
+            .finish()
+    }
+}

@@ -1,0 +1,204 @@
+//! "Did you mean" for names a model got almost right: parameters, tools.
+//!
+//! Models mostly miss a name by its spelling convention (`readFile` for
+//! `read_file`) or by a typo (`pth` for `path`). The first kind is matched
+//! exactly after normalising; the second by a small edit distance. A
+//! suggestion is only made when exactly one candidate is that close: a wrong
+//! guess costs the model more than no guess.
+
+/// The one candidate `input` most likely meant, if exactly one is close.
+///
+/// Returns `None` when `input` is itself a candidate, when nothing is close,
+/// or when two candidates are equally close.
+pub(crate) fn did_you_mean<'a>(
+    input: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let wanted = normalize(input);
+    if wanted.is_empty() {
+        return None;
+    }
+    // Typos scale with length: one slip in a short name, at most three in any.
+    let threshold = (wanted.len() / 3).clamp(1, 3);
+
+    let mut same_shape = Pick::None;
+    let mut nearest = Pick::None;
+    let mut nearest_distance = usize::MAX;
+    for candidate in candidates {
+        if candidate == input {
+            return None;
+        }
+        let shape = normalize(candidate);
+        if shape == wanted {
+            same_shape = same_shape.with(candidate);
+            continue;
+        }
+        let distance = edit_distance(&wanted, &shape);
+        if distance > threshold {
+            continue;
+        }
+        if distance < nearest_distance {
+            nearest_distance = distance;
+            nearest = Pick::One(candidate);
+        } else if distance == nearest_distance {
+            nearest = nearest.with(candidate);
+        }
+    }
+    match same_shape {
+        Pick::One(name) => Some(name),
+        Pick::Ambiguous => None,
+        Pick::None => match nearest {
+            Pick::One(name) => Some(name),
+            Pick::None | Pick::Ambiguous => None,
+        },
+    }
+}
+
+/// How many candidates are equally good so far.
+#[derive(Clone, Copy)]
+enum Pick<'a> {
+    None,
+    One(&'a str),
+    Ambiguous,
+}
+
+impl<'a> Pick<'a> {
+    fn with(self, candidate: &'a str) -> Self {
+        match self {
+            Pick::None => Pick::One(candidate),
+            // A name listed twice is still one name.
+            Pick::One(name) if name == candidate => self,
+            Pick::One(_) | Pick::Ambiguous => Pick::Ambiguous,
+        }
+    }
+}
+
+/// The name without its spelling convention: case, `_`, `-`, spaces, dots.
+fn normalize(name: &str) -> Vec<char> {
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' ' | '.') && !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions
+/// and swaps of neighbours each cost one, the usual shapes of a typo.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let width = b.len() + 1;
+    // Three rows: the swap rule looks two rows back.
+    let mut before = vec![0; width];
+    let mut previous: Vec<usize> = (0..width).collect();
+    let mut current = vec![0; width];
+    for (i, &ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            if i > 0 && j > 0 && a.get(i - 1) == Some(&cb) && b.get(j - 1) == Some(&ca) {
+                best = best.min(before[j - 1] + 1);
+            }
+            current[j + 1] = best;
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOOLS: [&str; 4] = ["read_file", "write_file", "list_dir", "exec"];
+
+    #[test]
+    fn spelling_conventions_match_after_normalising() {
+        for input in [
+            "readFile",
+            "read-file",
+            "READ_FILE",
+            "read file",
+            "Read.File",
+            "ReadFile",
+        ] {
+            assert_eq!(did_you_mean(input, TOOLS), Some("read_file"), "{input}");
+        }
+    }
+
+    #[test]
+    fn small_typos_match_by_edit_distance() {
+        assert_eq!(
+            did_you_mean("pth", ["path", "offset", "limit"]),
+            Some("path")
+        );
+        assert_eq!(
+            did_you_mean("timout", ["timeout", "command"]),
+            Some("timeout")
+        );
+        assert_eq!(did_you_mean("raed_file", TOOLS), Some("read_file"));
+        assert_eq!(did_you_mean("exce", TOOLS), Some("exec"));
+    }
+
+    #[test]
+    fn swapped_neighbours_cost_one_edit() {
+        assert_eq!(edit_distance(&normalize("ab"), &normalize("ba")), 1);
+        assert_eq!(
+            edit_distance(&normalize("kitten"), &normalize("sitting")),
+            3
+        );
+        assert_eq!(edit_distance(&[], &normalize("abc")), 3);
+    }
+
+    #[test]
+    fn far_names_get_no_suggestion() {
+        assert_eq!(did_you_mean("delete_everything", TOOLS), None);
+        assert_eq!(did_you_mean("x", ["path", "offset"]), None);
+    }
+
+    #[test]
+    fn the_threshold_grows_with_length_but_stays_small() {
+        // Three letters allow one edit, not two.
+        assert_eq!(did_you_mean("pat", ["path"]), Some("path"));
+        assert_eq!(did_you_mean("pa", ["path"]), None);
+        // Even long names allow at most three.
+        assert_eq!(
+            did_you_mean("a_very_long_parameter_nam", ["a_very_long_parameter_name"]),
+            Some("a_very_long_parameter_name")
+        );
+        assert_eq!(
+            did_you_mean("a_very_long_paramxxxx_name", ["a_very_long_parameter_name"]),
+            None
+        );
+    }
+
+    #[test]
+    fn ties_are_ambiguous() {
+        assert_eq!(did_you_mean("cat", ["bat", "hat"]), None);
+        assert_eq!(did_you_mean("readfile", ["read_file", "read-file"]), None);
+    }
+
+    #[test]
+    fn a_normalised_match_beats_a_typo() {
+        assert_eq!(
+            did_you_mean("readFile", ["read_file", "readfilx"]),
+            Some("read_file")
+        );
+    }
+
+    #[test]
+    fn an_exact_name_needs_no_suggestion() {
+        assert_eq!(did_you_mean("read_file", TOOLS), None);
+    }
+
+    #[test]
+    fn a_name_listed_twice_is_not_a_tie() {
+        assert_eq!(did_you_mean("pth", ["path", "path"]), Some("path"));
+    }
+
+    #[test]
+    fn empty_input_or_no_candidates_give_nothing() {
+        assert_eq!(did_you_mean("", TOOLS), None);
+        assert_eq!(did_you_mean("__", TOOLS), None);
+        assert_eq!(did_you_mean("path", std::iter::empty()), None);
+    }
+}

@@ -1,0 +1,384 @@
+//! The [`Tool`] trait and the static description of a tool, [`ToolSpec`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::error::{ArgumentError, ToolError};
+use crate::output::ToolOutput;
+
+/// A tool an agent can call.
+///
+/// Most tools are written with [`#[tool]`](crate::tool), which implements this
+/// trait. Implement it by hand for tools whose schema is only known at run time
+/// (a tool mounted from an MCP server, a tool defined in a configuration file).
+///
+/// The registry runs steps 1 to 4 of a call (payload, lookup, lenient cast,
+/// validation) before the tool sees anything, so [`Tool::bind`] and
+/// [`Tool::call`] receive arguments that already match [`ToolSpec::input_schema`].
+///
+/// ```
+/// use toolkit::{Arguments, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait};
+/// use serde_json::json;
+///
+/// struct Shout(ToolSpec);
+///
+/// #[async_trait]
+/// impl Tool for Shout {
+///     fn spec(&self) -> &ToolSpec {
+///         &self.0
+///     }
+///     async fn call(&self, args: Arguments, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+///         let args = args.into_json();
+///         Ok(args["text"].as_str().unwrap_or_default().to_uppercase().into())
+///     }
+/// }
+///
+/// let spec = ToolSpec::new(
+///     "shout",
+///     "Repeat the text in capitals.",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+/// );
+/// let tool = Shout(spec);
+/// assert_eq!(tool.spec().name, "shout");
+/// ```
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's name, description, schemas and annotations.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Step 5 of a call: turn validated JSON arguments into this tool's own
+    /// argument type. The default keeps them as JSON.
+    fn bind(&self, args: Value) -> Result<Arguments, ArgumentError> {
+        Ok(Arguments::json(args))
+    }
+
+    /// Run the tool with bound arguments.
+    async fn call(&self, args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Arguments after binding: either still JSON or the tool's typed value.
+pub struct Arguments(ArgumentsRepr);
+
+enum ArgumentsRepr {
+    Json(Value),
+    Typed(Box<dyn std::any::Any + Send>),
+}
+
+impl Arguments {
+    /// Arguments kept as JSON.
+    pub fn json(value: Value) -> Self {
+        Self(ArgumentsRepr::Json(value))
+    }
+
+    /// Arguments already deserialized into a tool's own type.
+    pub fn typed<T: Send + 'static>(value: T) -> Self {
+        Self(ArgumentsRepr::Typed(Box::new(value)))
+    }
+
+    /// The JSON arguments, or `null` when they were bound to a typed value.
+    pub fn into_json(self) -> Value {
+        match self.0 {
+            ArgumentsRepr::Json(value) => value,
+            ArgumentsRepr::Typed(_) => Value::Null,
+        }
+    }
+
+    /// Deserialize JSON arguments into `T`; for hand-written tools.
+    pub fn parse<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, ToolError> {
+        match self.0 {
+            ArgumentsRepr::Json(value) => serde_json::from_value(value)
+                .map_err(|e| ToolError::InvalidArguments(e.to_string())),
+            typed @ ArgumentsRepr::Typed(_) => Arguments(typed).into_typed(),
+        }
+    }
+
+    /// The typed arguments, if they were bound as a `T`.
+    ///
+    /// A tool's `call` receives the value its own `bind` produced, so for a
+    /// tool that binds typed arguments this only fails on a programming error.
+    pub fn into_typed<T: 'static>(self) -> Result<T, ToolError> {
+        match self.0 {
+            ArgumentsRepr::Typed(any) => any.downcast::<T>().map(|b| *b).map_err(|_| {
+                ToolError::internal(format!(
+                    "arguments were bound to another type than {}",
+                    std::any::type_name::<T>()
+                ))
+            }),
+            ArgumentsRepr::Json(value) => {
+                let any: Box<dyn std::any::Any> = Box::new(value);
+                any.downcast::<T>().map(|b| *b).map_err(|_| {
+                    ToolError::internal(format!(
+                        "arguments are JSON, not {}",
+                        std::any::type_name::<T>()
+                    ))
+                })
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Arguments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            ArgumentsRepr::Json(value) => f.debug_tuple("Arguments").field(value).finish(),
+            ArgumentsRepr::Typed(_) => f.write_str("Arguments(<typed>)"),
+        }
+    }
+}
+
+/// Everything a registry and a model need to know about a tool, without running it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The name the model calls, `[A-Za-z0-9_-]{1,64}`.
+    pub name: Cow<'static, str>,
+    /// What the tool does, for the model.
+    pub description: Cow<'static, str>,
+    /// JSON Schema of the arguments object.
+    pub input_schema: Value,
+    /// JSON Schema of the structured result, when the tool returns one.
+    pub output_schema: Option<Value>,
+    /// Behaviour hints used for scheduling and shown to MCP clients.
+    pub annotations: ToolAnnotations,
+    /// What kind of thing the tool touches; drives the default risk level.
+    pub category: Option<ToolCategory>,
+    /// An explicit risk level; when `None` it is derived from the category.
+    pub risk: Option<RiskLevel>,
+    /// How long one call may run before it is stopped; `None` uses the runner's default.
+    pub timeout: Option<Duration>,
+    /// The Rust module the tool was defined in, for filtering; empty for run-time tools.
+    pub module_path: Cow<'static, str>,
+}
+
+impl ToolSpec {
+    /// A spec with a name, a description and an input schema; everything else default.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            annotations: ToolAnnotations::default(),
+            category: None,
+            risk: None,
+            timeout: None,
+            module_path: Cow::Borrowed(""),
+        }
+    }
+
+    /// Set the output schema.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Set the annotations.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Set the category.
+    pub fn with_category(mut self, category: ToolCategory) -> Self {
+        self.category = Some(category);
+        self
+    }
+
+    /// Set an explicit risk level.
+    pub fn with_risk(mut self, risk: RiskLevel) -> Self {
+        self.risk = Some(risk);
+        self
+    }
+
+    /// Set the per-call timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Set the module path used by registry filters.
+    pub fn with_module_path(mut self, module_path: impl Into<Cow<'static, str>>) -> Self {
+        self.module_path = module_path.into();
+        self
+    }
+
+    /// The risk level: the explicit one, else the category's, else
+    /// [`RiskLevel::Low`] for read-only tools and [`RiskLevel::Medium`] otherwise.
+    pub fn risk_level(&self) -> RiskLevel {
+        self.risk
+            .or_else(|| self.category.map(ToolCategory::risk))
+            .unwrap_or(if self.annotations.read_only {
+                RiskLevel::Low
+            } else {
+                RiskLevel::Medium
+            })
+    }
+
+    /// Whether calls of this tool may run at the same time as other safe calls.
+    pub fn concurrency_safe(&self) -> bool {
+        self.annotations.concurrency_safe()
+    }
+}
+
+/// Behaviour hints, with the meanings MCP gives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// The tool does not change its environment.
+    pub read_only: bool,
+    /// The tool must run alone, never beside another call (a shell, say).
+    pub exclusive: bool,
+    /// The tool may destroy data or make changes that cannot be undone.
+    pub destructive: bool,
+    /// Calling it twice with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// The tool talks to things outside the host (the web, other people).
+    pub open_world: bool,
+}
+
+impl ToolAnnotations {
+    /// Read-only and not exclusive: safe to run beside other such calls.
+    pub fn concurrency_safe(&self) -> bool {
+        self.read_only && !self.exclusive
+    }
+}
+
+/// What a tool touches. Drives the default [`RiskLevel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCategory {
+    /// Reads files.
+    FilesystemRead,
+    /// Creates, changes or deletes files.
+    FilesystemWrite,
+    /// Reads from the network without changing anything there.
+    NetworkRead,
+    /// Changes state somewhere on the network.
+    NetworkWrite,
+    /// Runs shell commands.
+    Shell,
+    /// Drives hardware or peripherals.
+    Hardware,
+    /// Reads or writes the agent's memory.
+    Memory,
+    /// Sends messages to people.
+    Messaging,
+    /// Destructive or otherwise high-risk operations.
+    Destructive,
+}
+
+impl ToolCategory {
+    /// Every category, in declaration order.
+    pub const ALL: [ToolCategory; 9] = [
+        Self::FilesystemRead,
+        Self::FilesystemWrite,
+        Self::NetworkRead,
+        Self::NetworkWrite,
+        Self::Shell,
+        Self::Hardware,
+        Self::Memory,
+        Self::Messaging,
+        Self::Destructive,
+    ];
+
+    /// The risk a tool of this category carries unless it says otherwise.
+    pub fn risk(self) -> RiskLevel {
+        match self {
+            Self::FilesystemRead | Self::NetworkRead | Self::Memory => RiskLevel::Low,
+            Self::FilesystemWrite | Self::NetworkWrite | Self::Messaging => RiskLevel::Medium,
+            Self::Shell | Self::Hardware | Self::Destructive => RiskLevel::High,
+        }
+    }
+
+    /// The snake_case name used in attributes and configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FilesystemRead => "filesystem_read",
+            Self::FilesystemWrite => "filesystem_write",
+            Self::NetworkRead => "network_read",
+            Self::NetworkWrite => "network_write",
+            Self::Shell => "shell",
+            Self::Hardware => "hardware",
+            Self::Memory => "memory",
+            Self::Messaging => "messaging",
+            Self::Destructive => "destructive",
+        }
+    }
+}
+
+impl fmt::Display for ToolCategory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How much care a call needs before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskLevel {
+    /// Runs without asking.
+    Low,
+    /// Asks for approval under a "dangerous tools" policy.
+    Medium,
+    /// Asks for approval, with a warning.
+    High,
+}
+
+impl fmt::Display for RiskLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn concurrency_safe_means_read_only_and_not_exclusive() {
+        let mut a = ToolAnnotations::default();
+        assert!(!a.concurrency_safe());
+        a.read_only = true;
+        assert!(a.concurrency_safe());
+        a.exclusive = true;
+        assert!(!a.concurrency_safe());
+    }
+
+    #[test]
+    fn risk_comes_from_explicit_then_category_then_read_only() {
+        let spec = ToolSpec::new("t", "d", json!({"type": "object"}));
+        assert_eq!(spec.risk_level(), RiskLevel::Medium);
+        let read_only = spec.clone().with_annotations(ToolAnnotations {
+            read_only: true,
+            ..Default::default()
+        });
+        assert_eq!(read_only.risk_level(), RiskLevel::Low);
+        let shell = spec.clone().with_category(ToolCategory::Shell);
+        assert_eq!(shell.risk_level(), RiskLevel::High);
+        assert_eq!(shell.with_risk(RiskLevel::Low).risk_level(), RiskLevel::Low);
+    }
+
+    #[test]
+    fn every_category_has_a_risk_and_a_name() {
+        for category in ToolCategory::ALL {
+            let name = serde_json::to_value(category).unwrap();
+            assert_eq!(name, json!(category.as_str()));
+            let _ = category.risk();
+        }
+    }
+}
