@@ -22,10 +22,15 @@ pub struct ToolFn {
 }
 
 pub enum Param {
-    /// A `&T` parameter, taken from the context.
-    Injected { ident: syn::Ident, ty: Box<Type> },
+    /// A `&T` parameter, taken from the context. `mutable` marks the refused
+    /// `&mut T`, so the fallback knows not to check `T`.
+    Injected {
+        ident: syn::Ident,
+        ty: Box<Type>,
+        mutable: bool,
+    },
     /// A parameter the model provides.
-    Argument(Argument),
+    Argument(Box<Argument>),
 }
 
 pub struct Argument {
@@ -75,13 +80,23 @@ impl ToolFn {
                         other => {
                             errors.at(
                                 other,
-                                "a tool parameter must be a plain name: bind it (`point: Point`) and destructure it in the body",
+                                format!(
+                                    "a tool parameter must be a plain name, because the name is the argument's name in the JSON: write `value: {}` and destructure it in the body",
+                                    crate::names::type_text(&typed.ty)
+                                ),
                             );
                             continue;
                         }
                     };
                     params.push(match &*typed.ty {
                         Type::Reference(reference) => {
+                            if let Some(mutability) = &reference.mutability {
+                                let and_token = &reference.and_token;
+                                errors.at(
+                                    quote::quote!(#and_token #mutability),
+                                    "a tool cannot take `&mut`: tools may run at the same time and share the context, so take an argument by value, or shared state by `&T` (with a `Mutex` inside if it must change)",
+                                );
+                            }
                             if !spans.is_empty() || docs.is_some() {
                                 let message = "an injected `&T` parameter is not part of the schema, so it takes no `#[arg]` and no doc comment";
                                 match spans.first() {
@@ -89,14 +104,18 @@ impl ToolFn {
                                     None => errors.at(&ident, message),
                                 }
                             }
-                            Param::Injected { ident, ty: reference.elem.clone() }
+                            Param::Injected {
+                                ident,
+                                ty: reference.elem.clone(),
+                                mutable: reference.mutability.is_some(),
+                            }
                         }
-                        _ => Param::Argument(Argument {
+                        _ => Param::Argument(Box::new(Argument {
                             ident,
                             ty: typed.ty.clone(),
                             docs,
                             attrs: arg_attrs,
-                        }),
+                        })),
                     });
                 }
             }
@@ -123,7 +142,7 @@ impl ToolFn {
 
     pub fn arguments(&self) -> impl Iterator<Item = &Argument> {
         self.params.iter().filter_map(|p| match p {
-            Param::Argument(a) => Some(a),
+            Param::Argument(a) => Some(&**a),
             Param::Injected { .. } => None,
         })
     }
@@ -212,7 +231,8 @@ pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
             },
             _ => None,
         })
-        .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+        // `"".lines()` is empty, but a bare `///` is a paragraph break.
+        .flat_map(|text| text.split('\n').map(str::to_owned).collect::<Vec<_>>())
         .map(|line| line.strip_prefix(' ').map(str::to_owned).unwrap_or(line))
         .collect();
     let text = lines.join("\n").trim().to_owned();

@@ -28,6 +28,15 @@ pub struct ToolAttrs {
     pub risk: Option<Spanned<String>>,
     pub timeout_ms: Option<Spanned<u64>>,
     pub krate: Option<syn::Path>,
+    /// Every key as written, so a check can point at the one to change.
+    pub keys: Vec<Ident>,
+}
+
+impl ToolAttrs {
+    /// The key `name` as written, if it was given.
+    pub fn key(&self, name: &str) -> Option<&Ident> {
+        self.keys.iter().find(|k| *k == name)
+    }
 }
 
 const TOOL_KEYS: &[&str] = &[
@@ -58,6 +67,8 @@ pub struct ArgAttrs {
     pub max_items: Option<Spanned<u64>>,
     pub pattern: Option<Spanned<String>>,
     pub flatten: Option<Span>,
+    /// Every key as written, across all of the parameter's `#[arg]`s.
+    pub keys: Vec<Ident>,
 }
 
 const ARG_KEYS: &[&str] = &[
@@ -77,14 +88,13 @@ const ARG_KEYS: &[&str] = &[
 /// Parse the tokens inside `#[tool(...)]`.
 pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<ToolAttrs> {
     let mut attrs = ToolAttrs::default();
-    let mut seen = Vec::new();
     while !input.is_empty() {
         let key = input.call(Ident::parse_any_key)?;
         let key_name = key.to_string();
-        if seen.contains(&key_name) {
+        if attrs.key(&key_name).is_some() {
             errors.at(&key, format!("`{key_name}` is given twice; keep one"));
         }
-        seen.push(key_name.clone());
+        attrs.keys.push(key.clone());
         match key_name.as_str() {
             "name" => attrs.name = Some(string_value(input, &key)?),
             "description" => attrs.description = Some(string_value(input, &key)?),
@@ -122,14 +132,13 @@ pub fn parse_arg_attrs(
     attrs: &mut ArgAttrs,
     errors: &mut Errors,
 ) -> syn::Result<()> {
-    let mut seen = Vec::new();
     while !input.is_empty() {
         let key = input.call(Ident::parse_any_key)?;
         let key_name = key.to_string();
-        if seen.contains(&key_name) {
+        if attrs.keys.iter().any(|k| *k == key_name) {
             errors.at(&key, format!("`{key_name}` is given twice; keep one"));
         }
-        seen.push(key_name.clone());
+        attrs.keys.push(key.clone());
         let span = key.span();
         match key_name.as_str() {
             "default" => {
@@ -165,15 +174,30 @@ pub fn parse_arg_attrs(
     Ok(())
 }
 
+/// Spellings other libraries use for our keys.
+const KEY_ALIASES: &[(&str, &str)] = &[
+    ("alias", "rename"),
+    ("desc", "description"),
+    ("doc", "description"),
+    ("max", "maximum"),
+    ("min", "minimum"),
+    ("regex", "pattern"),
+    ("timeout_ms", "timeout"),
+    ("timeout_secs", "timeout"),
+];
+
 fn unknown_key(attr: &str, key: &str, known: &[&str]) -> String {
-    let hint = match closest(key, known) {
-        Some(k) => format!("did you mean `{k}`? "),
-        None => String::new(),
-    };
-    format!(
-        "unknown key `{key}` in #[{attr}(...)]; {hint}the keys are: {}",
-        known.join(", ")
-    )
+    let alias = KEY_ALIASES
+        .iter()
+        .find(|(alias, k)| *alias == key && known.contains(k))
+        .map(|(_, k)| *k);
+    match alias.or_else(|| closest(key, known)) {
+        Some(k) => format!("unknown key `{key}` in `#[{attr}]`: did you mean `{k}`?"),
+        None => format!(
+            "unknown key `{key}` in `#[{attr}]`; the keys are: {}",
+            known.join(", ")
+        ),
+    }
 }
 
 trait ParseAnyKey {

@@ -2,12 +2,18 @@
 //! a stand-in tool type, so the user sees the macro's errors and not a
 //! cascade of "cannot find `ReadFileTool`" wherever the tool is used, and
 //! editors keep working on the function body.
+//!
+//! The stand-in also checks the types of the parameters the macro accepted,
+//! so a wrong type is reported in the same build as the macro's own errors.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::Type;
+use syn::spanned::Spanned;
 
-use crate::ast::ToolFn;
+use crate::ast::{Output, Param, ToolFn};
 use crate::expand::tool_type_ident;
+use crate::valid::{borrowed_argument, impl_trait};
 
 pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let item = &tool.item;
@@ -18,11 +24,14 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let vis = &item.vis;
     let type_ident = tool_type_ident(tool);
     let private = quote!(#krate::__private);
+    let checks = type_checks(tool, &private);
     quote! {
         #item
 
         #[derive(Debug, Clone, Copy, Default)]
         #vis struct #type_ident;
+
+        const _: () = { #checks };
 
         #[#private::async_trait]
         impl #krate::Tool for #type_ident {
@@ -39,4 +48,41 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// One spanned assertion per parameter and for the return type, each
+/// reported at that type. Types the macro already refused are skipped, so
+/// each mistake is reported once; a generic function is skipped whole,
+/// because its type parameters are not in scope here.
+pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
+    let sig = &tool.item.sig;
+    if !sig.generics.params.is_empty() || sig.receiver().is_some() {
+        return TokenStream::new();
+    }
+    let checkable = |ty: &Type| impl_trait(ty).is_none();
+    let mut checks = Vec::new();
+    for param in &tool.params {
+        match param {
+            Param::Argument(arg) if checkable(&arg.ty) => {
+                let ty = &arg.ty;
+                checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
+            }
+            Param::Injected { ty, mutable, .. }
+                if !mutable && checkable(ty) && borrowed_argument(ty).is_none() =>
+            {
+                checks.push(quote_spanned!(ty.span()=> #private::assert_injectable::<#ty>();));
+            }
+            _ => {}
+        }
+    }
+    if let Output::Type { ty, ok, err } = &tool.output
+        && checkable(ty)
+    {
+        let ok_ty: &Type = ok.as_deref().unwrap_or(ty);
+        checks.push(quote_spanned!(ok_ty.span()=> #private::assert_return::<#ok_ty>();));
+        if let Some(err) = err {
+            checks.push(quote_spanned!(err.span()=> #private::assert_error::<#err>();));
+        }
+    }
+    quote!(#(#checks)*)
 }

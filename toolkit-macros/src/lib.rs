@@ -33,10 +33,7 @@ fn expand_tool(
     let item_fn = match syn::parse2::<syn::Item>(item.clone()) {
         Ok(syn::Item::Fn(item_fn)) => item_fn,
         Ok(other) => {
-            errors.at(
-                item_kind_token(&other),
-                "#[tool] goes on a function: write `async fn name(args...) -> ...` with a doc comment",
-            );
+            errors.at(item_kind_token(&other), not_a_function(&other));
             let compile_errors = errors.to_compile_errors();
             return quote::quote!(#compile_errors #item);
         }
@@ -67,6 +64,30 @@ fn expand_tool(
         let fallback = fallback::fallback(&model, &krate);
         quote::quote!(#compile_errors #fallback)
     }
+}
+
+/// Why `#[tool]` cannot go on `item`, and where it goes instead.
+fn not_a_function(item: &syn::Item) -> String {
+    let kind = match item {
+        syn::Item::Struct(s) => {
+            return format!(
+                "`#[tool]` goes on a function, not on a struct: put it on the `fn` that does the work; to take this struct as the tool's arguments, make it the only parameter: `#[arg(flatten)] args: {}`",
+                s.ident
+            );
+        }
+        syn::Item::Impl(_) => {
+            return "`#[tool]` goes on a free function, not on an `impl` block: a method cannot be a tool".to_owned();
+        }
+        syn::Item::Enum(_) => "an enum",
+        syn::Item::Trait(_) => "a trait",
+        syn::Item::Mod(_) => "a module",
+        syn::Item::Const(_) => "a constant",
+        syn::Item::Static(_) => "a static",
+        syn::Item::Type(_) => "a type alias",
+        syn::Item::Use(_) => "a `use`",
+        _ => "this item",
+    };
+    format!("`#[tool]` goes on a function, not on {kind}: put it on the `fn` that does the work")
 }
 
 /// The token that names what kind of item this is (`struct`, `impl`, ...).

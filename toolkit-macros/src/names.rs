@@ -26,6 +26,26 @@ pub fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// A type as a person writes it: `Vec<String>`, not `Vec < String >`.
+pub fn type_text(ty: &syn::Type) -> String {
+    let text = quote::quote!(#ty).to_string();
+    [
+        (" :: ", "::"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ;", ";"),
+    ]
+    .iter()
+    .fold(text, |text, (from, to)| text.replace(from, to))
+}
+
 /// The known word within two edits of `word`, if exactly one is that close.
 pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let mut best: Option<(&str, usize)> = None;
@@ -80,6 +100,17 @@ mod tests {
         );
         assert_eq!(closest("nmae", &["name", "rename"]), Some("name"));
         assert_eq!(closest("zzzzzz", &["name"]), None);
+    }
+
+    #[test]
+    fn types_read_as_written() {
+        let ty: syn::Type = syn::parse_quote!(std::collections::HashMap<String, Vec<(u32, u32)>>);
+        assert_eq!(
+            type_text(&ty),
+            "std::collections::HashMap<String, Vec<(u32, u32)>>"
+        );
+        let ty: syn::Type = syn::parse_quote!(&'a [u8; 4]);
+        assert_eq!(type_text(&ty), "&'a [u8; 4]");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use syn::{Lit, Type};
 
 use crate::ast::{Output, Param, ToolFn};
 use crate::errors::Errors;
-use crate::names::is_valid_tool_name;
+use crate::names::{closest, is_valid_tool_name};
 
 pub const CATEGORIES: &[&str] = &[
     "filesystem_read",
@@ -31,23 +31,26 @@ pub fn check(tool: &ToolFn, errors: &mut Errors) {
         check_param(param, errors);
     }
     check_unique_names(tool, errors);
-    if let Output::Type { ty, .. } = &tool.output {
-        if let Some(span) = impl_trait(ty) {
-            errors.at(
-                span,
-                "a tool cannot return `impl Trait`: name the type (`String`, `ToolOutput`, a `Serialize` struct, or a `Result` of one)",
-            );
-        }
+    if let Output::Type { ty, .. } = &tool.output
+        && let Some(span) = impl_trait(ty)
+    {
+        errors.at(
+            span,
+            "a tool cannot return `impl Trait`: name the type (`String`, `ToolOutput`, a `Serialize` struct, or a `Result` of one)",
+        );
     }
 }
 
 fn check_signature(tool: &ToolFn, errors: &mut Errors) {
     let sig = &tool.item.sig;
     if let Some(constness) = &sig.constness {
-        errors.at(constness, "a tool cannot be a `const fn`: remove `const`");
+        errors.at(
+            constness,
+            "a tool runs when the model calls it, never at compile time: remove `const`",
+        );
     }
     if let Some(unsafety) = &sig.unsafety {
-        errors.at(unsafety, "a tool cannot be `unsafe`: the model calls it with any arguments; make it safe and keep the unsafe block inside");
+        errors.at(unsafety, "a tool cannot be an `unsafe fn`: the model calls it with any arguments and cannot uphold a safety contract; make it safe and keep the `unsafe` block inside, where you check its conditions");
     }
     if let Some(abi) = &sig.abi {
         errors.at(abi, "a tool cannot have an `extern` ABI: remove it");
@@ -86,40 +89,36 @@ fn check_name_and_description(tool: &ToolFn, errors: &mut Errors) {
 }
 
 fn check_attributes(tool: &ToolFn, errors: &mut Errors) {
-    if let Some(category) = &tool.attrs.category {
-        if !CATEGORIES.contains(&category.value.as_str()) {
-            errors.at_span(
-                category.span,
-                format!(
-                    "unknown category `{}`; use one of: {}",
-                    category.value,
-                    CATEGORIES.join(", ")
-                ),
-            );
-        }
-    }
-    if let Some(risk) = &tool.attrs.risk {
-        if !RISKS.contains(&risk.value.as_str()) {
-            errors.at_span(
-                risk.span,
-                format!(
-                    "unknown risk `{}`; use one of: low, medium, high",
-                    risk.value
-                ),
-            );
+    for (what, given, known) in [
+        ("category", &tool.attrs.category, CATEGORIES),
+        ("risk", &tool.attrs.risk, RISKS),
+    ] {
+        if let Some(given) = given
+            && !known.contains(&given.value.as_str())
+        {
+            errors.at_span(given.span, unknown_word(what, &given.value, known));
         }
     }
     if tool.attrs.read_only && tool.attrs.destructive {
-        errors.at(
-            &tool.item.sig.ident,
-            "a tool cannot be both `read_only` and `destructive`: keep the one that is true",
-        );
+        let message =
+            "a tool cannot be both `read_only` and `destructive`: keep the one that is true";
+        match tool.attrs.key("destructive") {
+            Some(key) => errors.at(key, message),
+            None => errors.at(&tool.item.sig.ident, message),
+        }
+    }
+}
+
+fn unknown_word(what: &str, word: &str, known: &[&str]) -> String {
+    match closest(word, known) {
+        Some(k) => format!("unknown {what} `{word}`: did you mean `{k}`?"),
+        None => format!("unknown {what} `{word}`; use one of: {}", known.join(", ")),
     }
 }
 
 fn check_param(param: &Param, errors: &mut Errors) {
     match param {
-        Param::Injected { ident, ty } => {
+        Param::Injected { ident, ty, .. } => {
             if let Some(span) = impl_trait(ty) {
                 errors.at(
                     span,
@@ -136,14 +135,6 @@ fn check_param(param: &Param, errors: &mut Errors) {
             }
         }
         Param::Argument(arg) => {
-            if let Type::Reference(r) = &*arg.ty {
-                if r.mutability.is_some() {
-                    errors.at(
-                        &arg.ty,
-                        "a tool cannot take `&mut`: take the value owned, or shared state by `&T`",
-                    );
-                }
-            }
             if let Some(span) = impl_trait(&arg.ty) {
                 errors.at(span, "`impl Trait` makes the tool generic: name a concrete type so a schema can be made for it");
             }
@@ -175,16 +166,16 @@ fn check_param(param: &Param, errors: &mut Errors) {
                 (&attrs.min_length, &attrs.max_length, "length"),
                 (&attrs.min_items, &attrs.max_items, "item count"),
             ] {
-                if let (Some(min), Some(max)) = (min, max) {
-                    if min.value > max.value {
-                        errors.at_span(
-                            max.span,
-                            format!(
-                                "the maximum {what} ({}) is below the minimum ({})",
-                                max.value, min.value
-                            ),
-                        );
-                    }
+                if let (Some(min), Some(max)) = (min, max)
+                    && min.value > max.value
+                {
+                    errors.at_span(
+                        max.span,
+                        format!(
+                            "the maximum {what} ({}) is below the minimum ({})",
+                            max.value, min.value
+                        ),
+                    );
                 }
             }
         }
@@ -197,15 +188,14 @@ fn check_bounds(min: Option<&Lit>, max: Option<(&Lit, proc_macro2::Span)>, error
         Lit::Float(f) => f.base10_digits().parse::<f64>().ok(),
         _ => None,
     };
-    if let (Some(min), Some((max, span))) = (min, max) {
-        if let (Some(lo), Some(hi)) = (value(min), value(max)) {
-            if lo > hi {
-                errors.at_span(
-                    span,
-                    format!("`maximum` ({hi}) is below `minimum` ({lo}): no value could pass"),
-                );
-            }
-        }
+    if let (Some(min), Some((max, span))) = (min, max)
+        && let (Some(lo), Some(hi)) = (value(min), value(max))
+        && lo > hi
+    {
+        errors.at_span(
+            span,
+            format!("`maximum` ({hi}) is below `minimum` ({lo}): no value could pass"),
+        );
     }
 }
 
@@ -227,7 +217,7 @@ fn check_unique_names(tool: &ToolFn, errors: &mut Errors) {
 }
 
 /// The first `impl Trait` anywhere inside `ty`.
-fn impl_trait(ty: &Type) -> Option<syn::TypeImplTrait> {
+pub fn impl_trait(ty: &Type) -> Option<syn::TypeImplTrait> {
     use syn::visit::Visit;
     struct Find(Option<syn::TypeImplTrait>);
     impl<'ast> Visit<'ast> for Find {
@@ -242,7 +232,7 @@ fn impl_trait(ty: &Type) -> Option<syn::TypeImplTrait> {
 
 /// `str`, `[T]` or `Path` behind a reference: a borrowed form of an argument
 /// type, which a model cannot supply.
-fn borrowed_argument(ty: &Type) -> Option<&'static str> {
+pub fn borrowed_argument(ty: &Type) -> Option<&'static str> {
     match ty {
         Type::Slice(_) => Some("slice"),
         Type::Path(p) if p.qself.is_none() => {

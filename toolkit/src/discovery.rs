@@ -3,15 +3,14 @@
 //!
 //! # The linker caveat
 //!
-//! `inventory` collects registrations with link-time constructors. The linker
-//! only includes an object file from a library crate when something in it is
-//! used, so a library whose tools are never referenced from the binary may be
-//! dropped whole, and its tools with it. Tools defined in the binary itself
-//! and in any crate the binary uses for anything else are always found. For a
-//! crate that exists only to hold tools, reference it once from the binary,
-//! for example with [`link_tools!`](crate::link_tools), or call one of its
-//! items. With Rust's default linker settings on Linux, macOS and Windows
-//! this is rarely needed, but it costs nothing and makes it certain.
+//! `inventory` collects registrations with link-time constructors, and rustc
+//! only links a dependency that some code in the program mentions. A library
+//! crate that exists only to hold tools, and that the binary never names, is
+//! left out whole, and its tools with it: a registry then finds none of them.
+//! Tools defined in the binary itself, and in any crate the binary uses for
+//! anything else, are always found. For a tools-only crate, name it once in
+//! the binary with [`link_tools!`](crate::link_tools) (or use any of its
+//! items). The integration tests check both sides of this.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -102,10 +101,10 @@ impl ToolFilter {
             Some(_) => true,
             None => false,
         };
-        if let Some(categories) = &self.categories {
-            if !spec.category.is_some_and(|c| categories.contains(&c)) {
-                return false;
-            }
+        if let Some(categories) = &self.categories
+            && !spec.category.is_some_and(|c| categories.contains(&c))
+        {
+            return false;
         }
         if !self.module_prefixes.is_empty()
             && !self

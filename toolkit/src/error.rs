@@ -155,7 +155,12 @@ impl fmt::Display for ArgumentError {
                 suggestion,
                 allowed,
             } => {
-                write!(f, "{at} is not a parameter of this tool")?;
+                // A top-level key is a parameter; a nested one is a field of some value.
+                if self.path.contains(['.', '[']) {
+                    write!(f, "{at} is not a known field")?;
+                } else {
+                    write!(f, "{at} is not a parameter of this tool")?;
+                }
                 match suggestion {
                     Some(s) => write!(f, "; did you mean '{s}'?"),
                     None if allowed.is_empty() => write!(f, "; it takes no parameters here"),
@@ -301,7 +306,7 @@ fn reason_suffix(reason: &Option<String>) -> String {
 
 fn humantime(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")

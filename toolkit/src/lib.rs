@@ -42,6 +42,7 @@ pub mod args;
 mod context;
 mod discovery;
 mod error;
+pub mod exec;
 mod output;
 mod registry;
 pub mod schema;
@@ -52,6 +53,7 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use args::Cast;
 pub use async_trait::async_trait;
 pub use context::{CancellationToken, FromContext, ToolContext};
 pub use discovery::ToolFilter;

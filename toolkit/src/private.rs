@@ -130,6 +130,12 @@ macro_rules! probe {
             }
         }
 
+        impl<T: ?Sized> Default for $name<T> {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
         impl<T: ?Sized> Clone for $name<T> {
             fn clone(&self) -> Self {
                 *self
@@ -372,6 +378,8 @@ pub mod probes {
 }
 
 #[cfg(test)]
+// The borrows below are the point: they select the probe level.
+#[allow(clippy::needless_borrow, clippy::needless_borrows_for_generic_args)]
 mod tests {
     use super::*;
 
@@ -379,8 +387,6 @@ mod tests {
     struct Report {
         ok: bool,
     }
-
-    use super::probes::*;
 
     #[test]
     fn outputs_pick_the_most_specific_conversion() {

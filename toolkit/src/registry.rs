@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
@@ -18,6 +18,32 @@ use crate::output::ToolOutput;
 use crate::schema::{DefinitionFormat, render_definition};
 use crate::suggest::did_you_mean;
 use crate::tool::{Arguments, Tool, ToolSpec};
+
+/// Tool names are short and chosen by the host, not by an attacker who could
+/// aim for collisions, so a fast non-keyed hash serves the lookup on every call.
+type NameHasher = std::hash::BuildHasherDefault<FxHasher>;
+
+/// The Fx hash (as used in rustc): one multiply per word.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+        }
+        for &byte in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Names of tools mounted from MCP servers start with this; they sort after the rest.
 const MCP_PREFIX: &str = "mcp_";
@@ -54,14 +80,18 @@ pub struct ToolRegistry {
 /// An immutable set of tools plus its cached definitions; replaced on every change.
 #[derive(Default)]
 struct Catalog {
-    entries: HashMap<String, Arc<Entry>>,
+    entries: HashMap<String, Arc<Entry>, NameHasher>,
     /// Tool names in definition order: the rest alphabetically, then `mcp_` tools.
     order: Vec<String>,
-    definitions: [OnceLock<Arc<[Value]>>; 4],
+    /// Rendered definitions by (format, compact), built on first use.
+    definitions: Mutex<HashMap<DefinitionKey, Arc<[Value]>>>,
 }
 
+/// A definitions cache key: the format, and whether descriptions are compact.
+type DefinitionKey = (DefinitionFormat, bool);
+
 impl Catalog {
-    fn with_entries(entries: HashMap<String, Arc<Entry>>) -> Self {
+    fn with_entries(entries: HashMap<String, Arc<Entry>, NameHasher>) -> Self {
         let mut order: Vec<String> = entries.keys().cloned().collect();
         order.sort_by(|a, b| {
             (a.starts_with(MCP_PREFIX), a.as_str()).cmp(&(b.starts_with(MCP_PREFIX), b.as_str()))
@@ -148,7 +178,7 @@ impl ToolRegistry {
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
         let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        let mut entries: HashMap<String, Arc<Entry>> = guard
+        let mut entries: HashMap<String, Arc<Entry>, NameHasher> = guard
             .entries
             .iter()
             .filter(|(name, _)| !owned(name))
@@ -245,19 +275,18 @@ impl ToolRegistry {
     }
 
     fn definitions_of(catalog: &Catalog, format: DefinitionFormat, compact: bool) -> Arc<[Value]> {
-        let slot = match (format, compact) {
-            (DefinitionFormat::OpenAi, false) => 0,
-            (DefinitionFormat::OpenAi, true) => 1,
-            (DefinitionFormat::Mcp, false) => 2,
-            (DefinitionFormat::Mcp, true) => 3,
-        };
-        Arc::clone(catalog.definitions[slot].get_or_init(|| {
+        let mut cache = catalog
+            .definitions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let rendered = cache.entry((format, compact)).or_insert_with(|| {
             catalog
                 .order
                 .iter()
                 .map(|name| render_definition(catalog.entries[name].tool.spec(), format, compact))
                 .collect()
-        }))
+        });
+        Arc::clone(rendered)
     }
 
     /// Steps 1 to 5 of a call: read the payload, find the tool, cast, validate
@@ -287,7 +316,8 @@ impl ToolRegistry {
     }
 
     fn lookup(&self, name: &str) -> Result<Arc<Entry>, CallError> {
-        let catalog = self.snapshot();
+        // Hold the read lock just for the lookup: cheaper than cloning the catalog.
+        let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
         if let Some(entry) = catalog.entries.get(name) {
             return Ok(Arc::clone(entry));
         }
@@ -327,7 +357,7 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
 }
 
 fn insert_checked(
-    entries: &mut HashMap<String, Arc<Entry>>,
+    entries: &mut HashMap<String, Arc<Entry>, NameHasher>,
     prepared: Vec<Entry>,
 ) -> Result<(), RegistryError> {
     for entry in prepared {

@@ -11,6 +11,7 @@
 use serde_json::{Number, Value};
 
 use super::Cast;
+use super::budget::Budget;
 use super::describe;
 use super::node::{MAX_DEPTH, Node, NodeId, Nodes, Types};
 use super::path::Path;
@@ -19,18 +20,31 @@ use super::validate::is_valid;
 /// Cast `value` in place against the root of `nodes`; returns what changed.
 pub(super) fn cast(nodes: &Nodes, value: &mut Value) -> Vec<Cast> {
     let mut casts = Vec::new();
-    Caster { nodes }.node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    let budget = Budget::new();
+    Caster {
+        nodes,
+        budget: &budget,
+    }
+    .node(nodes.root, value, &Path::ROOT, 0, &mut casts);
     casts
 }
 
 struct Caster<'n> {
     nodes: &'n Nodes,
+    budget: &'n Budget,
 }
 
 impl Caster<'_> {
-    fn node(&self, id: NodeId, value: &mut Value, path: &Path<'_>, depth: usize, casts: &mut Vec<Cast>) {
+    fn node(
+        &self,
+        id: NodeId,
+        value: &mut Value,
+        path: &Path<'_>,
+        depth: usize,
+        casts: &mut Vec<Cast>,
+    ) {
         let node = self.nodes.get(id);
-        if node.never || depth > MAX_DEPTH {
+        if node.never || depth > MAX_DEPTH || !self.budget.spend() {
             return;
         }
         if wants_cast(node.cast_to, value)
@@ -75,25 +89,48 @@ impl Caster<'_> {
 
     /// `anyOf`/`oneOf`: leave a value that fits a branch; otherwise take the
     /// first branch that casting makes it fit, with that branch's casts only.
-    fn alternatives(&self, node: &Node, value: &mut Value, path: &Path<'_>, depth: usize, casts: &mut Vec<Cast>) {
-        if node.any_of.iter().any(|&b| is_valid(self.nodes, b, value, depth)) {
+    fn alternatives(
+        &self,
+        node: &Node,
+        value: &mut Value,
+        path: &Path<'_>,
+        depth: usize,
+        casts: &mut Vec<Cast>,
+    ) {
+        if node
+            .any_of
+            .iter()
+            .any(|&b| is_valid(self.nodes, b, value, depth, self.budget))
+        {
             return;
         }
+        let mut fallback = None;
         for &branch in &node.any_of {
+            if self.nodes.get(branch).is_null_only() {
+                continue;
+            }
             let mut trial = value.clone();
             let mut trial_casts = Vec::new();
             self.node(branch, &mut trial, path, depth, &mut trial_casts);
-            if !trial_casts.is_empty() && is_valid(self.nodes, branch, &trial, depth) {
+            if trial_casts.is_empty() {
+                continue;
+            }
+            if is_valid(self.nodes, branch, &trial, depth, self.budget) {
                 *value = trial;
                 casts.append(&mut trial_casts);
                 return;
             }
+            if fallback.is_none() && self.nodes.only_branch_for(node, &trial) == Some(branch) {
+                fallback = Some((trial, trial_casts));
+            }
         }
-        // Nothing fits even after casting. For `Option<T>` validation will
-        // report T's errors, so T's casts are kept: the errors left over are
-        // then the real ones, not `"5"` where an integer was wanted.
-        if let Some(branch) = self.nodes.lone_non_null_branch(node) {
-            self.node(branch, value, path, depth, casts);
+        // Nothing fits even after casting. When one branch alone is for the
+        // value's type (`Option<T>`), validation will report that branch's
+        // errors, so its casts are kept: the errors left are then the real
+        // ones, not `"5"` where an integer was wanted.
+        if let Some((trial, mut trial_casts)) = fallback {
+            *value = trial;
+            casts.append(&mut trial_casts);
         }
     }
 }
@@ -151,8 +188,8 @@ fn from_text(text: &str, want: Types) -> Option<(Value, &'static str)> {
     }
 }
 
-/// An integer written as one: `60`, `-3`, or a float form of a whole number
-/// (`1e3`, `30.0`) that fits i64 or u64.
+/// An integer written as one: `60`, `-3`, or a whole number in decimal or
+/// exponent form (`30.0`, `1e3`) that fits i64 or u64.
 fn integer(text: &str) -> Option<Number> {
     if let Ok(i) = text.parse::<i64>() {
         return Some(i.into());
@@ -160,11 +197,56 @@ fn integer(text: &str) -> Option<Number> {
     if let Ok(u) = text.parse::<u64>() {
         return Some(u.into());
     }
-    let f = finite_float(text)?;
-    if f.fract() != 0.0 {
+    whole_decimal(text)
+}
+
+/// A whole number in decimal or exponent form, read digit by digit: going
+/// through f64 would turn `9223372036854775809` or `2.0000000000000001`
+/// into a neighbouring integer, which is a guess.
+fn whole_decimal(text: &str) -> Option<Number> {
+    let (sign, unsigned) = match text.as_bytes().first()? {
+        b'-' => ("-", text.get(1..)?),
+        b'+' => ("", text.get(1..)?),
+        _ => ("", text),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !all_digits {
         return None;
     }
-    integral_float(f)
+    let digits = format!("{whole}{fraction}");
+    let digits = digits.trim_start_matches('0');
+    // The value is `digits` times ten to the `scale`.
+    let scale = i64::from(exponent) - i64::try_from(fraction.len()).ok()?;
+    let exact = if scale >= 0 {
+        // u64::MAX has 20 digits; anything longer cannot fit.
+        if i64::try_from(digits.len()).ok()? + scale > 20 {
+            return None;
+        }
+        let zeros = usize::try_from(scale).ok()?;
+        format!("{digits}{}", "0".repeat(zeros))
+    } else {
+        let dropped = usize::try_from(-scale).ok()?;
+        let keep = digits.len().saturating_sub(dropped);
+        let (kept, cut) = digits.split_at_checked(keep)?;
+        if !cut.bytes().all(|b| b == b'0') {
+            return None;
+        }
+        kept.to_owned()
+    };
+    let exact = if exact.is_empty() { "0" } else { &exact };
+    let signed = format!("{sign}{exact}");
+    if let Ok(i) = signed.parse::<i64>() {
+        return Some(i.into());
+    }
+    signed.parse::<u64>().ok().map(Number::from)
 }
 
 /// A whole float as an integer, if it fits i64 or u64 exactly.
@@ -241,8 +323,42 @@ mod tests {
         assert_eq!(x(int.clone(), json!("60")), json!(60));
         assert_eq!(x(int.clone(), json!(" 60 ")), json!(60));
         assert_eq!(x(int.clone(), json!("-3")), json!(-3));
-        assert_eq!(x(int.clone(), json!("18446744073709551615")), json!(u64::MAX));
+        assert_eq!(
+            x(int.clone(), json!("18446744073709551615")),
+            json!(u64::MAX)
+        );
         assert_eq!(x(int, json!("1e3")), json!(1000));
+    }
+
+    #[test]
+    fn whole_numbers_in_other_forms_become_integers_exactly() {
+        for (text, value) in [
+            ("30.0", json!(30)),
+            ("1e3", json!(1000)),
+            ("2.50e1", json!(25)),
+            ("1000e-3", json!(1)),
+            ("-4.0", json!(-4)),
+            ("+7", json!(7)),
+            ("0.0", json!(0)),
+            ("1.", json!(1)),
+            ("1.8446744073709551615e19", json!(u64::MAX)),
+        ] {
+            assert_eq!(whole_decimal(text), value.as_number().cloned(), "{text}");
+        }
+        for text in [
+            "2.0000000000000001",
+            "0.5",
+            "1e-3",
+            "1e21",
+            ".",
+            "1e",
+            "e5",
+            "1.2.3",
+            "-",
+            "1e99999999999",
+        ] {
+            assert_eq!(whole_decimal(text), None, "{text}");
+        }
     }
 
     #[test]
@@ -271,8 +387,14 @@ mod tests {
     #[test]
     fn overflowing_integer_strings_stay_strings() {
         let int = json!({"type": "integer"});
-        assert_eq!(x(int.clone(), json!("18446744073709551616")), json!("18446744073709551616"));
-        assert_eq!(x(int.clone(), json!("-9223372036854775809")), json!("-9223372036854775809"));
+        assert_eq!(
+            x(int.clone(), json!("18446744073709551616")),
+            json!("18446744073709551616")
+        );
+        assert_eq!(
+            x(int.clone(), json!("-9223372036854775809")),
+            json!("-9223372036854775809")
+        );
         assert_eq!(x(int, json!("1e30")), json!("1e30"));
     }
 
@@ -287,7 +409,10 @@ mod tests {
     fn integral_floats_become_integers() {
         assert_eq!(x(json!({"type": "integer"}), json!(30.0)), json!(30));
         assert_eq!(x(json!({"type": "integer"}), json!(-2.0)), json!(-2));
-        assert_eq!(x(json!({"type": ["integer", "null"]}), json!(1e19)), json!(10_000_000_000_000_000_000_u64));
+        assert_eq!(
+            x(json!({"type": ["integer", "null"]}), json!(1e19)),
+            json!(10_000_000_000_000_000_000_u64)
+        );
         // Past u64 there is no integer to become.
         assert_eq!(x(json!({"type": "integer"}), json!(1e30)), json!(1e30));
     }
@@ -295,7 +420,10 @@ mod tests {
     #[test]
     fn floats_stay_floats_where_numbers_are_wanted() {
         assert_eq!(x(json!({"type": "number"}), json!(30.0)), json!(30.0));
-        assert_eq!(x(json!({"type": ["integer", "number"]}), json!(30.0)), json!(30.0));
+        assert_eq!(
+            x(json!({"type": ["integer", "number"]}), json!(30.0)),
+            json!(30.0)
+        );
     }
 
     #[test]
@@ -326,8 +454,14 @@ mod tests {
 
     #[test]
     fn json_strings_become_objects_and_arrays() {
-        assert_eq!(x(json!({"type": "object"}), json!("{\"a\": 1}")), json!({"a": 1}));
-        assert_eq!(x(json!({"type": "array"}), json!(" [1, 2] ")), json!([1, 2]));
+        assert_eq!(
+            x(json!({"type": "object"}), json!("{\"a\": 1}")),
+            json!({"a": 1})
+        );
+        assert_eq!(
+            x(json!({"type": "array"}), json!(" [1, 2] ")),
+            json!([1, 2])
+        );
         // The wrong container, or broken JSON, stays.
         assert_eq!(x(json!({"type": "object"}), json!("[1]")), json!("[1]"));
         assert_eq!(x(json!({"type": "array"}), json!("{}")), json!("{}"));
@@ -339,7 +473,13 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
         let (args, casts) = run(property(schema), json!({"x": "{\"n\": \"5\"}"}));
         assert_eq!(args, json!({"x": {"n": 5}}));
-        assert_eq!(casts, [r#"x: string "{\"n\": \"5\"}" -> object"#, r#"x.n: string "5" -> integer"#]);
+        assert_eq!(
+            casts,
+            [
+                r#"x: string "{\"n\": \"5\"}" -> object"#,
+                r#"x.n: string "5" -> integer"#
+            ]
+        );
     }
 
     #[test]
@@ -351,14 +491,23 @@ mod tests {
 
     #[test]
     fn objects_never_become_strings() {
-        assert_eq!(x(json!({"type": "string"}), json!({"a": 1})), json!({"a": 1}));
+        assert_eq!(
+            x(json!({"type": "string"}), json!({"a": 1})),
+            json!({"a": 1})
+        );
         assert_eq!(x(json!({"type": "string"}), json!(5)), json!(5));
     }
 
     #[test]
     fn values_of_an_allowed_type_are_left_alone() {
-        assert_eq!(x(json!({"type": ["string", "integer"]}), json!("60")), json!("60"));
-        assert_eq!(x(json!({"type": ["boolean", "string"]}), json!("yes")), json!("yes"));
+        assert_eq!(
+            x(json!({"type": ["string", "integer"]}), json!("60")),
+            json!("60")
+        );
+        assert_eq!(
+            x(json!({"type": ["boolean", "string"]}), json!("yes")),
+            json!("yes")
+        );
         assert_eq!(x(json!({"type": "string"}), json!("[1]")), json!("[1]"));
         let (_, casts) = run(property(json!({"type": "integer"})), json!({"x": 60}));
         assert!(casts.is_empty());
@@ -381,7 +530,10 @@ mod tests {
         let schema = json!({"type": ["integer", "null"]});
         assert_eq!(x(schema.clone(), json!("7")), json!(7));
         assert_eq!(x(schema, json!(null)), json!(null));
-        assert_eq!(x(json!({"type": "integer", "nullable": true}), json!("7")), json!(7));
+        assert_eq!(
+            x(json!({"type": "integer", "nullable": true}), json!("7")),
+            json!(7)
+        );
     }
 
     #[test]
@@ -402,7 +554,10 @@ mod tests {
             schema,
             json!({"meta": {"flags": ["yes", false, "0"], "sizes": {"a": "1", "b": 2}}}),
         );
-        assert_eq!(args, json!({"meta": {"flags": [true, false, false], "sizes": {"a": 1, "b": 2}}}));
+        assert_eq!(
+            args,
+            json!({"meta": {"flags": [true, false, false], "sizes": {"a": 1, "b": 2}}})
+        );
         assert_eq!(
             casts,
             [
@@ -454,8 +609,14 @@ mod tests {
             schema,
             json!({"size": "1", "children": [{"size": "2", "children": [{"size": "3", "children": []}]}]}),
         );
-        assert_eq!(args, json!({"size": 1, "children": [{"size": 2, "children": [{"size": 3, "children": []}]}]}));
-        assert_eq!(casts.last().unwrap(), r#"children[0].children[0].size: string "3" -> integer"#);
+        assert_eq!(
+            args,
+            json!({"size": 1, "children": [{"size": 2, "children": [{"size": 3, "children": []}]}]})
+        );
+        assert_eq!(
+            casts.last().unwrap(),
+            r#"children[0].children[0].size: string "3" -> integer"#
+        );
     }
 
     #[test]
@@ -504,6 +665,17 @@ mod tests {
     }
 
     #[test]
+    fn the_one_branch_for_the_type_keeps_its_casts_even_when_still_invalid() {
+        let schema = json!({"anyOf": [
+            {"type": "integer"},
+            {"type": "object", "properties": {"n": {"type": "integer"}, "m": {}}, "required": ["n", "m"]}
+        ]});
+        let (args, casts) = run(property(schema), json!({"x": {"n": "5"}}));
+        assert_eq!(args["x"], json!({"n": 5}));
+        assert_eq!(casts, [r#"x.n: string "5" -> integer"#]);
+    }
+
+    #[test]
     fn all_of_casts_through_every_branch() {
         let schema = json!({"allOf": [
             {"properties": {"a": {"type": "integer"}}},
@@ -517,20 +689,38 @@ mod tests {
     fn casts_record_path_from_and_to() {
         let (_, casts) = run(
             json!({"type": "object", "properties": {"timeout": {"type": "integer"}, "odd key": {"type": "number"}}}),
-            json!({"timeout": "60", "odd key": "0.5"}),
+            json!({"odd key": "0.5", "timeout": "60"}),
         );
-        assert_eq!(casts, [r#"["odd key"]: string "0.5" -> number"#, r#"timeout: string "60" -> integer"#]);
+        assert_eq!(
+            casts,
+            [
+                r#"["odd key"]: string "0.5" -> number"#,
+                r#"timeout: string "60" -> integer"#
+            ]
+        );
         let nodes = compile(&property(json!({"type": "integer"}))).unwrap();
         let mut args = json!({"x": 30.0});
         assert_eq!(
             cast(&nodes, &mut args),
-            [Cast { path: "x".into(), from: "number 30.0".into(), to: "integer" }]
+            [Cast {
+                path: "x".into(),
+                from: "number 30.0".into(),
+                to: "integer"
+            }]
         );
     }
 
     #[test]
     fn a_false_schema_casts_nothing() {
         assert_eq!(x(json!(false), json!("1")), json!("1"));
+    }
+
+    #[test]
+    fn alternatives_that_would_take_exponential_time_are_cut_short() {
+        use super::super::validate::tests::{deep_misfit, exponential_schema};
+        let (args, casts) = run(exponential_schema(), deep_misfit(60));
+        assert_eq!(args, deep_misfit(60));
+        assert!(casts.is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::{Map, Number, Value};
 
 use super::SchemaError;
 use super::node::{
-    Additional, ArrayRules, Bound, NodeId, Nodes, Node, NumberRules, ObjectRules, Pattern,
+    Additional, ArrayRules, Bound, Node, NodeId, Nodes, NumberRules, ObjectRules, Pattern,
     Property, StringRules, Types,
 };
 use super::number::{Num, format_range};
@@ -81,7 +81,9 @@ impl<'s> Compiler<'s> {
             return Ok(id);
         }
         let schema = self.document.pointer(pointer).ok_or_else(|| {
-            SchemaError(format!("{at}: $ref \"#{pointer}\" points to nothing in the schema"))
+            SchemaError(format!(
+                "{at}: $ref \"#{pointer}\" points to nothing in the schema"
+            ))
         })?;
         let slot = self.push(Node::ANYTHING);
         self.targets.insert(pointer.to_owned(), slot);
@@ -101,8 +103,9 @@ impl<'s> Compiler<'s> {
                 "{at}: $ref \"{text}\" leaves the schema; only references within it (\"#/$defs/...\") are supported"
             ))
         })?;
-        let pointer = percent_decode(fragment)
-            .ok_or_else(|| SchemaError(format!("{at}: $ref \"{text}\" is not a valid URI fragment")))?;
+        let pointer = percent_decode(fragment).ok_or_else(|| {
+            SchemaError(format!("{at}: $ref \"{text}\" is not a valid URI fragment"))
+        })?;
         if !pointer.is_empty() && !pointer.starts_with('/') {
             return Err(SchemaError(format!(
                 "{at}: $ref \"{text}\" names an anchor; only JSON pointers (\"#/$defs/...\") are supported"
@@ -146,10 +149,11 @@ impl<'s> Compiler<'s> {
             types = types.union(Types::NULL);
         }
         let mut allowed = allowed_values(map);
-        if nullable && let Some(values) = &mut allowed {
-            if !values.contains(&Value::Null) {
-                values.push(Value::Null);
-            }
+        if nullable
+            && let Some(values) = &mut allowed
+            && !values.contains(&Value::Null)
+        {
+            values.push(Value::Null);
         }
         let cast_to = match &allowed {
             Some(values) if types == Types::ANY => values
@@ -223,7 +227,8 @@ impl<'s> Compiler<'s> {
             max_length: count(map.get("maxLength")),
             pattern,
         };
-        let any = rules.min_length.is_some() || rules.max_length.is_some() || rules.pattern.is_some();
+        let any =
+            rules.min_length.is_some() || rules.max_length.is_some() || rules.pattern.is_some();
         Ok(any.then_some(rules))
     }
 
@@ -276,7 +281,8 @@ impl<'s> Compiler<'s> {
         };
         if let Some(Value::Object(properties)) = map.get("properties") {
             for (name, schema) in properties {
-                let schema = self.subschema(schema, &format!("{at}/properties/{}", escape(name)))?;
+                let schema =
+                    self.subschema(schema, &format!("{at}/properties/{}", escape(name)))?;
                 rules.properties.push(Property {
                     name: name.clone(),
                     schema,
@@ -290,7 +296,8 @@ impl<'s> Compiler<'s> {
             .by_name
             .sort_by(|&a, &b| name_at(properties, a).cmp(name_at(properties, b)));
         for name in required {
-            if rules.property(name).is_none() && !rules.required_elsewhere.iter().any(|n| n == name) {
+            if rules.property(name).is_none() && !rules.required_elsewhere.iter().any(|n| n == name)
+            {
                 rules.required_elsewhere.push(name.to_owned());
             }
         }
@@ -356,9 +363,7 @@ fn allowed_values(map: &Map<String, Value>) -> Option<Vec<Value>> {
         (Some(values), None) => Some(values),
         (None, Some(value)) => Some(vec![value.clone()]),
         // Both must hold: only the constant, and only if the list has it.
-        (Some(values), Some(value)) => {
-            Some(values.into_iter().filter(|v| v == value).collect())
-        }
+        (Some(values), Some(value)) => Some(values.into_iter().filter(|v| v == value).collect()),
     }
 }
 
@@ -384,7 +389,11 @@ fn number_rules(map: &Map<String, Value>) -> Option<NumberRules> {
     if let Some(n) = number("exclusiveMaximum") {
         tighten(&mut upper, bound(n, true), Side::Upper);
     }
-    if let Some((min, max)) = map.get("format").and_then(Value::as_str).and_then(format_range) {
+    if let Some((min, max)) = map
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(format_range)
+    {
         tighten(&mut lower, bound(min, false), Side::Lower);
         tighten(&mut upper, bound(max, false), Side::Upper);
     }
@@ -444,7 +453,9 @@ fn count(keyword: Option<&Value>) -> Option<u64> {
 
 fn regex(source: &str, at: &str) -> Result<Regex, SchemaError> {
     Regex::new(source).map_err(|e| {
-        SchemaError(format!("{at}: the pattern {source:?} is not a valid regular expression: {e}"))
+        SchemaError(format!(
+            "{at}: the pattern {source:?} is not a valid regular expression: {e}"
+        ))
     })
 }
 
@@ -537,71 +548,91 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn root(schema: &Value) -> (Nodes, NodeId) {
+    fn compiled(schema: &Value) -> (Nodes, NodeId) {
         let nodes = compile(schema).expect("compiles");
         let root = nodes.root;
         (nodes, root)
     }
 
     fn property(nodes: &Nodes, id: NodeId, name: &str) -> NodeId {
-        nodes.get(id).object.as_ref().unwrap().property(name).unwrap().schema
+        nodes
+            .get(id)
+            .object
+            .as_ref()
+            .unwrap()
+            .property(name)
+            .unwrap()
+            .schema
     }
 
     #[test]
     fn types_from_a_string_or_a_list() {
-        let (nodes, root) = root(&json!({"type": "integer"}));
+        let (nodes, root) = compiled(&json!({"type": "integer"}));
         assert_eq!(nodes.get(root).types, Types::INTEGER);
-        let (nodes, root) = root(&json!({"type": ["string", "null"]}));
+        let (nodes, root) = compiled(&json!({"type": ["string", "null"]}));
         assert_eq!(nodes.get(root).types, Types::STRING.union(Types::NULL));
-        let (nodes, root) = root(&json!({"description": "no type"}));
+        let (nodes, root) = compiled(&json!({"description": "no type"}));
         assert_eq!(nodes.get(root).types, Types::ANY);
     }
 
     #[test]
     fn openapi_nullable_adds_null() {
-        let (nodes, root) = root(&json!({"type": "string", "nullable": true, "enum": ["a"]}));
+        let (nodes, root) = compiled(&json!({"type": "string", "nullable": true, "enum": ["a"]}));
         assert_eq!(nodes.get(root).types, Types::STRING.union(Types::NULL));
         assert_eq!(nodes.get(root).allowed, Some(vec![json!("a"), json!(null)]));
     }
 
     #[test]
     fn enum_values_give_cast_types_when_no_type_is_named() {
-        let (nodes, root) = root(&json!({"enum": [1, 2, 3]}));
+        let (nodes, root) = compiled(&json!({"enum": [1, 2, 3]}));
         assert_eq!(nodes.get(root).types, Types::ANY);
         assert_eq!(nodes.get(root).cast_to, Types::INTEGER);
     }
 
     #[test]
     fn const_is_a_one_value_enum() {
-        let (nodes, root) = root(&json!({"const": "x"}));
+        let (nodes, root) = compiled(&json!({"const": "x"}));
         assert_eq!(nodes.get(root).allowed, Some(vec![json!("x")]));
     }
 
     #[test]
     fn format_bounds_apply_unless_the_schema_is_tighter() {
-        let (nodes, root) = root(&json!({"type": "integer", "format": "uint8", "maximum": 100}));
+        let (nodes, root) =
+            compiled(&json!({"type": "integer", "format": "uint8", "maximum": 100}));
         let rules = nodes.get(root).number.as_ref().unwrap();
         assert_eq!(rules.lower.as_ref().unwrap().limit, Number::from(0));
         assert_eq!(rules.upper.as_ref().unwrap().limit, Number::from(100));
-        let (nodes, root) = root(&json!({"type": "integer", "format": "int8", "minimum": -1000}));
+        let (nodes, root) =
+            compiled(&json!({"type": "integer", "format": "int8", "minimum": -1000}));
         let rules = nodes.get(root).number.as_ref().unwrap();
         assert_eq!(rules.lower.as_ref().unwrap().limit, Number::from(-128));
     }
 
     #[test]
     fn exclusive_bounds_in_both_drafts() {
-        let (nodes, root) = root(&json!({"exclusiveMinimum": 0, "maximum": 5, "exclusiveMaximum": true}));
+        let (nodes, root) =
+            compiled(&json!({"exclusiveMinimum": 0, "maximum": 5, "exclusiveMaximum": true}));
         let rules = nodes.get(root).number.as_ref().unwrap();
         assert!(rules.lower.as_ref().unwrap().exclusive);
         assert!(rules.upper.as_ref().unwrap().exclusive);
         // At the same value, the exclusive bound is the tighter one.
-        let (nodes, root) = root(&json!({"minimum": 0, "exclusiveMinimum": 0}));
-        assert!(nodes.get(root).number.as_ref().unwrap().lower.as_ref().unwrap().exclusive);
+        let (nodes, root) = compiled(&json!({"minimum": 0, "exclusiveMinimum": 0}));
+        assert!(
+            nodes
+                .get(root)
+                .number
+                .as_ref()
+                .unwrap()
+                .lower
+                .as_ref()
+                .unwrap()
+                .exclusive
+        );
     }
 
     #[test]
     fn refs_to_defs_and_definitions_resolve_to_one_node() {
-        let (nodes, root) = root(&json!({
+        let (nodes, root) = compiled(&json!({
             "properties": {
                 "a": {"$ref": "#/$defs/Thing"},
                 "b": {"$ref": "#/$defs/Thing"},
@@ -610,7 +641,11 @@ mod tests {
             "$defs": {"Thing": {"type": "integer"}},
             "definitions": {"Other": {"type": "boolean"}}
         }));
-        let (a, b, c) = (property(&nodes, root, "a"), property(&nodes, root, "b"), property(&nodes, root, "c"));
+        let (a, b, c) = (
+            property(&nodes, root, "a"),
+            property(&nodes, root, "b"),
+            property(&nodes, root, "c"),
+        );
         assert_eq!(a, b);
         assert_eq!(nodes.get(a).types, Types::INTEGER);
         assert_eq!(nodes.get(c).types, Types::BOOLEAN);
@@ -618,7 +653,7 @@ mod tests {
 
     #[test]
     fn ref_pointers_unescape() {
-        let (nodes, root) = root(&json!({
+        let (nodes, root) = compiled(&json!({
             "properties": {
                 "a": {"$ref": "#/$defs/a~1b~0c"},
                 "b": {"$ref": "#/$defs/with%20space"}
@@ -631,7 +666,7 @@ mod tests {
 
     #[test]
     fn a_ref_with_siblings_keeps_both() {
-        let (nodes, root) = root(&json!({
+        let (nodes, root) = compiled(&json!({
             "properties": {"a": {"$ref": "#/$defs/N", "maximum": 3}},
             "$defs": {"N": {"type": "integer"}}
         }));
@@ -642,7 +677,7 @@ mod tests {
 
     #[test]
     fn recursive_schemas_compile_once() {
-        let (nodes, root) = root(&json!({
+        let (nodes, root) = compiled(&json!({
             "$ref": "#/$defs/Node",
             "$defs": {"Node": {
                 "type": "object",
@@ -658,7 +693,7 @@ mod tests {
 
     #[test]
     fn the_root_is_reachable_as_hash() {
-        let (nodes, root) = root(&json!({
+        let (nodes, root) = compiled(&json!({
             "type": "object",
             "properties": {"next": {"$ref": "#"}}
         }));
@@ -680,7 +715,10 @@ mod tests {
     #[test]
     fn unresolvable_refs_are_errors() {
         let err = compile(&json!({"properties": {"a": {"$ref": "#/$defs/Nope"}}})).unwrap_err();
-        assert_eq!(err.0, "#/properties/a: $ref \"#/$defs/Nope\" points to nothing in the schema");
+        assert_eq!(
+            err.0,
+            "#/properties/a: $ref \"#/$defs/Nope\" points to nothing in the schema"
+        );
         let err = compile(&json!({"$ref": "https://example.com/schema.json"})).unwrap_err();
         assert!(err.0.contains("only references within it"), "{err}");
         let err = compile(&json!({"$ref": "#anchor"})).unwrap_err();
@@ -692,15 +730,19 @@ mod tests {
     #[test]
     fn invalid_patterns_are_errors() {
         let err = compile(&json!({"properties": {"a": {"pattern": "(unclosed"}}})).unwrap_err();
-        assert!(err.0.starts_with("#/properties/a/pattern: the pattern \"(unclosed\""), "{err}");
+        assert!(
+            err.0
+                .starts_with("#/properties/a/pattern: the pattern \"(unclosed\""),
+            "{err}"
+        );
         assert!(compile(&json!({"patternProperties": {"[": {}}})).is_err());
     }
 
     #[test]
     fn boolean_schemas() {
-        let (nodes, root) = root(&json!(true));
+        let (nodes, root) = compiled(&json!(true));
         assert!(nodes.get(root).is_unconstrained());
-        let (nodes, root) = root(&json!(false));
+        let (nodes, root) = compiled(&json!(false));
         assert!(nodes.get(root).never);
     }
 
@@ -712,13 +754,14 @@ mod tests {
 
     #[test]
     fn unknown_keywords_and_types_are_ignored() {
-        let (nodes, root) = root(&json!({"type": "any", "x-custom": {"$ref": 5}, "title": "T"}));
+        let (nodes, root) =
+            compiled(&json!({"type": "any", "x-custom": {"$ref": 5}, "title": "T"}));
         assert!(nodes.get(root).is_unconstrained());
     }
 
     #[test]
     fn both_any_of_and_one_of_must_hold() {
-        let (nodes, root) = root(&json!({"anyOf": [true], "oneOf": [false, true]}));
+        let (nodes, root) = compiled(&json!({"anyOf": [true], "oneOf": [false, true]}));
         let node = nodes.get(root);
         assert_eq!(node.any_of.len(), 1);
         assert_eq!(node.all_of.len(), 1);
@@ -727,11 +770,13 @@ mod tests {
 
     #[test]
     fn tuple_items_in_both_drafts() {
-        let (nodes, root) = root(&json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}));
+        let (nodes, root) =
+            compiled(&json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}));
         let rules = nodes.get(root).array.as_ref().unwrap();
         assert_eq!(rules.prefix.len(), 1);
         assert!(rules.rest.is_some());
-        let (nodes, root) = root(&json!({"items": [{"type": "string"}], "additionalItems": false}));
+        let (nodes, root) =
+            compiled(&json!({"items": [{"type": "string"}], "additionalItems": false}));
         let rules = nodes.get(root).array.as_ref().unwrap();
         assert_eq!(rules.prefix.len(), 1);
         assert!(nodes.get(rules.rest.unwrap()).never);
@@ -739,7 +784,8 @@ mod tests {
 
     #[test]
     fn required_names_outside_properties_are_kept() {
-        let (nodes, root) = root(&json!({"properties": {"a": {}}, "required": ["a", "b", "b"]}));
+        let (nodes, root) =
+            compiled(&json!({"properties": {"a": {}}, "required": ["a", "b", "b"]}));
         let rules = nodes.get(root).object.as_ref().unwrap();
         assert!(rules.properties[0].required);
         assert_eq!(rules.required_elsewhere, vec!["b".to_owned()]);

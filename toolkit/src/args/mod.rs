@@ -2,23 +2,96 @@
 //!
 //! All of it is driven by a tool's JSON Schema, compiled once into an
 //! [`ArgumentSchema`] when the tool is registered.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolkit::args::{ArgumentSchema, normalize_payload};
+//!
+//! let schema = ArgumentSchema::compile(&json!({
+//!     "type": "object",
+//!     "properties": {"timeout": {"type": "integer", "maximum": 600}},
+//!     "required": ["timeout"]
+//! }))
+//! .unwrap();
+//!
+//! let mut args = normalize_payload(json!("{\"timeout\": \"60\"}"), false).unwrap();
+//! let casts = schema.cast(&mut args);
+//! assert_eq!(casts[0].to_string(), "timeout: string \"60\" -> integer");
+//! assert!(schema.validate(&args).is_ok());
+//!
+//! let errors = schema.validate(&json!({"timeout": 900})).unwrap_err();
+//! assert_eq!(errors[0].to_string(), "timeout must be <= 600");
+//! ```
+
+mod budget;
+mod cast;
+mod compile;
+mod describe;
+mod equal;
+mod node;
+mod number;
+mod path;
+mod payload;
+mod validate;
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::{ArgumentError, PayloadError};
+use crate::error::ArgumentError;
+use node::{NodeId, Nodes};
+
+pub use payload::normalize_payload;
 
 /// A tool's input schema, compiled once for casting and validation.
+///
+/// Compiling resolves every `$ref`, compiles every `pattern` and reads the
+/// bounds implied by numeric `format`s, so casting and validating a call
+/// only compare values. Cloning is cheap: the compiled form is shared.
+///
+/// ```
+/// use serde_json::json;
+/// use toolkit::args::ArgumentSchema;
+///
+/// let schema = ArgumentSchema::compile(&json!({
+///     "type": "object",
+///     "properties": {"path": {"type": "string"}},
+///     "additionalProperties": false
+/// }))
+/// .unwrap();
+/// assert!(schema.has_parameter("path"));
+/// let errors = schema.validate(&json!({"pth": "a.txt"})).unwrap_err();
+/// assert_eq!(
+///     errors[0].to_string(),
+///     "pth is not a parameter of this tool; did you mean 'path'?"
+/// );
+/// ```
 #[derive(Debug, Clone)]
 pub struct ArgumentSchema {
-    _private: (),
+    nodes: Arc<Nodes>,
 }
 
 /// A schema the compiler cannot use (a `$ref` that points nowhere, a bad pattern).
+///
+/// ```
+/// use serde_json::json;
+/// use toolkit::args::ArgumentSchema;
+///
+/// let err = ArgumentSchema::compile(&json!({"$ref": "#/$defs/Missing"})).unwrap_err();
+/// assert_eq!(err.to_string(), "#: $ref \"#/$defs/Missing\" points to nothing in the schema");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct SchemaError(pub String);
 
 /// One lenient conversion applied to the arguments, for logging.
+///
+/// ```
+/// use toolkit::args::Cast;
+///
+/// let cast = Cast { path: "timeout".into(), from: "string \"60\"".into(), to: "integer" };
+/// assert_eq!(cast.to_string(), "timeout: string \"60\" -> integer");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cast {
     /// Where, as `meta.flags[0]`.
@@ -37,31 +110,158 @@ impl std::fmt::Display for Cast {
 
 impl ArgumentSchema {
     /// Compile a tool's input schema.
-    pub fn compile(_schema: &Value) -> Result<Self, SchemaError> {
-        Ok(Self { _private: () })
+    ///
+    /// Supports `type` (with `"null"` and OpenAPI's `nullable`), `properties`,
+    /// `required`, `additionalProperties`, `patternProperties`, `items`,
+    /// `prefixItems`, `enum`, `const`, numeric bounds in both drafts'
+    /// forms, `multipleOf`, lengths, counts, `uniqueItems`, `pattern`,
+    /// `anyOf`/`oneOf`/`allOf`, local `$ref`s (recursive ones too), boolean
+    /// schemas and the numeric `format`s schemars writes (`uint8`, `int64`,
+    /// `float`, ...), whose ranges become bounds. Other keywords are ignored.
+    ///
+    /// # Errors
+    ///
+    /// A [`SchemaError`] for a `$ref` outside the schema or to nothing in it,
+    /// a pattern the `regex` crate cannot compile, a subschema that is not an
+    /// object or a boolean, or references that loop without reaching a value.
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        Ok(Self {
+            nodes: Arc::new(compile::compile(schema)?),
+        })
     }
 
     /// Whether the schema declares a top-level parameter with this name.
-    pub fn has_parameter(&self, _name: &str) -> bool {
-        false
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolkit::args::ArgumentSchema;
+    ///
+    /// let schema = ArgumentSchema::compile(&json!({"properties": {"arguments": {}}})).unwrap();
+    /// assert!(schema.has_parameter("arguments"));
+    /// assert!(!schema.has_parameter("path"));
+    /// ```
+    pub fn has_parameter(&self, name: &str) -> bool {
+        self.declares(self.nodes.root, name, 0)
+    }
+
+    /// Whether node `id` declares `name`, itself or through `allOf` (where
+    /// a root `$ref` with siblings lands).
+    fn declares(&self, id: NodeId, name: &str, depth: usize) -> bool {
+        let node = self.nodes.get(id);
+        node.object
+            .as_ref()
+            .is_some_and(|rules| rules.property(name).is_some())
+            || (depth < node::MAX_DEPTH
+                && node
+                    .all_of
+                    .iter()
+                    .any(|&b| self.declares(b, name, depth + 1)))
     }
 
     /// Step 3: cast what can be cast, in place; never fails.
-    pub fn cast(&self, _args: &mut Value) -> Vec<Cast> {
-        Vec::new()
+    ///
+    /// Strings holding an integer, a number, a boolean word
+    /// (`true`/`yes`/`1`, `false`/`no`/`0`) or a JSON object or array become
+    /// that value where the schema wants that type and not a string;
+    /// integral floats become integers where only integers are wanted. Every
+    /// change is returned, in the order it was made.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolkit::args::ArgumentSchema;
+    ///
+    /// let schema = ArgumentSchema::compile(&json!({
+    ///     "properties": {"flags": {"type": "array", "items": {"type": "boolean"}}}
+    /// }))
+    /// .unwrap();
+    /// let mut args = json!({"flags": "[\"yes\", false]"});
+    /// let casts = schema.cast(&mut args);
+    /// assert_eq!(args, json!({"flags": [true, false]}));
+    /// assert_eq!(casts.len(), 2);
+    /// ```
+    pub fn cast(&self, args: &mut Value) -> Vec<Cast> {
+        cast::cast(&self.nodes, args)
     }
 
     /// Step 4: every problem at once.
-    pub fn validate(&self, _args: &Value) -> Result<(), Vec<ArgumentError>> {
-        Ok(())
+    ///
+    /// # Errors
+    ///
+    /// Every [`ArgumentError`] found, each with its path, in schema order:
+    /// properties as declared, then keys the schema does not declare.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolkit::args::ArgumentSchema;
+    ///
+    /// let schema = ArgumentSchema::compile(&json!({
+    ///     "type": "object",
+    ///     "properties": {
+    ///         "path": {"type": "string"},
+    ///         "meta": {"properties": {"flags": {"items": {"type": "string"}}}}
+    ///     },
+    ///     "required": ["path"]
+    /// }))
+    /// .unwrap();
+    /// let errors = schema.validate(&json!({"meta": {"flags": [5]}})).unwrap_err();
+    /// let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    /// assert!(text.contains(&"path is required".to_owned()));
+    /// assert!(text.contains(&"meta.flags[0] should be string, got integer 5".to_owned()));
+    /// ```
+    pub fn validate(&self, args: &Value) -> Result<(), Vec<ArgumentError>> {
+        validate::validate(&self.nodes, args)
     }
 }
 
-/// Step 1: turn what the model sent into an arguments object.
-pub fn normalize_payload(
-    payload: Value,
-    takes_arguments_param: bool,
-) -> Result<Value, PayloadError> {
-    let _ = takes_arguments_param;
-    Ok(payload)
+#[cfg(test)]
+mod schemars_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parameters_are_the_root_properties() {
+        let schema = ArgumentSchema::compile(&json!({
+            "type": "object",
+            "properties": {"path": {"type": "object", "properties": {"inner": {}}}}
+        }))
+        .unwrap();
+        assert!(schema.has_parameter("path"));
+        assert!(!schema.has_parameter("inner"));
+        assert!(!schema.has_parameter("Path"));
+    }
+
+    #[test]
+    fn parameters_are_found_behind_a_root_ref() {
+        let schema = ArgumentSchema::compile(&json!({
+            "$ref": "#/$defs/Args",
+            "description": "beside the ref",
+            "$defs": {"Args": {"properties": {"arguments": {"type": "string"}}}}
+        }))
+        .unwrap();
+        assert!(schema.has_parameter("arguments"));
+        let with_siblings = ArgumentSchema::compile(&json!({
+            "$ref": "#/$defs/Args",
+            "required": ["arguments"],
+            "$defs": {"Args": {"properties": {"arguments": {"type": "string"}}}}
+        }))
+        .unwrap();
+        assert!(with_siblings.has_parameter("arguments"));
+    }
+
+    #[test]
+    fn no_properties_no_parameters() {
+        for schema in [json!(true), json!({}), json!({"type": "object"})] {
+            assert!(!ArgumentSchema::compile(&schema).unwrap().has_parameter("x"));
+        }
+    }
+
+    #[test]
+    fn clones_share_the_compiled_schema() {
+        let schema = ArgumentSchema::compile(&json!({"properties": {"a": {}}})).unwrap();
+        let copy = schema.clone();
+        assert!(Arc::ptr_eq(&schema.nodes, &copy.nodes));
+    }
 }

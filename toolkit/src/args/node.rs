@@ -33,12 +33,16 @@ impl Nodes {
         self.nodes.get(id).unwrap_or(&ANYTHING)
     }
 
-    /// The one branch of `node`'s `anyOf` that can hold something other
-    /// than `null`, if there is exactly one: how `Option<T>` is written.
-    pub(super) fn lone_non_null_branch(&self, node: &Node) -> Option<NodeId> {
-        let mut others = node.any_of.iter().filter(|&&b| !self.get(b).is_null_only());
-        let lone = *others.next()?;
-        others.next().is_none().then_some(lone)
+    /// The one branch of `node`'s `anyOf` meant for values of `value`'s JSON
+    /// type, if exactly one is: how `Option<T>` and `T | integer` look.
+    pub(super) fn only_branch_for(&self, node: &Node, value: &Value) -> Option<NodeId> {
+        let mut fitting = node
+            .any_of
+            .iter()
+            .copied()
+            .filter(|&b| self.get(b).is_for(value));
+        let only = fitting.next()?;
+        fitting.next().is_none().then_some(only)
     }
 }
 
@@ -93,6 +97,12 @@ impl Node {
             && self.any_of.is_empty()
     }
 
+    /// Whether the node is meant for values of this JSON type; a list of
+    /// values is meant for the types of its values.
+    pub(super) fn is_for(&self, value: &Value) -> bool {
+        self.cast_to == Types::ANY || self.cast_to.allows(value)
+    }
+
     /// Whether `null` is the only value the node allows.
     pub(super) fn is_null_only(&self) -> bool {
         self.types == Types::NULL || self.allowed.as_deref() == Some(&[Value::Null])
@@ -127,7 +137,10 @@ impl Types {
 
     /// The type a JSON Schema `type` keyword names, if it is one.
     pub(super) fn named(name: &str) -> Option<Types> {
-        Types::NAMED.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
+        Types::NAMED
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(t, _)| *t)
     }
 
     /// The narrowest type of a value: integral numbers are `integer`.
@@ -244,7 +257,12 @@ impl ObjectRules {
     pub(super) fn property(&self, name: &str) -> Option<&Property> {
         let found = self
             .by_name
-            .binary_search_by(|&i| self.properties.get(i).map_or("", |p| p.name.as_str()).cmp(name))
+            .binary_search_by(|&i| {
+                self.properties
+                    .get(i)
+                    .map_or("", |p| p.name.as_str())
+                    .cmp(name)
+            })
             .ok()?;
         self.properties.get(*self.by_name.get(found)?)
     }
@@ -318,7 +336,11 @@ mod tests {
             properties: ["b", "a", "c"]
                 .iter()
                 .enumerate()
-                .map(|(i, n)| Property { name: (*n).into(), schema: i, required: false })
+                .map(|(i, n)| Property {
+                    name: (*n).into(),
+                    schema: i,
+                    required: false,
+                })
                 .collect(),
             by_name: vec![1, 0, 2],
             ..ObjectRules::default()
@@ -330,7 +352,10 @@ mod tests {
 
     #[test]
     fn a_missing_node_is_the_true_schema() {
-        let nodes = Nodes { nodes: Vec::new(), root: 0 };
+        let nodes = Nodes {
+            nodes: Vec::new(),
+            root: 0,
+        };
         assert!(nodes.get(7).is_unconstrained());
     }
 }

@@ -138,9 +138,18 @@ mod tests {
 
     #[test]
     fn integers_compare_exactly_across_i64_and_u64() {
-        assert_eq!(num(json!(u64::MAX)).compare(num(json!(i64::MAX))), Some(Ordering::Greater));
-        assert_eq!(num(json!(i64::MIN)).compare(num(json!(0))), Some(Ordering::Less));
-        assert_eq!(num(json!(u64::MAX)).compare(num(json!(u64::MAX))), Some(Ordering::Equal));
+        assert_eq!(
+            num(json!(u64::MAX)).compare(num(json!(i64::MAX))),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            num(json!(i64::MIN)).compare(num(json!(0))),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            num(json!(u64::MAX)).compare(num(json!(u64::MAX))),
+            Some(Ordering::Equal)
+        );
     }
 
     #[test]
@@ -148,14 +157,40 @@ mod tests {
         // 2^63 as a float equals i64::MAX + 1 exactly, so i64::MAX is below it.
         let two_63 = num(json!(9_223_372_036_854_775_808.0));
         assert_eq!(num(json!(i64::MAX)).compare(two_63), Some(Ordering::Less));
-        assert_eq!(num(json!(9_223_372_036_854_775_808_u64)).compare(two_63), Some(Ordering::Equal));
+        assert_eq!(
+            num(json!(9_223_372_036_854_775_808_u64)).compare(two_63),
+            Some(Ordering::Equal)
+        );
         assert_eq!(num(json!(5)).compare(num(json!(5.5))), Some(Ordering::Less));
-        assert_eq!(num(json!(6)).compare(num(json!(5.5))), Some(Ordering::Greater));
-        assert_eq!(num(json!(-6)).compare(num(json!(-5.5))), Some(Ordering::Less));
-        assert_eq!(num(json!(5.5)).compare(num(json!(5))), Some(Ordering::Greater));
-        assert_eq!(num(json!(1)).compare(num(json!(1e300))), Some(Ordering::Less));
-        assert_eq!(num(json!(1)).compare(num(json!(-1e300))), Some(Ordering::Greater));
+        assert_eq!(
+            num(json!(6)).compare(num(json!(5.5))),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            num(json!(-6)).compare(num(json!(-5.5))),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            num(json!(5.5)).compare(num(json!(5))),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            num(json!(1)).compare(num(json!(1e300))),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            num(json!(1)).compare(num(json!(-1e300))),
+            Some(Ordering::Greater)
+        );
         assert_eq!(Num::Int(1).compare(Num::Float(f64::NAN)), None);
+    }
+
+    #[test]
+    fn only_floats_can_be_non_finite() {
+        assert!(Num::Int(i128::MAX).is_finite());
+        assert!(Num::Float(1.5).is_finite());
+        assert!(!Num::Float(f64::INFINITY).is_finite());
+        assert!(!Num::Float(f64::NAN).is_finite());
     }
 
     #[test]
@@ -171,7 +206,10 @@ mod tests {
     #[test]
     fn formats_imply_their_type_ranges() {
         let (min, max) = format_range("uint8").unwrap();
-        assert_eq!((min.to_string(), max.to_string()), ("0".into(), "255".into()));
+        assert_eq!(
+            (min.to_string(), max.to_string()),
+            ("0".into(), "255".into())
+        );
         let (min, max) = format_range("int64").unwrap();
         assert_eq!(min.as_i64(), Some(i64::MIN));
         assert_eq!(max.as_i64(), Some(i64::MAX));

@@ -212,7 +212,11 @@ mod tests {
     fn a_string_that_is_not_json_is_refused() {
         let err = normalize_payload(json!("path=a.txt"), false).unwrap_err();
         assert!(matches!(err, PayloadError::NotJson(_)), "{err:?}");
-        assert!(err.to_string().starts_with("arguments are not valid JSON ("), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("arguments are not valid JSON ("),
+            "{err}"
+        );
         assert!(matches!(
             normalize_payload(json!("{\"a\": 1"), false),
             Err(PayloadError::NotJson(_))

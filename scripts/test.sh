@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, every test, the MSRV check.
+# Installs nothing by hand: every tool it needs comes from the project's own
+# scripts, idempotently. Run from anywhere: `./scripts/test.sh`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "formatting (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "lints (cargo clippy -D warnings, MSRV-aware)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "MSRV: no dependency needs a newer Rust than we promise"
+python3 scripts/check_msrv.py
+
+step "tests (cargo test --workspace)"
+cargo test --workspace --locked

@@ -1,0 +1,22 @@
+//! A second library crate of tools. The integration tests prove that a
+//! registry collects tools from it, not only from the crate it is built in.
+
+use toolkit::tool;
+
+/// Reverse a text, character by character.
+#[tool(read_only)]
+pub async fn reverse_text(
+    /// The text to reverse.
+    text: String,
+) -> String {
+    text.chars().rev().collect()
+}
+
+/// Count the characters of a text. A sync function.
+#[tool(read_only)]
+pub fn count_chars(
+    /// The text to measure.
+    text: String,
+) -> usize {
+    text.chars().count()
+}

@@ -1,0 +1,54 @@
+//! Two linked `#[tool]`s with one name make `from_inventory` fail with an
+//! error that names the tool and where the first one came from, instead of
+//! one silently shadowing the other.
+
+use tk::{RegistryError, ToolFilter, ToolRegistry};
+use toolkit_tests::module;
+
+/// A second `read_file`, clashing with the one in `toolkit_tests::naming`.
+#[tk::tool(name = "read_file")]
+async fn another_read_file(
+    /// Some path.
+    path: String,
+) -> String {
+    path
+}
+
+#[test]
+fn two_linked_tools_with_one_name_are_a_clear_error() {
+    let err = ToolRegistry::from_inventory(&ToolFilter::all()).expect_err("the names clash");
+    let RegistryError::Duplicate { name, existing } = &err else {
+        panic!("expected a duplicate, got {err:?}");
+    };
+    assert_eq!(name, "read_file");
+    // Which of the two registered first depends on link order.
+    let origins = [
+        "#[tool] in toolkit_tests::naming".to_owned(),
+        format!("#[tool] in {}", module_path!()),
+    ];
+    assert!(origins.contains(existing), "{existing}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "a tool named 'read_file' is already registered (from {existing}); tool names must be unique"
+        )
+    );
+}
+
+#[test]
+fn a_filter_that_takes_only_one_of_them_works() {
+    let registry = ToolRegistry::from_inventory(&ToolFilter::all().module_prefix(module("naming")))
+        .expect("one read_file");
+    assert!(registry.contains("read_file"));
+    let registry = ToolRegistry::from_inventory(&ToolFilter::all().module_prefix(module_path!()))
+        .expect("one read_file");
+    assert_eq!(registry.names(), ["read_file"]);
+    assert_eq!(
+        registry
+            .get("read_file")
+            .expect("registered")
+            .spec()
+            .module_path,
+        module_path!()
+    );
+}

@@ -1,0 +1,1057 @@
+//! Step 4: check the arguments against the schema and report every problem.
+//!
+//! A model fixes a call faster when it learns everything wrong with it at
+//! once, each problem at its path. Errors come in schema order (properties as
+//! declared, then keys the schema does not know), so the same call always
+//! gets the same message.
+//!
+//! The same walk answers "is this valid?" for `anyOf` and for casting; a
+//! [`Sink`] decides whether problems are collected or merely noticed, and
+//! problems are built lazily, so a valid call allocates nothing.
+
+use std::cmp::Ordering;
+
+use serde_json::{Map, Value};
+
+use super::budget::Budget;
+use super::describe;
+use super::equal::{has_duplicates, json_equal};
+use super::node::{Additional, MAX_DEPTH, Node, NodeId, Nodes, Types};
+use super::number::Num;
+use super::path::Path;
+use crate::error::{ArgumentError, Problem};
+use crate::suggest::did_you_mean;
+
+/// Every problem with `value` against the root of `nodes`.
+pub(super) fn validate(nodes: &Nodes, value: &Value) -> Result<(), Vec<ArgumentError>> {
+    let mut sink = Collect(Vec::new());
+    let budget = Budget::new();
+    Validator {
+        nodes,
+        budget: &budget,
+    }
+    .node(nodes.root, value, &Path::ROOT, 0, &mut sink);
+    if sink.0.is_empty() {
+        Ok(())
+    } else {
+        Err(sink.0)
+    }
+}
+
+/// Whether `value` is valid against node `id`, which sits `depth` levels
+/// into the arguments. A value too costly to check within `budget` is not.
+pub(super) fn is_valid(
+    nodes: &Nodes,
+    id: NodeId,
+    value: &Value,
+    depth: usize,
+    budget: &Budget,
+) -> bool {
+    let mut sink = Verdict { failed: false };
+    Validator { nodes, budget }.node(id, value, &Path::ROOT, depth, &mut sink);
+    !sink.failed
+}
+
+/// Where problems go.
+trait Sink {
+    /// Note a problem at `path`; `problem` is only called if it is wanted.
+    fn report(&mut self, path: &Path<'_>, problem: impl FnOnce() -> Problem);
+    /// Whether the outcome is known and the walk may stop.
+    fn settled(&self) -> bool;
+    /// Whether problems are wanted in full, which costs extra work.
+    fn detailed(&self) -> bool;
+}
+
+/// Keeps every problem, with its path.
+struct Collect(Vec<ArgumentError>);
+
+impl Sink for Collect {
+    fn report(&mut self, path: &Path<'_>, problem: impl FnOnce() -> Problem) {
+        self.0.push(ArgumentError::new(path.render(), problem()));
+    }
+    fn settled(&self) -> bool {
+        false
+    }
+    fn detailed(&self) -> bool {
+        true
+    }
+}
+
+/// Only notices that there was a problem, and stops at the first.
+struct Verdict {
+    failed: bool,
+}
+
+impl Sink for Verdict {
+    fn report(&mut self, _: &Path<'_>, _: impl FnOnce() -> Problem) {
+        self.failed = true;
+    }
+    fn settled(&self) -> bool {
+        self.failed
+    }
+    fn detailed(&self) -> bool {
+        false
+    }
+}
+
+struct Validator<'n> {
+    nodes: &'n Nodes,
+    budget: &'n Budget,
+}
+
+impl Validator<'_> {
+    fn node<S: Sink>(
+        &self,
+        id: NodeId,
+        value: &Value,
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut S,
+    ) {
+        let node = self.nodes.get(id);
+        if !self.budget.spend() {
+            // Said once; the steps that follow have nothing new to say.
+            if !sink.detailed() || self.budget.first_to_tell() {
+                sink.report(path, || {
+                    Problem::Other(
+                        "is too complex to check within this tool's limits; send a simpler value"
+                            .to_owned(),
+                    )
+                });
+            }
+            return;
+        }
+        if depth > MAX_DEPTH {
+            sink.report(path, || {
+                Problem::Other(format!("is nested more than {MAX_DEPTH} levels deep"))
+            });
+            return;
+        }
+        if node.never {
+            sink.report(path, || Problem::Other("is not allowed here".to_owned()));
+            return;
+        }
+        if !node.types.allows(value) {
+            sink.report(path, || Problem::WrongType {
+                expected: describe::types(node.types),
+                found: describe::value(value),
+            });
+            return;
+        }
+        if let Some(allowed) = &node.allowed
+            && !allowed.iter().any(|a| json_equal(a, value))
+        {
+            sink.report(path, || Problem::NotOneOf(allowed.clone()));
+            return;
+        }
+        match value {
+            Value::Number(n) => self.number(node, Num::of(n), path, sink),
+            Value::String(s) => self.string(node, s, path, sink),
+            Value::Array(items) => self.array(node, items, path, depth, sink),
+            Value::Object(map) => self.object(node, map, path, depth, sink),
+            Value::Null | Value::Bool(_) => {}
+        }
+        for &branch in &node.all_of {
+            if sink.settled() {
+                return;
+            }
+            self.node(branch, value, path, depth, sink);
+        }
+        if !node.any_of.is_empty() && !sink.settled() {
+            self.alternatives(node, value, path, depth, sink);
+        }
+    }
+
+    fn number<S: Sink>(&self, node: &Node, num: Num, path: &Path<'_>, sink: &mut S) {
+        if !num.is_finite() {
+            sink.report(path, || Problem::NotFinite);
+            return;
+        }
+        let Some(rules) = &node.number else { return };
+        if let Some(bound) = &rules.lower {
+            let order = num.compare(bound.at);
+            if order == Some(Ordering::Less) || (bound.exclusive && order == Some(Ordering::Equal))
+            {
+                sink.report(path, || Problem::TooSmall {
+                    limit: bound.limit.clone(),
+                    exclusive: bound.exclusive,
+                });
+            }
+        }
+        if let Some(bound) = &rules.upper {
+            let order = num.compare(bound.at);
+            if order == Some(Ordering::Greater)
+                || (bound.exclusive && order == Some(Ordering::Equal))
+            {
+                sink.report(path, || Problem::TooLarge {
+                    limit: bound.limit.clone(),
+                    exclusive: bound.exclusive,
+                });
+            }
+        }
+        if let Some((limit, step)) = &rules.multiple_of
+            && !num.is_multiple_of(*step)
+        {
+            sink.report(path, || Problem::NotMultipleOf(limit.clone()));
+        }
+    }
+
+    fn string<S: Sink>(&self, node: &Node, s: &str, path: &Path<'_>, sink: &mut S) {
+        let Some(rules) = &node.string else { return };
+        if rules.min_length.is_some() || rules.max_length.is_some() {
+            // Characters, not bytes: a model counts "é" as one.
+            let length = u64::try_from(s.chars().count()).unwrap_or(u64::MAX);
+            if let Some(min) = rules.min_length
+                && length < min
+            {
+                sink.report(path, || Problem::TooShort(min));
+            }
+            if let Some(max) = rules.max_length
+                && length > max
+            {
+                sink.report(path, || Problem::TooLong(max));
+            }
+        }
+        if let Some(pattern) = &rules.pattern
+            && !pattern.regex.is_match(s)
+        {
+            sink.report(path, || Problem::PatternMismatch(pattern.source.clone()));
+        }
+    }
+
+    fn array<S: Sink>(
+        &self,
+        node: &Node,
+        items: &[Value],
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut S,
+    ) {
+        let Some(rules) = &node.array else { return };
+        let count = u64::try_from(items.len()).unwrap_or(u64::MAX);
+        if let Some(min) = rules.min_items
+            && count < min
+        {
+            sink.report(path, || Problem::TooFewItems(min));
+        }
+        if let Some(max) = rules.max_items
+            && count > max
+        {
+            sink.report(path, || Problem::TooManyItems(max));
+        }
+        if rules.unique && has_duplicates(items) {
+            sink.report(path, || Problem::DuplicateItems);
+        }
+        for (index, item) in items.iter().enumerate() {
+            if sink.settled() {
+                return;
+            }
+            if let Some(schema) = rules.item(index) {
+                self.node(schema, item, &path.index(index), depth + 1, sink);
+            }
+        }
+    }
+
+    fn object<S: Sink>(
+        &self,
+        node: &Node,
+        map: &Map<String, Value>,
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut S,
+    ) {
+        let Some(rules) = &node.object else { return };
+        let count = u64::try_from(map.len()).unwrap_or(u64::MAX);
+        if let Some(min) = rules.min_properties
+            && count < min
+        {
+            sink.report(path, || Problem::TooFewProperties(min));
+        }
+        if let Some(max) = rules.max_properties
+            && count > max
+        {
+            sink.report(path, || Problem::TooManyProperties(max));
+        }
+
+        let mut missing = false;
+        for property in &rules.properties {
+            if sink.settled() {
+                return;
+            }
+            let at = path.key(&property.name);
+            match map.get(&property.name) {
+                Some(value) => self.node(property.schema, value, &at, depth + 1, sink),
+                None if property.required => {
+                    missing = true;
+                    sink.report(&at, || Problem::Missing);
+                }
+                None => {}
+            }
+        }
+        for name in &rules.required_elsewhere {
+            if !map.contains_key(name) {
+                missing = true;
+                sink.report(&path.key(name), || Problem::Missing);
+            }
+        }
+
+        // Keys outside `properties` need a look only if something applies to
+        // them, or if a missing name might be hiding under a misspelling.
+        let free =
+            matches!(rules.additional, Additional::Allowed) && rules.pattern_properties.is_empty();
+        if free && !(missing && sink.detailed()) {
+            return;
+        }
+        for (key, value) in map {
+            if sink.settled() {
+                return;
+            }
+            let at = path.key(key);
+            let mut known = rules.property(key).is_some();
+            for (pattern, schema) in &rules.pattern_properties {
+                if pattern.is_match(key) {
+                    known = true;
+                    self.node(*schema, value, &at, depth + 1, sink);
+                }
+            }
+            if known {
+                continue;
+            }
+            match rules.additional {
+                Additional::Schema(schema) => self.node(schema, value, &at, depth + 1, sink),
+                Additional::Forbidden => sink.report(&at, || {
+                    let absent = rules
+                        .properties
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .filter(|name| !map.contains_key(*name));
+                    Problem::Unknown {
+                        suggestion: did_you_mean(key, absent).map(str::to_owned),
+                        allowed: rules.properties.iter().map(|p| p.name.clone()).collect(),
+                    }
+                }),
+                // Extra keys are allowed, but one that is a near miss of a
+                // missing name is almost surely it: say so beside "required".
+                Additional::Allowed if missing => {
+                    let absent = rules
+                        .properties
+                        .iter()
+                        .filter(|p| p.required)
+                        .map(|p| p.name.as_str())
+                        .chain(rules.required_elsewhere.iter().map(String::as_str))
+                        .filter(|name| !map.contains_key(*name));
+                    if let Some(meant) = did_you_mean(key, absent) {
+                        sink.report(&at, || Problem::Unknown {
+                            suggestion: Some(meant.to_owned()),
+                            allowed: rules.properties.iter().map(|p| p.name.clone()).collect(),
+                        });
+                    }
+                }
+                Additional::Allowed => {}
+            }
+        }
+    }
+
+    /// `anyOf`/`oneOf`. `oneOf` is treated as `anyOf`: a value matching two
+    /// branches is not something a model can act on, and schemars' enums
+    /// use `oneOf` where the branches never overlap anyway.
+    ///
+    /// When no branch fits, the report is the most precise one available:
+    /// the allowed values when every branch is a list of values; the one
+    /// branch's own errors when only one is for the type that was sent; the
+    /// allowed types when none is; otherwise the first problem per branch.
+    fn alternatives<S: Sink>(
+        &self,
+        node: &Node,
+        value: &Value,
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut S,
+    ) {
+        if node
+            .any_of
+            .iter()
+            .any(|&b| is_valid(self.nodes, b, value, depth, self.budget))
+        {
+            return;
+        }
+        if !sink.detailed() {
+            sink.report(path, || Problem::Other(String::new()));
+            return;
+        }
+        // Documented Rust enums become one `const` branch per variant:
+        // list the values, not one failure per branch.
+        if let Some(values) = self.choices(node.any_of.iter().copied()) {
+            sink.report(path, || Problem::NotOneOf(values));
+            return;
+        }
+        // `Option<T>` lands here: whatever is wrong for T is the problem.
+        // More generally, branches for another JSON type are no help to the
+        // model; only those for the type it sent are worth explaining.
+        if let Some(only) = self.nodes.only_branch_for(node, value) {
+            self.node(only, value, path, depth, sink);
+            return;
+        }
+        if !node.any_of.iter().any(|&b| self.nodes.get(b).is_for(value)) {
+            let wanted = node
+                .any_of
+                .iter()
+                .fold(Types::NONE, |all, &b| all.union(self.nodes.get(b).cast_to));
+            sink.report(path, || Problem::WrongType {
+                expected: describe::types(wanted),
+                found: describe::value(value),
+            });
+            return;
+        }
+        let reasons = node
+            .any_of
+            .iter()
+            .copied()
+            .filter(|&b| self.nodes.get(b).is_for(value))
+            .filter_map(|branch| {
+                let mut errors = Collect(Vec::new());
+                self.node(branch, value, path, depth, &mut errors);
+                errors.0.first().map(ToString::to_string)
+            })
+            .collect();
+        sink.report(path, || Problem::NoAlternative(reasons));
+    }
+
+    /// Every value the branches allow, if each is a list of values (`enum`,
+    /// `const`, the `null` type, or alternatives of these).
+    fn choices(&self, branches: impl Iterator<Item = NodeId>) -> Option<Vec<Value>> {
+        let mut values: Vec<Value> = Vec::new();
+        for branch in branches {
+            let node = self.nodes.get(branch);
+            let more = if let Some(allowed) = &node.allowed {
+                allowed.clone()
+            } else if node.types == Types::NULL {
+                vec![Value::Null]
+            } else if !node.any_of.is_empty() {
+                self.choices(node.any_of.iter().copied())?
+            } else if let [only] = node.all_of.as_slice() {
+                self.choices(std::iter::once(*only))?
+            } else {
+                return None;
+            };
+            for value in more {
+                if !values.iter().any(|v| json_equal(v, &value)) {
+                    values.push(value);
+                }
+            }
+        }
+        Some(values)
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::compile::compile;
+    use super::*;
+    use serde_json::json;
+
+    /// Every error for `args` against `schema`, as text.
+    fn errors(schema: Value, args: Value) -> Vec<String> {
+        let nodes = compile(&schema).expect("schema compiles");
+        match validate(&nodes, &args) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    fn valid(schema: Value, args: Value) -> bool {
+        errors(schema, args).is_empty()
+    }
+
+    /// The errors for a single property `x` with `schema`.
+    fn x(schema: Value, value: Value) -> Vec<String> {
+        errors(
+            json!({"type": "object", "properties": {"x": schema}}),
+            json!({"x": value}),
+        )
+    }
+
+    #[test]
+    fn a_valid_call_has_no_errors() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+            "required": ["path"],
+            "additionalProperties": false
+        });
+        assert!(valid(schema.clone(), json!({"path": "a", "limit": 3})));
+        assert!(valid(schema, json!({"path": "a"})));
+    }
+
+    #[test]
+    fn wrong_types_say_what_was_wanted_and_sent() {
+        assert_eq!(
+            x(json!({"type": "integer"}), json!("abc")),
+            [r#"x should be integer, got string "abc""#]
+        );
+        assert_eq!(
+            x(json!({"type": ["string", "null"]}), json!(true)),
+            ["x should be string or null, got boolean true"]
+        );
+        assert_eq!(
+            x(json!({"type": "string"}), json!({"a": 1})),
+            ["x should be string, got an object"]
+        );
+        assert_eq!(
+            x(json!({"type": "object"}), json!([1])),
+            ["x should be object, got an array"]
+        );
+        assert_eq!(
+            x(json!({"type": "integer"}), json!(2.5)),
+            ["x should be integer, got number 2.5"]
+        );
+        assert_eq!(
+            x(json!({"type": "boolean"}), json!(null)),
+            ["x should be boolean, got null"]
+        );
+    }
+
+    #[test]
+    fn long_values_are_cut_in_messages() {
+        let long = "a".repeat(100);
+        let message = &x(json!({"type": "integer"}), json!(long))[0];
+        assert!(message.len() < 90, "{message}");
+        assert!(message.ends_with("…\""), "{message}");
+    }
+
+    #[test]
+    fn integral_floats_are_integers() {
+        assert!(x(json!({"type": "integer"}), json!(30.0)).is_empty());
+        assert!(x(json!({"type": "number"}), json!(3)).is_empty());
+    }
+
+    #[test]
+    fn missing_required_values_are_reported_at_their_path() {
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        assert_eq!(errors(schema, json!({})), ["path is required"]);
+        let nested = json!({
+            "type": "object",
+            "properties": {"meta": {"type": "object", "properties": {"id": {}}, "required": ["id"]}}
+        });
+        assert_eq!(errors(nested, json!({"meta": {}})), ["meta.id is required"]);
+        let elsewhere = json!({"type": "object", "required": ["token"]});
+        assert_eq!(errors(elsewhere, json!({})), ["token is required"]);
+    }
+
+    #[test]
+    fn numeric_bounds() {
+        let schema = json!({"type": "integer", "minimum": 1, "maximum": 600});
+        assert_eq!(
+            errors(
+                json!({"type": "object", "properties": {"timeout": schema}}),
+                json!({"timeout": 601})
+            ),
+            ["timeout must be <= 600"]
+        );
+        assert_eq!(x(schema.clone(), json!(0)), ["x must be >= 1"]);
+        assert!(x(schema.clone(), json!(600)).is_empty());
+        assert!(x(schema, json!(1)).is_empty());
+    }
+
+    #[test]
+    fn exclusive_bounds_exclude_the_limit() {
+        let modern = json!({"exclusiveMinimum": 0, "exclusiveMaximum": 1});
+        assert_eq!(x(modern.clone(), json!(0)), ["x must be > 0"]);
+        assert_eq!(x(modern.clone(), json!(1.0)), ["x must be < 1"]);
+        assert!(x(modern, json!(0.5)).is_empty());
+        let draft4 = json!({"minimum": 0, "exclusiveMinimum": true, "maximum": 10, "exclusiveMaximum": true});
+        assert_eq!(x(draft4.clone(), json!(0)), ["x must be > 0"]);
+        assert_eq!(x(draft4.clone(), json!(10)), ["x must be < 10"]);
+        assert!(x(draft4, json!(9.99)).is_empty());
+    }
+
+    #[test]
+    fn bounds_compare_exactly_at_the_edges_of_u64_and_i64() {
+        let uint64 = json!({"type": "integer", "format": "uint64"});
+        assert!(x(uint64.clone(), json!(u64::MAX)).is_empty());
+        assert_eq!(x(uint64.clone(), json!(-1)), ["x must be >= 0"]);
+        assert_eq!(
+            x(uint64, json!(1e20)),
+            ["x must be <= 18446744073709551615"]
+        );
+        let int64 = json!({"type": "integer", "format": "int64"});
+        assert!(x(int64.clone(), json!(i64::MIN)).is_empty());
+        assert_eq!(
+            x(int64.clone(), json!(9_223_372_036_854_775_808_u64)),
+            ["x must be <= 9223372036854775807"]
+        );
+        assert_eq!(
+            x(
+                json!({"maximum": 9_223_372_036_854_775_807_i64}),
+                json!(9_223_372_036_854_775_808_u64)
+            )
+            .len(),
+            1
+        );
+        assert!(
+            x(
+                json!({"minimum": 9_223_372_036_854_775_808_u64}),
+                json!(u64::MAX)
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn format_ranges_apply_without_explicit_bounds() {
+        assert_eq!(
+            x(json!({"type": "integer", "format": "uint8"}), json!(256)),
+            ["x must be <= 255"]
+        );
+        assert_eq!(
+            x(json!({"type": "integer", "format": "int8"}), json!(-129)),
+            ["x must be >= -128"]
+        );
+        assert_eq!(
+            x(json!({"type": "integer", "format": "uint32"}), json!(-1)),
+            ["x must be >= 0"]
+        );
+        assert_eq!(
+            x(json!({"type": "integer", "format": "int16"}), json!(40_000)),
+            ["x must be <= 32767"]
+        );
+        assert_eq!(
+            x(json!({"type": "number", "format": "float"}), json!(1e39)).len(),
+            1
+        );
+        assert!(x(json!({"type": "number", "format": "float"}), json!(1e38)).is_empty());
+    }
+
+    #[test]
+    fn multiple_of() {
+        assert_eq!(
+            x(json!({"multipleOf": 5}), json!(12)),
+            ["x must be a multiple of 5"]
+        );
+        assert!(x(json!({"multipleOf": 5}), json!(15)).is_empty());
+        assert!(x(json!({"multipleOf": 0.01}), json!(0.07)).is_empty());
+        assert_eq!(
+            x(json!({"multipleOf": 0.5}), json!(0.3)),
+            ["x must be a multiple of 0.5"]
+        );
+    }
+
+    #[test]
+    fn string_lengths_count_characters() {
+        let schema = json!({"type": "string", "minLength": 2, "maxLength": 3});
+        assert!(x(schema.clone(), json!("ééé")).is_empty());
+        assert_eq!(
+            x(schema.clone(), json!("é")),
+            ["x must be at least 2 characters"]
+        );
+        assert_eq!(x(schema, json!("éééé")), ["x must be at most 3 characters"]);
+        assert_eq!(
+            x(json!({"minLength": 1}), json!("")),
+            ["x must be at least 1 character"]
+        );
+    }
+
+    #[test]
+    fn patterns_search_the_string() {
+        let schema = json!({"type": "string", "pattern": "^[a-z]+$"});
+        assert!(x(schema.clone(), json!("abc")).is_empty());
+        assert_eq!(
+            x(schema, json!("ABC")),
+            ["x must match the pattern ^[a-z]+$"]
+        );
+        // Unanchored, as JSON Schema has it.
+        assert!(x(json!({"pattern": "b"}), json!("abc")).is_empty());
+    }
+
+    #[test]
+    fn item_counts_and_uniqueness() {
+        let schema = json!({"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": true});
+        assert_eq!(
+            x(schema.clone(), json!([])),
+            ["x must have at least 1 item"]
+        );
+        assert_eq!(
+            x(schema.clone(), json!([1, 2, 3])),
+            ["x must have at most 2 items"]
+        );
+        assert_eq!(
+            x(schema.clone(), json!([1, 1.0])),
+            ["x must not repeat items"]
+        );
+        assert!(x(schema, json!([1, "1"])).is_empty());
+    }
+
+    #[test]
+    fn property_counts() {
+        let schema = json!({"type": "object", "minProperties": 1, "maxProperties": 2});
+        assert_eq!(
+            x(schema.clone(), json!({})),
+            ["x must have at least 1 entry"]
+        );
+        assert_eq!(
+            x(schema, json!({"a": 1, "b": 2, "c": 3})),
+            ["x must have at most 2 entries"]
+        );
+    }
+
+    #[test]
+    fn enum_and_const_list_the_allowed_values() {
+        assert_eq!(
+            x(json!({"enum": ["a", "b", 1]}), json!("c")),
+            [r#"x must be one of "a", "b", 1"#]
+        );
+        assert_eq!(
+            x(json!({"const": "on"}), json!("off")),
+            [r#"x must be one of "on""#]
+        );
+        assert!(x(json!({"enum": [1]}), json!(1.0)).is_empty());
+    }
+
+    #[test]
+    fn unknown_properties_get_a_suggestion() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"limit": {"type": "integer"}, "path": {"type": "string"}},
+            "additionalProperties": false
+        });
+        assert_eq!(
+            errors(schema.clone(), json!({"pth": "a"})),
+            ["pth is not a parameter of this tool; did you mean 'path'?"]
+        );
+        assert_eq!(
+            errors(schema.clone(), json!({"path": "a", "zzz": 1})),
+            ["zzz is not a parameter of this tool; allowed: limit, path"]
+        );
+        let none = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        assert_eq!(
+            errors(none, json!({"x": 1})),
+            ["x is not a parameter of this tool; it takes no parameters here"]
+        );
+    }
+
+    #[test]
+    fn a_misspelled_required_name_is_pointed_out_even_when_extra_keys_are_allowed() {
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        assert_eq!(
+            errors(schema.clone(), json!({"pth": "a"})),
+            [
+                "path is required",
+                "pth is not a parameter of this tool; did you mean 'path'?"
+            ]
+        );
+        // Extra keys that are not near misses stay allowed.
+        assert_eq!(
+            errors(schema.clone(), json!({"other": "a"})),
+            ["path is required"]
+        );
+        assert!(valid(schema, json!({"path": "a", "pth": "b"})));
+    }
+
+    #[test]
+    fn additional_properties_schemas_apply_to_extra_keys() {
+        let schema = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        assert!(valid(schema.clone(), json!({"a": 1, "b": 2})));
+        assert_eq!(
+            errors(schema, json!({"a": 1, "b": "x"})),
+            [r#"b should be integer, got string "x""#]
+        );
+    }
+
+    #[test]
+    fn pattern_properties_apply_to_matching_keys() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "patternProperties": {"^n": {"maxLength": 2}},
+            "additionalProperties": false
+        });
+        assert_eq!(
+            errors(schema, json!({"name": "abc", "nx": "y", "other": 1})),
+            [
+                "name must be at most 2 characters",
+                "other is not a parameter of this tool; allowed: name",
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_paths() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"meta": {
+                "type": "object",
+                "properties": {"flags": {"type": "array", "items": {"type": "string"}}}
+            }}
+        });
+        assert_eq!(
+            errors(schema, json!({"meta": {"flags": [5, "ok", false]}})),
+            [
+                "meta.flags[0] should be string, got integer 5",
+                "meta.flags[2] should be string, got boolean false",
+            ]
+        );
+    }
+
+    #[test]
+    fn tuple_items_check_by_position() {
+        let schema = json!({"prefixItems": [{"type": "string"}], "items": false});
+        assert!(x(schema.clone(), json!(["a"])).is_empty());
+        assert_eq!(x(schema, json!(["a", 1])), ["x[1] is not allowed here"]);
+    }
+
+    #[test]
+    fn all_errors_come_at_once_in_schema_order() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "speed": {"enum": ["fast", "slow"]},
+                "timeout": {"type": "integer", "maximum": 600}
+            },
+            "required": ["path", "speed", "timeout"],
+            "additionalProperties": false
+        });
+        // Declared and sent in sorted order, so the test holds with or
+        // without serde_json's `preserve_order`.
+        let found = errors(
+            schema,
+            json!({"apple": 2, "speed": "medium", "timeout": 900, "zebra": 1}),
+        );
+        assert_eq!(
+            found,
+            [
+                "path is required",
+                r#"speed must be one of "fast", "slow""#,
+                "timeout must be <= 600",
+                "apple is not a parameter of this tool; allowed: path, speed, timeout",
+                "zebra is not a parameter of this tool; allowed: path, speed, timeout",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_false_schema_allows_nothing() {
+        assert_eq!(x(json!(false), json!(1)), ["x is not allowed here"]);
+        assert!(valid(json!({"properties": {"x": false}}), json!({})));
+    }
+
+    #[test]
+    fn all_of_needs_every_branch() {
+        let schema = json!({"allOf": [{"minimum": 1}, {"maximum": 5}, {"type": "integer"}]});
+        assert!(x(schema.clone(), json!(3)).is_empty());
+        assert_eq!(x(schema.clone(), json!(9)), ["x must be <= 5"]);
+        assert_eq!(
+            x(schema, json!(2.5)),
+            ["x should be integer, got number 2.5"]
+        );
+    }
+
+    #[test]
+    fn any_of_needs_one_branch() {
+        let schema = json!({"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer", "minimum": 0}]});
+        assert!(x(schema.clone(), json!("ab")).is_empty());
+        assert!(x(schema.clone(), json!(4)).is_empty());
+        assert_eq!(x(schema, json!("abc")), ["x must be at most 2 characters"]);
+    }
+
+    #[test]
+    fn any_of_lists_a_reason_per_branch_when_several_could_fit() {
+        let schema = json!({"anyOf": [
+            {"type": "string", "maxLength": 2},
+            {"type": "string", "pattern": "^[0-9]+$"},
+            {"type": "integer"}
+        ]});
+        assert_eq!(
+            x(schema, json!("abc")),
+            [
+                "x matches none of the allowed forms (x must be at most 2 characters; or x must match the pattern ^[0-9]+$)"
+            ]
+        );
+    }
+
+    #[test]
+    fn one_of_is_checked_like_any_of() {
+        // Both branches match; exclusivity is deliberately not enforced.
+        let schema = json!({"oneOf": [{"type": "integer"}, {"minimum": 0}]});
+        assert!(x(schema, json!(3)).is_empty());
+    }
+
+    #[test]
+    fn any_of_explains_the_one_branch_for_the_type_sent() {
+        let schema = json!({"anyOf": [
+            {"type": "integer"},
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        ]});
+        assert_eq!(
+            x(schema, json!({"n": "a"})),
+            [r#"x.n should be integer, got string "a""#]
+        );
+        let with_const = json!({"anyOf": [{"const": "auto"}, {"type": "integer", "minimum": 1}]});
+        assert_eq!(x(with_const.clone(), json!(0)), ["x must be >= 1"]);
+        assert_eq!(
+            x(with_const.clone(), json!("manual")),
+            [r#"x must be one of "auto""#]
+        );
+        assert_eq!(
+            x(with_const, json!(true)),
+            ["x should be string or integer, got boolean true"]
+        );
+    }
+
+    #[test]
+    fn any_of_with_only_wrong_types_names_them_together() {
+        let schema = json!({"anyOf": [{"type": "string"}, {"type": "integer"}]});
+        assert_eq!(
+            x(schema, json!(true)),
+            ["x should be string or integer, got boolean true"]
+        );
+    }
+
+    #[test]
+    fn option_of_a_struct_reports_the_struct_errors() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]}},
+            "$defs": {"S": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}
+        });
+        assert!(valid(schema.clone(), json!({"x": null})));
+        assert!(valid(schema.clone(), json!({"x": {"n": 1}})));
+        assert_eq!(
+            errors(schema.clone(), json!({"x": {"n": "a"}})),
+            [r#"x.n should be integer, got string "a""#]
+        );
+        assert_eq!(
+            errors(schema.clone(), json!({"x": {}})),
+            ["x.n is required"]
+        );
+        assert_eq!(
+            errors(schema, json!({"x": 5})),
+            ["x should be object or null, got integer 5"]
+        );
+    }
+
+    #[test]
+    fn enum_alternatives_list_every_value() {
+        let mode = json!({"oneOf": [
+            {"type": "string", "const": "Fast", "description": "Go fast."},
+            {"type": "string", "const": "Slow", "description": "Go slow."}
+        ]});
+        assert_eq!(
+            x(mode.clone(), json!("Medium")),
+            [r#"x must be one of "Fast", "Slow""#]
+        );
+        let optional = json!({"anyOf": [mode, {"type": "null"}]});
+        assert_eq!(
+            x(optional, json!("Medium")),
+            [r#"x must be one of "Fast", "Slow", null"#]
+        );
+    }
+
+    #[test]
+    fn nullable_allows_null() {
+        assert!(x(json!({"type": "integer", "nullable": true}), json!(null)).is_empty());
+        assert!(x(json!({"enum": ["a"], "nullable": true}), json!(null)).is_empty());
+    }
+
+    #[test]
+    fn refs_validate_like_their_target() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"n": {"$ref": "#/definitions/Small"}},
+            "definitions": {"Small": {"type": "integer", "maximum": 3}}
+        });
+        assert_eq!(errors(schema, json!({"n": 4})), ["n must be <= 3"]);
+    }
+
+    #[test]
+    fn a_three_deep_recursive_tree_validates() {
+        let schema = json!({
+            "$ref": "#/$defs/Node",
+            "$defs": {"Node": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+                },
+                "required": ["name", "children"]
+            }}
+        });
+        let tree = json!({"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]});
+        assert!(valid(schema.clone(), tree));
+        let broken = json!({"name": "a", "children": [{"name": "b", "children": [{"name": 3}]}]});
+        assert_eq!(
+            errors(schema, broken),
+            [
+                "children[0].children[0].name should be string, got integer 3",
+                "children[0].children[0].children is required"
+            ]
+        );
+    }
+
+    #[test]
+    fn odd_keys_are_quoted_in_paths() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "object", "additionalProperties": {"type": "integer"}}}});
+        assert_eq!(
+            errors(schema, json!({"a": {"odd key": "x"}})),
+            [r#"a["odd key"] should be integer, got string "x""#]
+        );
+    }
+
+    #[test]
+    fn values_nested_too_deeply_are_refused() {
+        let schema = json!({"$ref": "#/$defs/L", "$defs": {"L": {"type": ["array", "integer"], "items": {"$ref": "#/$defs/L"}}}});
+        let mut value = json!(1);
+        for _ in 0..(MAX_DEPTH + 5) {
+            value = Value::Array(vec![value]);
+        }
+        let found = errors(schema, value);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].ends_with("is nested more than 128 levels deep"),
+            "{}",
+            found[0]
+        );
+    }
+
+    /// An untagged recursive enum: two branches lead back to the same `anyOf`.
+    pub(in crate::args) fn exponential_schema() -> Value {
+        json!({"$ref": "#/$defs/E", "$defs": {"E": {"anyOf": [
+            {"type": "integer"},
+            {"type": "array", "items": {"$ref": "#/$defs/E"}},
+            {"type": "array", "items": {"$ref": "#/$defs/E"}, "minItems": 1}
+        ]}}})
+    }
+
+    pub(in crate::args) fn deep_misfit(depth: usize) -> Value {
+        let mut value = json!("x");
+        for _ in 0..depth {
+            value = Value::Array(vec![value]);
+        }
+        value
+    }
+
+    #[test]
+    fn alternatives_that_would_take_exponential_time_are_cut_short() {
+        let found = errors(exponential_schema(), deep_misfit(60));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("too complex to check"), "{}", found[0]);
+        // Shallow misfits still get their real message.
+        let found = errors(exponential_schema(), deep_misfit(2));
+        assert!(!found[0].contains("too complex"), "{}", found[0]);
+    }
+
+    #[test]
+    fn is_valid_agrees_with_validate() {
+        let schema =
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]});
+        let nodes = compile(&schema).unwrap();
+        for (args, ok) in [
+            (json!({"a": 1}), true),
+            (json!({}), false),
+            (json!({"a": "1"}), false),
+        ] {
+            assert_eq!(is_valid(&nodes, nodes.root, &args, 0, &Budget::new()), ok);
+            assert_eq!(validate(&nodes, &args).is_ok(), ok);
+        }
+    }
+}

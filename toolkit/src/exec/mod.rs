@@ -1,0 +1,17 @@
+//! Running tools for an agent: batches, timeouts, approval, hooks, the call
+//! lifecycle with checkpoints, and shaping results for the model.
+
+mod approval;
+mod guard;
+mod hooks;
+mod lifecycle;
+mod runner;
+pub mod shape;
+
+pub use approval::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable,
+};
+pub use hooks::{BeforeCall, CallInfo, Hook};
+pub use lifecycle::{BatchState, CallRecord, CallStatus, LifecycleError, ToolCall};
+pub use runner::{Checkpoint, Runner};
+pub use shape::{CompactConfig, ShapeConfig, compact_history, shape_output};

@@ -1,0 +1,182 @@
+//! Inline `$ref`s for providers that reject them, without looping on
+//! recursive types.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use super::walk::map_subschemas;
+
+/// How many times a type may be expanded inside itself before the inliner
+/// stops: `1` shows a recursive type's structure twice (the type and one
+/// nested level), then puts a permissive placeholder where it recurs again.
+pub const RECURSION_LIMIT: usize = 1;
+
+/// `$ref`s expanded in one schema at most; a guard against schemas whose
+/// shared definitions would multiply into millions of nodes when inlined.
+const EXPANSION_BUDGET: usize = 2048;
+
+/// Schema nesting at most, expanded references included.
+const DEPTH_LIMIT: usize = 64;
+
+/// `schema` with every local `$ref` replaced by what it points to, and no
+/// `$defs`/`definitions` left.
+///
+/// For providers that reject `$ref` (Gemini's OpenAPI subset, some
+/// OpenAI-compatible servers). Keywords beside a `$ref` are kept and win over
+/// the target's own: a field's `description` beats its type's.
+///
+/// Recursion is cut, never followed forever: a type appears inside itself at
+/// most [`RECURSION_LIMIT`] times; where it would recur again the inliner
+/// puts a permissive placeholder, an object (or the target's own `type`)
+/// whose description says it repeats the structure above. The same
+/// placeholder stands in when a pathological schema would grow past a fixed
+/// budget. References that do not start with `#` or do not resolve are left
+/// as they are. The result is deterministic: the same input gives the same
+/// bytes.
+///
+/// ```
+/// use serde_json::json;
+/// use toolkit::schema::inline_refs;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {"tree": {"$ref": "#/$defs/Tree"}},
+///     "$defs": {"Tree": {
+///         "type": "object",
+///         "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
+///     }},
+/// });
+/// let inlined = inline_refs(&schema);
+/// assert!(inlined.get("$defs").is_none());
+/// let once = &inlined["properties"]["tree"]["properties"]["children"]["items"];
+/// assert_eq!(once["type"], "object");
+/// let cut = &once["properties"]["children"]["items"];
+/// assert_eq!(cut["description"], "Tree (recursive; structure as above)");
+/// ```
+pub fn inline_refs(schema: &Value) -> Value {
+    let mut inliner = Inliner {
+        root: schema,
+        expanding: Vec::new(),
+        expansions: 0,
+    };
+    inliner.schema(schema, 0)
+}
+
+struct Inliner<'a> {
+    root: &'a Value,
+    /// The references being expanded, outermost first.
+    expanding: Vec<&'a str>,
+    expansions: usize,
+}
+
+impl<'a> Inliner<'a> {
+    fn schema(&mut self, schema: &'a Value, depth: usize) -> Value {
+        let Value::Object(map) = schema else {
+            return schema.clone();
+        };
+        if let Some(Value::String(reference)) = map.get("$ref") {
+            return self.reference(map, reference, depth);
+        }
+        Value::Object(self.keywords(map, depth))
+    }
+
+    /// The keywords of `map` with subschemas inlined and definitions dropped.
+    fn keywords(&mut self, map: &'a Map<String, Value>, depth: usize) -> Map<String, Value> {
+        let mut copy = map_subschemas(map, |keyword, sub| {
+            if is_definitions(keyword) {
+                Value::Null
+            } else {
+                self.schema(sub, depth + 1)
+            }
+        });
+        copy.retain(|keyword, _| keyword != "$ref" && !is_definitions(keyword));
+        copy
+    }
+
+    fn reference(&mut self, site: &'a Map<String, Value>, reference: &'a str, depth: usize) -> Value {
+        let Some(target) = resolve(self.root, reference) else {
+            return Value::Object(site.clone());
+        };
+        let recurrences = self.expanding.iter().filter(|r| **r == reference).count();
+        if recurrences > RECURSION_LIMIT
+            || self.expansions >= EXPANSION_BUDGET
+            || depth >= DEPTH_LIMIT
+        {
+            return placeholder(site, target, reference);
+        }
+        self.expansions += 1;
+        self.expanding.push(reference);
+        let expanded = self.schema(target, depth + 1);
+        self.expanding.pop();
+        let mut inlined = match expanded {
+            Value::Object(map) => map,
+            Value::Bool(false) => Map::from_iter([("not".to_owned(), json!({}))]),
+            _ => Map::new(),
+        };
+        inlined.retain(|keyword, _| !is_definitions(keyword));
+        for (keyword, value) in self.keywords(site, depth) {
+            inlined.insert(keyword, value);
+        }
+        Value::Object(inlined)
+    }
+}
+
+fn is_definitions(keyword: &str) -> bool {
+    keyword == "$defs" || keyword == "definitions"
+}
+
+/// What stands where a recursive type would be expanded once too often.
+fn placeholder(site: &Map<String, Value>, target: &Value, reference: &str) -> Value {
+    let described = |map: Option<&Map<String, Value>>| {
+        map.and_then(|m| m.get("description"))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+    };
+    let name = reference
+        .rsplit_once('/')
+        .map(|(_, last)| last)
+        .filter(|last| !last.is_empty())
+        .unwrap_or("schema");
+    let description = match described(Some(site)).or(described(target.as_object())) {
+        Some(text) => format!("{text} (recursive {name}; structure as above)"),
+        None => format!("{name} (recursive; structure as above)"),
+    };
+    let kind = target
+        .get("type")
+        .cloned()
+        .unwrap_or_else(|| Value::String("object".into()));
+    json!({"type": kind, "description": description})
+}
+
+/// The schema a local reference (`#`, `#/$defs/Name`, `#/definitions/Name`,
+/// any JSON pointer) points to in `root`.
+fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = percent_decode(reference.strip_prefix('#')?)?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(&pointer)
+}
+
+/// A URI fragment with `%XX` escapes decoded; `None` when they are malformed.
+fn percent_decode(fragment: &str) -> Option<Cow<'_, str>> {
+    if !fragment.contains('%') {
+        return Some(Cow::Borrowed(fragment));
+    }
+    let bytes = fragment.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = fragment.get(i + 1..i + 3)?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(decoded).ok().map(Cow::Owned)
+}

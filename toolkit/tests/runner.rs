@@ -1,0 +1,576 @@
+//! The batch runner: concurrency, timeouts, panics, cancellation, approval,
+//! hooks, and checkpoints. No test asserts on wall time: overlap is proven
+//! with a barrier only concurrent calls can pass, and stopping with a guard
+//! that records being dropped.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::sync::Barrier;
+use toolkit::exec::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, BatchState, BeforeCall, CallInfo,
+    CallStatus, Hook, Runner, ToolCall,
+};
+use toolkit::{ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
+
+/// Shared by the tools below.
+#[derive(Default)]
+struct Probe {
+    barrier: Option<Arc<Barrier>>,
+    active: AtomicUsize,
+    max_active: AtomicUsize,
+    runs: AtomicUsize,
+    finished_sleeping: AtomicBool,
+    dropped: AtomicBool,
+}
+
+impl Probe {
+    fn enter(&self) -> ActiveGuard<'_> {
+        let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_active.fetch_max(now, Ordering::SeqCst);
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        ActiveGuard(self)
+    }
+}
+
+struct ActiveGuard<'a>(&'a Probe);
+
+impl Drop for ActiveGuard<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        self.0.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Waits at the barrier: only passes when another call waits at the same time.
+#[tool(read_only)]
+async fn meet(probe: &Probe, who: String) -> Result<String, ToolError> {
+    let _active = probe.enter();
+    let barrier = probe
+        .barrier
+        .clone()
+        .ok_or(ToolError::failed("no barrier"))?;
+    barrier.wait().await;
+    Ok(format!("{who} met"))
+}
+
+/// Counts how many calls run at once.
+#[tool(read_only)]
+async fn look(probe: &Probe) -> String {
+    let _active = probe.enter();
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+    "looked".into()
+}
+
+/// Must run alone.
+#[tool(exclusive)]
+async fn change(probe: &Probe) -> String {
+    let _active = probe.enter();
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+    "changed".into()
+}
+
+/// Sleeps far past its timeout.
+#[tool(read_only, timeout = "50ms")]
+async fn sleepy(probe: &Probe) -> String {
+    let _active = probe.enter();
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    probe.finished_sleeping.store(true, Ordering::SeqCst);
+    "woke".into()
+}
+
+/// Panics.
+#[tool(read_only)]
+async fn explode() -> String {
+    panic!("boom")
+}
+
+/// Panics in a sync tool, on the blocking pool.
+#[tool(read_only)]
+fn explode_sync() -> String {
+    panic!("sync boom")
+}
+
+/// Deletes things.
+#[tool(destructive, category = destructive)]
+async fn wipe(probe: &Probe) -> String {
+    let _active = probe.enter();
+    "wiped".into()
+}
+
+/// Echoes.
+#[tool(read_only)]
+async fn echo(text: String) -> String {
+    text
+}
+
+fn registry() -> Arc<ToolRegistry> {
+    let registry = ToolRegistry::new();
+    for tool in [
+        Arc::new(MeetTool) as Arc<dyn toolkit::Tool>,
+        Arc::new(LookTool),
+        Arc::new(ChangeTool),
+        Arc::new(SleepyTool),
+        Arc::new(ExplodeTool),
+        Arc::new(ExplodeSyncTool),
+        Arc::new(WipeTool),
+        Arc::new(EchoTool),
+    ] {
+        registry.register_arc(tool).unwrap();
+    }
+    Arc::new(registry)
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
+    ToolCall::new(id, name, arguments)
+}
+
+fn statuses(state: &BatchState) -> Vec<CallStatus> {
+    state.calls.iter().map(|r| r.status).collect()
+}
+
+fn content(state: &BatchState, index: usize) -> &str {
+    &state.calls[index]
+        .output
+        .as_ref()
+        .expect("an output")
+        .content
+}
+
+#[tokio::test]
+async fn two_read_only_calls_overlap() {
+    let probe = Probe {
+        barrier: Some(Arc::new(Barrier::new(2))),
+        ..Probe::default()
+    };
+    let ctx = ToolContext::new().with_state(probe);
+    // If the two calls ran one after the other, the first would wait at the
+    // barrier forever and time out.
+    let runner = Runner::new(registry()).with_default_timeout(Duration::from_secs(30));
+    let state = runner
+        .run(
+            vec![
+                call("1", "meet", json!({"who": "a"})),
+                call("2", "meet", json!({"who": "b"})),
+            ],
+            &ctx,
+        )
+        .await;
+    assert_eq!(statuses(&state), [CallStatus::Success, CallStatus::Success]);
+    assert_eq!(content(&state, 0), "a met");
+    assert_eq!(content(&state, 1), "b met");
+    assert_eq!(
+        ctx.state::<Probe>()
+            .unwrap()
+            .max_active
+            .load(Ordering::SeqCst),
+        2
+    );
+}
+
+#[tokio::test]
+async fn an_exclusive_call_runs_alone_and_results_keep_call_order() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let runner = Runner::new(registry());
+    let calls = vec![
+        call("1", "look", json!({})),
+        call("2", "look", json!({})),
+        call("3", "change", json!({})),
+        call("4", "look", json!({})),
+        call("5", "look", json!({})),
+    ];
+    let state = runner.run(calls, &ctx).await;
+    let probe = ctx.state::<Probe>().unwrap();
+    assert_eq!(probe.runs.load(Ordering::SeqCst), 5);
+    assert!(
+        probe.max_active.load(Ordering::SeqCst) <= 2,
+        "the exclusive call overlapped another"
+    );
+    let ids: Vec<&str> = state.calls.iter().map(|r| r.call.id.as_str()).collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"]);
+    assert_eq!(content(&state, 2), "changed");
+}
+
+#[tokio::test]
+async fn exclusive_calls_never_overlap() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let calls = (0..6)
+        .map(|i| call(&i.to_string(), "change", json!({})))
+        .collect();
+    let state = Runner::new(registry()).run(calls, &ctx).await;
+    assert!(state.calls.iter().all(|r| r.status == CallStatus::Success));
+    assert_eq!(
+        ctx.state::<Probe>()
+            .unwrap()
+            .max_active
+            .load(Ordering::SeqCst),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_tool_past_its_timeout_is_stopped_and_reported() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let state = Runner::new(registry())
+        .run(
+            vec![
+                call("1", "sleepy", json!({})),
+                call("2", "echo", json!({"text": "after"})),
+            ],
+            &ctx,
+        )
+        .await;
+    assert_eq!(statuses(&state), [CallStatus::Error, CallStatus::Success]);
+    assert!(
+        content(&state, 0).contains("did not finish within 50 ms and was stopped"),
+        "{}",
+        content(&state, 0)
+    );
+    let probe = ctx.state::<Probe>().unwrap();
+    // The tool's future was dropped mid-sleep: its guard ran, its tail never did.
+    assert!(probe.dropped.load(Ordering::SeqCst));
+    assert!(!probe.finished_sleeping.load(Ordering::SeqCst));
+    assert_eq!(probe.active.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn the_default_timeout_applies_to_tools_without_one() {
+    let probe = Probe {
+        barrier: Some(Arc::new(Barrier::new(2))),
+        ..Probe::default()
+    };
+    let ctx = ToolContext::new().with_state(probe);
+    // Alone, `meet` waits for a partner that never comes.
+    let state = Runner::new(registry())
+        .with_default_timeout(Duration::from_millis(20))
+        .run(vec![call("1", "meet", json!({"who": "a"}))], &ctx)
+        .await;
+    assert_eq!(statuses(&state), [CallStatus::Error]);
+    assert!(content(&state, 0).contains("did not finish within 20 ms"));
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_an_error_and_the_batch_goes_on() {
+    let ctx = ToolContext::new();
+    let state = Runner::new(registry())
+        .run(
+            vec![
+                call("1", "explode", json!({})),
+                call("2", "explode_sync", json!({})),
+                call("3", "echo", json!({"text": "still here"})),
+            ],
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        statuses(&state),
+        [CallStatus::Error, CallStatus::Error, CallStatus::Success]
+    );
+    assert!(
+        content(&state, 0).contains("the tool crashed: boom"),
+        "{}",
+        content(&state, 0)
+    );
+    assert!(content(&state, 1).contains("the tool crashed: sync boom"));
+    assert_eq!(content(&state, 2), "still here");
+}
+
+#[tokio::test]
+async fn bad_calls_become_errors_without_running() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let state = Runner::new(registry())
+        .run(
+            vec![
+                call("1", "ech0", json!({"text": "x"})),
+                call("2", "echo", json!({"txt": "x"})),
+                call("3", "echo", json!("[1]")),
+            ],
+            &ctx,
+        )
+        .await;
+    assert_eq!(statuses(&state), [CallStatus::Error; 3]);
+    assert!(content(&state, 0).starts_with("Error: Tool 'ech0' not found. Did you mean 'echo'?"));
+    assert!(
+        content(&state, 1).contains("txt is not a parameter of this tool; did you mean 'text'?")
+    );
+    assert!(content(&state, 2).contains("must be a JSON object"));
+}
+
+#[tokio::test]
+async fn cancelling_the_batch_stops_running_calls_and_skips_the_rest() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let token = ctx.cancellation().clone();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        token.cancel();
+    });
+    let runner = Runner::new(registry()).with_default_timeout(Duration::from_secs(3600));
+    let state = runner
+        .run(
+            vec![
+                call("1", "change", json!({})),
+                // Waits for a partner forever: only cancellation ends it.
+                call("2", "meet", json!({"who": "a"})),
+                call("3", "change", json!({})),
+            ],
+            &ctx.clone().with_state(Probe {
+                barrier: Some(Arc::new(Barrier::new(2))),
+                ..Probe::default()
+            }),
+        )
+        .await;
+    canceller.await.unwrap();
+    assert_eq!(
+        statuses(&state),
+        [
+            CallStatus::Success,
+            CallStatus::Cancelled,
+            CallStatus::Cancelled
+        ]
+    );
+    assert!(content(&state, 1).contains("cancelled"));
+}
+
+/// Approves or denies by tool name, and remembers what it was asked.
+struct ScriptedApprover {
+    deny: &'static str,
+    asked: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Approver for ScriptedApprover {
+    async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.asked.lock().unwrap().push(request.tool.clone());
+        if request.tool == self.deny {
+            ApprovalDecision::Deny(Some("not today".into()))
+        } else {
+            ApprovalDecision::Approve
+        }
+    }
+}
+
+#[tokio::test]
+async fn dangerous_calls_ask_and_a_denial_cancels_with_a_readable_message() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let approver = Arc::new(ScriptedApprover {
+        deny: "wipe",
+        asked: Mutex::default(),
+    });
+    struct Shared(Arc<ScriptedApprover>);
+    #[async_trait]
+    impl Approver for Shared {
+        async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
+            self.0.approve(request).await
+        }
+    }
+    let runner = Runner::new(registry())
+        .with_policy(ApprovalPolicy::RequireForDangerous)
+        .with_approver(Shared(approver.clone()));
+    let state = runner
+        .run(
+            vec![
+                call("1", "echo", json!({"text": "hi"})),
+                call("2", "change", json!({})),
+                call("3", "wipe", json!({})),
+            ],
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        statuses(&state),
+        [
+            CallStatus::Success,
+            CallStatus::Success,
+            CallStatus::Cancelled
+        ]
+    );
+    // echo is read-only (low risk): not asked. change is medium, wipe is high.
+    assert_eq!(*approver.asked.lock().unwrap(), ["change", "wipe"]);
+    assert_eq!(
+        content(&state, 2),
+        "Error: Tool 'wipe' failed: the user did not approve this call: not today\n\n[Do not retry this call unless the user asks; continue without it.]"
+    );
+    assert_eq!(
+        ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst),
+        1,
+        "wipe must not run"
+    );
+}
+
+#[tokio::test]
+async fn without_an_approver_required_calls_are_denied() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let state = Runner::new(registry())
+        .with_policy(ApprovalPolicy::AlwaysRequire)
+        .run(vec![call("1", "echo", json!({"text": "hi"}))], &ctx)
+        .await;
+    assert_eq!(statuses(&state), [CallStatus::Cancelled]);
+    assert!(content(&state, 0).contains("no approver is configured"));
+}
+
+struct Rewriter;
+
+#[async_trait]
+impl Hook for Rewriter {
+    async fn before(&self, call: CallInfo<'_>, arguments: &mut Value) -> BeforeCall {
+        if call.tool == "wipe" {
+            return BeforeCall::Refuse("wiping is disabled here".into());
+        }
+        if let Some(text) = arguments.get_mut("text") {
+            *text = json!(format!("[{}]", text.as_str().unwrap_or_default()));
+        }
+        BeforeCall::Proceed
+    }
+
+    async fn after(&self, call: CallInfo<'_>, output: &mut ToolOutput) {
+        output.content.push_str(&format!(" (via {})", call.tool));
+    }
+}
+
+#[tokio::test]
+async fn hooks_rewrite_refuse_and_observe() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let state = Runner::new(registry())
+        .with_hook(Rewriter)
+        .run(
+            vec![
+                call("1", "echo", json!({"text": "hi"})),
+                call("2", "wipe", json!({})),
+            ],
+            &ctx,
+        )
+        .await;
+    assert_eq!(content(&state, 0), "[hi] (via echo)");
+    assert_eq!(state.calls[1].status, CallStatus::Error);
+    assert!(content(&state, 1).contains("refused before it ran: wiping is disabled here"));
+    assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn casts_and_timing_are_recorded_for_the_host_only() {
+    let state = Runner::new(registry())
+        .run(
+            vec![call("1", "echo", json!({"text": 5}))],
+            &ToolContext::new(),
+        )
+        .await;
+    // A number is not cast to a string: validation says so.
+    assert_eq!(state.calls[0].status, CallStatus::Error);
+    let state = Runner::new(registry())
+        .run(
+            vec![call("1", "echo", json!("{\"text\": \"x\"}"))],
+            &ToolContext::new(),
+        )
+        .await;
+    let output = state.calls[0].output.as_ref().unwrap();
+    assert_eq!(output.content, "x");
+    assert!(output.metadata.contains_key("duration_ms"));
+}
+
+#[tokio::test]
+async fn a_checkpoint_taken_mid_batch_restores_to_the_documented_states() {
+    // Call 1 succeeds, call 2 hangs (executing), call 3 waits behind it.
+    let snapshots: Arc<Mutex<Vec<BatchState>>> = Arc::default();
+    let saved = snapshots.clone();
+    let ctx = ToolContext::new().with_state(Probe {
+        barrier: Some(Arc::new(Barrier::new(2))),
+        ..Probe::default()
+    });
+    let token = ctx.cancellation().clone();
+    let runner = Runner::new(registry())
+        .with_default_timeout(Duration::from_secs(3600))
+        .with_checkpoint(move |state: &BatchState| {
+            saved.lock().unwrap().push(state.clone());
+            // Once call 2 is executing, stop the process (cancel the batch).
+            if state.calls[1].status == CallStatus::Executing {
+                token.cancel();
+            }
+        });
+    let calls = vec![
+        call("1", "change", json!({})),
+        call("2", "meet", json!({"who": "alone"})),
+        call("3", "wipe", json!({})),
+    ];
+    runner.run(calls, &ctx).await;
+
+    // The checkpoint a crash would have left: call 2 executing.
+    let mid = snapshots
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|s| s.calls[1].status == CallStatus::Executing)
+        .cloned()
+        .expect("a checkpoint with call 2 executing");
+    assert_eq!(
+        statuses(&mid),
+        [
+            CallStatus::Success,
+            CallStatus::Executing,
+            CallStatus::Pending
+        ]
+    );
+
+    // Restore it in a "new process": serialize, parse, recover.
+    let mut restored: BatchState =
+        serde_json::from_str(&serde_json::to_string(&mid).unwrap()).unwrap();
+    restored.recover();
+    assert_eq!(
+        statuses(&restored),
+        [
+            CallStatus::Success,
+            CallStatus::Interrupted,
+            CallStatus::Pending
+        ]
+    );
+
+    // Resuming runs only the pending call: success is never re-run, the
+    // interrupted call waits for an explicit decision.
+    let probe_ctx = ToolContext::new().with_state(Probe::default());
+    Runner::new(registry())
+        .resume(&mut restored, &probe_ctx)
+        .await;
+    assert_eq!(
+        statuses(&restored),
+        [
+            CallStatus::Success,
+            CallStatus::Interrupted,
+            CallStatus::Success
+        ]
+    );
+    assert_eq!(
+        probe_ctx
+            .state::<Probe>()
+            .unwrap()
+            .runs
+            .load(Ordering::SeqCst),
+        1
+    );
+
+    // An explicit cancel finishes the batch.
+    restored.cancel("2").unwrap();
+    assert!(restored.is_finished());
+}
+
+#[tokio::test]
+async fn a_call_awaiting_approval_in_a_checkpoint_is_asked_again() {
+    let mut state = BatchState::new([call("1", "wipe", json!({}))]);
+    state.calls[0].status = CallStatus::AwaitingApproval;
+    state.recover();
+    let approver = ScriptedApprover {
+        deny: "nothing",
+        asked: Mutex::default(),
+    };
+    let ctx = ToolContext::new().with_state(Probe::default());
+    // Even with a policy that would not ask, the pending question is asked.
+    let runner = Runner::new(registry()).with_approver(approver);
+    runner.resume(&mut state, &ctx).await;
+    assert_eq!(statuses(&state), [CallStatus::Success]);
+    assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 1);
+}
