@@ -24,7 +24,7 @@ use crate::context::ToolContext;
 use crate::error::{CallError, ToolError};
 use crate::output::ToolOutput;
 use crate::registry::{PreparedCall, ToolRegistry};
-use crate::tool::ToolSpec;
+use crate::tool::Tool;
 
 /// Receives the batch state after every status change, to persist it.
 pub trait Checkpoint: Send + Sync {
@@ -191,7 +191,12 @@ struct Batch<'r> {
 }
 
 impl Batch<'_> {
-    fn with_state<T>(&self, f: impl FnOnce(&mut BatchState) -> T) -> T {
+    fn read<T>(&self, f: impl FnOnce(&BatchState) -> T) -> T {
+        f(&self.state.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Change the state and offer the result to the checkpoint.
+    fn update<T>(&self, f: impl FnOnce(&mut BatchState) -> T) -> T {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let result = f(&mut state);
         if let Some(checkpoint) = &self.runner.checkpoint {
@@ -201,17 +206,13 @@ impl Batch<'_> {
     }
 
     fn record(&self, index: usize, status: CallStatus, output: Option<ToolOutput>) {
-        self.with_state(|state| {
+        self.update(|state| {
             // The runner only takes legal steps; a refused step would mean a
             // bug here, and the state is better left as it was than corrupted.
             if state.transition(index, status).is_ok() && output.is_some() {
                 state.calls[index].output = output;
             }
         });
-    }
-
-    fn spec_of(&self, tool: &str) -> Option<ToolSpec> {
-        self.runner.registry.get(tool).map(|t| t.spec().clone())
     }
 
     /// Indexes of runnable calls, grouped: consecutive concurrency-safe calls
@@ -244,7 +245,7 @@ impl Batch<'_> {
 
     fn cancel_unstarted(&self, group: &[usize]) {
         for &index in group {
-            let tool = self.with_state(|s| s.calls[index].call.name.clone());
+            let tool = self.read(|s| s.calls[index].call.name.clone());
             let text = CallError::Tool {
                 tool,
                 error: ToolError::Cancelled,
@@ -258,42 +259,50 @@ impl Batch<'_> {
     /// Hooks, checks and approval. Returns the call ready to run, or `None`
     /// when it was refused (its record then holds the reason).
     async fn admit(&self, index: usize, ctx: &ToolContext) -> Option<PreparedCall> {
-        let (call, status) =
-            self.with_state(|s| (s.calls[index].call.clone(), s.calls[index].status));
-        let spec = self.spec_of(&call.name);
+        let (
+            ToolCall {
+                id,
+                name,
+                mut arguments,
+            },
+            status,
+        ) = self.read(|s| (s.calls[index].call.clone(), s.calls[index].status));
+        let tool = self.runner.registry.get(&name);
+        let spec = tool.as_deref().map(Tool::spec);
         let info = CallInfo {
-            call_id: &call.id,
-            tool: &call.name,
-            spec: spec.as_ref(),
+            call_id: &id,
+            tool: &name,
+            spec,
         };
-        let mut arguments = call.arguments.clone();
         for hook in &self.runner.hooks {
             if let BeforeCall::Refuse(reason) = hook.before(info, &mut arguments).await {
                 let text = format!(
-                    "Error: the call to '{}' was refused before it ran: {reason}\n\n[Try a different approach.]",
-                    call.name
+                    "Error: the call to '{name}' was refused before it ran: {reason}\n\n[Try a different approach.]"
                 );
                 self.refuse(index, status, CallStatus::Error, text);
                 return None;
             }
         }
-        let approval_arguments = arguments.clone();
-        let prepared = match self.runner.registry.prepare(&call.name, arguments) {
+        let risk = self.runner.risks.risk_of(&name, spec);
+        let needs_approval =
+            status == CallStatus::AwaitingApproval || self.runner.policy.requires(&name, risk);
+        // The approver sees the arguments as the hooks left them; preparing consumes them.
+        let approval_arguments = needs_approval.then(|| arguments.clone());
+        let prepared = match self.runner.registry.prepare(&name, arguments) {
             Ok(prepared) => prepared,
             Err(error) => {
                 self.refuse(index, status, CallStatus::Error, error.to_model_text());
                 return None;
             }
         };
-        let risk = self.runner.risks.risk_of(&call.name, spec.as_ref());
-        if status == CallStatus::AwaitingApproval || self.runner.policy.requires(&call.name, risk) {
+        if let Some(arguments) = approval_arguments {
             if status == CallStatus::Pending {
                 self.record(index, CallStatus::AwaitingApproval, None);
             }
             let request = ApprovalRequest {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments: approval_arguments,
+                call_id: id,
+                tool: name.clone(),
+                arguments,
                 risk,
             };
             let decision = tokio::select! {
@@ -304,7 +313,7 @@ impl Batch<'_> {
                 ApprovalDecision::Approve => self.record(index, CallStatus::Pending, None),
                 ApprovalDecision::Deny(reason) => {
                     let text = CallError::Tool {
-                        tool: call.name.clone(),
+                        tool: name,
                         error: ToolError::Denied(reason),
                     }
                     .to_model_text();
@@ -328,21 +337,24 @@ impl Batch<'_> {
     }
 
     async fn execute(&self, index: usize, prepared: PreparedCall, ctx: &ToolContext) {
-        let call = self.with_state(|s| {
-            // pending -> executing
+        let (id, name) = self.update(|s| {
+            // pending -> executing; admit() left the call pending.
             let _ = s.transition(index, CallStatus::Executing);
-            s.calls[index].call.clone()
+            let call = &s.calls[index].call;
+            (call.id.clone(), call.name.clone())
         });
-        let spec = prepared.spec().clone();
+        let tool = Arc::clone(prepared.tool());
+        let spec = tool.spec();
         let casts: Vec<String> = prepared.casts().iter().map(ToString::to_string).collect();
         let span = tracing::info_span!(
             "tool_call",
-            tool = %call.name,
-            call_id = %call.id,
+            tool = %name,
+            call_id = %id,
             casts = ?casts,
             outcome = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
+        // The call's own token: a timeout cancels it without touching the batch.
         let call_ctx = ctx
             .clone()
             .with_cancellation(ctx.cancellation().child_token());
@@ -352,7 +364,7 @@ impl Batch<'_> {
             .instrument(span.clone())
             .await;
         let elapsed = started.elapsed();
-        let (status, mut output) = match result {
+        let (status, output) = match result {
             Ok(output) if output.is_error => (CallStatus::Error, output),
             Ok(output) => (CallStatus::Success, output),
             Err(error) => {
@@ -362,7 +374,7 @@ impl Batch<'_> {
                     CallStatus::Error
                 };
                 let text = CallError::Tool {
-                    tool: call.name.clone(),
+                    tool: name.clone(),
                     error,
                 }
                 .to_model_text();
@@ -371,21 +383,16 @@ impl Batch<'_> {
         };
         span.record("outcome", status.as_str());
         span.record("duration_ms", elapsed.as_millis() as u64);
+        let mut output = output;
         let info = CallInfo {
-            call_id: &call.id,
-            tool: &call.name,
-            spec: Some(&spec),
+            call_id: &id,
+            tool: &name,
+            spec: Some(spec),
         };
         for hook in &self.runner.hooks {
             hook.after(info, &mut output).await;
         }
-        let mut output = shape_output(
-            output,
-            &call.name,
-            &call.id,
-            &self.runner.shape,
-            ctx.workspace(),
-        );
+        let mut output = shape_output(output, &name, &id, &self.runner.shape, ctx.workspace());
         output
             .metadata
             .insert("duration_ms".into(), (elapsed.as_millis() as u64).into());
