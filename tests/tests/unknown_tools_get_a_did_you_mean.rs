@@ -99,3 +99,42 @@ fn an_empty_registry_says_so() {
          [Call one of the available tools by its exact name.]"
     );
 }
+
+/// A provider shown a sanitized name (Gemini wants a letter first) can call
+/// the tool back by that name.
+#[tokio::test]
+async fn a_provider_sanitized_name_finds_its_tool() {
+    use tk::{DefinitionFormat, Tool, ToolSpec, async_trait};
+
+    struct Render(ToolSpec);
+
+    #[async_trait]
+    impl Tool for Render {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(
+            &self,
+            _args: tk::Arguments,
+            _ctx: &tk::ToolContext,
+        ) -> Result<tk::ToolOutput, tk::ToolError> {
+            Ok("rendered".into())
+        }
+    }
+
+    let registry = tk::ToolRegistry::new();
+    registry
+        .register(Render(ToolSpec::new(
+            "3d_render",
+            "Render.",
+            serde_json::json!({"type": "object", "properties": {}}),
+        )))
+        .unwrap();
+    let gemini = registry.definitions(DefinitionFormat::Gemini);
+    let shown = gemini[0]["name"].as_str().unwrap().to_owned();
+    assert_ne!(shown, "3d_render");
+    let out = registry
+        .call(&shown, serde_json::json!({}), &tk::ToolContext::new())
+        .await;
+    assert_eq!(out.content, "rendered");
+}

@@ -15,7 +15,7 @@ use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{CallError, InvalidArguments, RegistryError, UnknownTool};
 use crate::output::ToolOutput;
-use crate::schema::{DefinitionFormat, render_definition};
+use crate::schema::{DefinitionFormat, render_definition, sanitize_tool_name};
 use crate::suggest::did_you_mean;
 use crate::tool::{Arguments, Tool, ToolSpec};
 
@@ -321,6 +321,15 @@ impl ToolRegistry {
         if let Some(entry) = catalog.entries.get(name) {
             return Ok(Arc::clone(entry));
         }
+        // A provider may have been shown a sanitized name (Gemini wants a
+        // letter first: `3d_render` went out as `_3d_render`); accept it back.
+        if let Some(entry) = catalog.entries.values().find(|entry| {
+            DefinitionFormat::ALL
+                .iter()
+                .any(|&format| sanitize_tool_name(&entry.tool.spec().name, format) == name)
+        }) {
+            return Ok(Arc::clone(entry));
+        }
         let suggestion = did_you_mean(name, catalog.order.iter().map(String::as_str));
         Err(CallError::UnknownTool(UnknownTool {
             name: name.to_owned(),
@@ -389,13 +398,12 @@ fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallE
             error,
         }
     })?;
-    let casts = entry.schema.cast(&mut args);
-    if let Err(errors) = entry.schema.validate(&args) {
-        return Err(CallError::InvalidArguments(InvalidArguments {
+    let casts = entry.schema.check(&mut args).map_err(|errors| {
+        CallError::InvalidArguments(InvalidArguments {
             tool: tool_name(),
             errors,
-        }));
-    }
+        })
+    })?;
     let bound = entry.tool.bind(args).map_err(|error| {
         CallError::InvalidArguments(InvalidArguments {
             tool: tool_name(),

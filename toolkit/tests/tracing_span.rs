@@ -19,11 +19,14 @@ async fn pause(seconds: u32) -> String {
     format!("paused {seconds}")
 }
 
+/// A span's name and its fields.
+type SpanRecord = (String, BTreeMap<String, String>);
+
 /// Records every span's fields by span id.
 #[derive(Default, Clone)]
 struct Recorder {
     next: Arc<AtomicU64>,
-    spans: Arc<Mutex<BTreeMap<u64, (String, BTreeMap<String, String>)>>>,
+    spans: Arc<Mutex<BTreeMap<u64, SpanRecord>>>,
 }
 
 struct Fields<'a>(&'a mut BTreeMap<String, String>);

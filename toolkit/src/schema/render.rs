@@ -2,37 +2,167 @@
 
 use serde_json::{Map, Value, json};
 
+use super::dialect::{gemini_parameters, openai_strict, sanitize_tool_name};
 use crate::tool::ToolSpec;
 
-/// The wire format of a tool definition.
+/// The wire format of a tool definition: which provider, which API.
+///
+/// Each variant renders one element of the provider's tool list; the
+/// variant's documentation shows its exact shape. The tool's schema is
+/// generated once (JSON Schema 2020-12, with `$defs`/`$ref`) and rewritten
+/// here for providers that accept less. Names go through
+/// [`sanitize_tool_name`](super::sanitize_tool_name) for the provider.
+/// Rendering is deterministic: the same spec gives the same bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DefinitionFormat {
-    /// OpenAI function calling: `{"type": "function", "function": {name, description, parameters}}`.
+    /// OpenAI Chat Completions `tools[]`, the schema as generated:
+    ///
+    /// ```json
+    /// {"type": "function", "function": {"name": "…", "description": "…", "parameters": {…}}}
+    /// ```
     OpenAi,
-    /// MCP `tools/list` entries: `{name, description, inputSchema, outputSchema?, annotations}`.
+    /// OpenAI Responses API `tools[]`: flat, the schema as generated, and
+    /// `"strict": false` said explicitly because the Responses API otherwise
+    /// defaults to strict mode, which this schema does not follow:
+    ///
+    /// ```json
+    /// {"type": "function", "name": "…", "description": "…", "parameters": {…}, "strict": false}
+    /// ```
+    OpenAiResponses,
+    /// OpenAI Chat Completions `tools[]` in strict mode (Structured Outputs):
+    ///
+    /// ```json
+    /// {"type": "function", "function": {"name": "…", "description": "…", "parameters": {…}, "strict": true}}
+    /// ```
+    ///
+    /// `parameters` is rewritten into the subset strict mode enforces: every
+    /// object has `"additionalProperties": false` and lists all its properties
+    /// in `required`; properties that were optional accept `null` instead
+    /// (`["integer", "null"]`, or `anyOf` with `{"type": "null"}` for
+    /// references and enums), so the model sends `null` for what it leaves
+    /// out; `default` and the keywords strict mode rejects are dropped, their
+    /// constraints noted in the description; `$defs`/`$ref` stay, so
+    /// recursive types stay recursive. A map (`HashMap`) can only be sent
+    /// empty in strict mode: it has no way to declare free-form keys.
+    OpenAiStrict,
+    /// Anthropic Messages API `tools[]`, the schema as generated (Anthropic
+    /// takes JSON Schema 2020-12, `$defs`/`$ref` included):
+    ///
+    /// ```json
+    /// {"name": "…", "description": "…", "input_schema": {…}}
+    /// ```
+    Anthropic,
+    /// Gemini API function declarations, the elements of
+    /// `tools[].functionDeclarations[]`:
+    ///
+    /// ```json
+    /// {"name": "…", "description": "…", "parameters": {…}}
+    /// ```
+    ///
+    /// `parameters` is rewritten into the OpenAPI 3.0 subset Gemini accepts:
+    /// `$ref`s inlined (a recursive type is expanded twice, then cut to an
+    /// object whose description says it repeats the structure above; see
+    /// [`inline_refs`](super::inline_refs)), one `type` per schema with
+    /// `"nullable": true`, `const` and documented enum variants as `enum`,
+    /// only the keywords and formats Gemini knows, dropped constraints noted
+    /// in the description. A tool without parameters has no `parameters`
+    /// key, since Gemini rejects an object with no properties. The name is
+    /// made to start with a letter or `_`.
+    Gemini,
+    /// MCP `tools/list` entries:
+    ///
+    /// ```json
+    /// {"name": "…", "description": "…", "inputSchema": {…}, "outputSchema": {…}, "annotations": {…}}
+    /// ```
+    ///
+    /// `outputSchema` only when the tool has one. The schemas are JSON Schema
+    /// 2020-12 as generated, without a `$schema` keyword: MCP (SEP-1613,
+    /// specification 2025-11-25) makes 2020-12 the dialect of a schema that
+    /// names none, while clients that validate with a draft-07 validator
+    /// (Ajv's default) fail on an explicit 2020-12 `$schema` they cannot
+    /// resolve.
     Mcp,
 }
 
+impl DefinitionFormat {
+    /// Every format.
+    pub const ALL: [DefinitionFormat; 6] = [
+        Self::OpenAi,
+        Self::OpenAiResponses,
+        Self::OpenAiStrict,
+        Self::Anthropic,
+        Self::Gemini,
+        Self::Mcp,
+    ];
+}
+
 /// One tool's definition in `format`; `compact` keeps only the first sentence of the description.
+///
+/// ```
+/// use serde_json::json;
+/// use toolkit::{DefinitionFormat, ToolSpec};
+/// use toolkit::schema::render_definition;
+///
+/// let spec = ToolSpec::new(
+///     "greet",
+///     "Greet someone. Politely.",
+///     json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+/// );
+/// let gemini = render_definition(&spec, DefinitionFormat::Gemini, true);
+/// assert_eq!(gemini["description"], "Greet someone.");
+/// assert_eq!(gemini["parameters"]["properties"]["name"], json!({"type": "string"}));
+/// ```
 pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: bool) -> Value {
     let description = if compact {
         first_sentence(&spec.description)
     } else {
         spec.description.trim()
     };
+    let name = sanitize_tool_name(&spec.name, format);
     match format {
         DefinitionFormat::OpenAi => json!({
             "type": "function",
             "function": {
-                "name": spec.name,
+                "name": name,
                 "description": description,
                 "parameters": spec.input_schema,
             }
         }),
+        DefinitionFormat::OpenAiResponses => json!({
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": spec.input_schema,
+            "strict": false,
+        }),
+        DefinitionFormat::OpenAiStrict => json!({
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": description,
+                "parameters": openai_strict(&spec.input_schema),
+                "strict": true,
+            }
+        }),
+        DefinitionFormat::Anthropic => json!({
+            "name": name,
+            "description": description,
+            "input_schema": spec.input_schema,
+        }),
+        DefinitionFormat::Gemini => {
+            let mut def = Map::new();
+            def.insert("name".into(), json!(name));
+            def.insert("description".into(), json!(description));
+            let parameters = gemini_parameters(&spec.input_schema);
+            if parameters.get("properties").is_some() {
+                def.insert("parameters".into(), parameters);
+            }
+            Value::Object(def)
+        }
         DefinitionFormat::Mcp => {
             let mut def = Map::new();
-            def.insert("name".into(), json!(spec.name));
+            def.insert("name".into(), json!(name));
             def.insert("description".into(), json!(description));
             def.insert("inputSchema".into(), spec.input_schema.clone());
             if let Some(output) = &spec.output_schema {
@@ -53,7 +183,16 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
     }
 }
 
-/// The first sentence of a description: up to the first `. ` or the first blank line.
+/// The first sentence of a description: up to the first `.`, `!` or `?`
+/// followed by a space and a word that does not start in lowercase, or up to
+/// the first blank line.
+///
+/// ```
+/// use toolkit::schema::first_sentence;
+///
+/// assert_eq!(first_sentence("Read a file. Lines are numbered."), "Read a file.");
+/// assert_eq!(first_sentence("Use e.g. v1.2 here. Then stop."), "Use e.g. v1.2 here.");
+/// ```
 pub fn first_sentence(description: &str) -> &str {
     let text = description.trim();
     let paragraph_end = text.find("\n\n").unwrap_or(text.len());
@@ -61,10 +200,14 @@ pub fn first_sentence(description: &str) -> &str {
     let mut search_from = 0;
     while let Some(offset) = paragraph[search_from..].find(['.', '!', '?']) {
         let end = search_from + offset + 1;
-        match paragraph[end..].chars().next() {
+        let rest = &paragraph[end..];
+        match rest.chars().next() {
             None => return paragraph,
-            Some(c) if c.is_whitespace() => return &paragraph[..end],
-            // "e.g." or "v1.2": not the end of a sentence.
+            // "e.g. the", "etc. and": a lowercase word next continues the sentence.
+            Some(c) if c.is_whitespace() && !rest.trim_start().starts_with(char::is_lowercase) => {
+                return &paragraph[..end];
+            }
+            // "v1.2", "e.g. v1": not the end of a sentence.
             Some(_) => search_from = end,
         }
     }
@@ -75,6 +218,18 @@ pub fn first_sentence(description: &str) -> &str {
 mod tests {
     use super::*;
     use crate::tool::ToolAnnotations;
+
+    fn spec() -> ToolSpec {
+        ToolSpec::new(
+            "t",
+            "Does t. Really.",
+            json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
+        )
+        .with_annotations(ToolAnnotations {
+            read_only: true,
+            ..Default::default()
+        })
+    }
 
     #[test]
     fn first_sentence_stops_at_the_first_full_stop_or_blank_line() {
@@ -88,6 +243,12 @@ mod tests {
             "Use e.g. v1.2 here."
         );
         assert_eq!(first_sentence("  Only one.  "), "Only one.");
+        assert_eq!(
+            first_sentence("Lists files, dirs, etc. and links."),
+            "Lists files, dirs, etc. and links."
+        );
+        assert_eq!(first_sentence("Ends here.  \n\nNext."), "Ends here.");
+        assert_eq!(first_sentence("Really? Yes."), "Really?");
         assert_eq!(first_sentence("No stop"), "No stop");
     }
 
@@ -108,5 +269,65 @@ mod tests {
         assert_eq!(mcp["description"], json!("Does t. Really."));
         assert_eq!(mcp["annotations"]["readOnlyHint"], json!(true));
         assert!(mcp.get("outputSchema").is_none());
+    }
+
+    #[test]
+    fn responses_anthropic_and_gemini_shapes() {
+        let spec = spec();
+        let schema = spec.input_schema.clone();
+        assert_eq!(
+            render_definition(&spec, DefinitionFormat::OpenAiResponses, false),
+            json!({"type": "function", "name": "t", "description": "Does t. Really.", "parameters": schema, "strict": false})
+        );
+        assert_eq!(
+            render_definition(&spec, DefinitionFormat::Anthropic, true),
+            json!({"name": "t", "description": "Does t.", "input_schema": schema})
+        );
+        assert_eq!(
+            render_definition(&spec, DefinitionFormat::Gemini, true),
+            json!({"name": "t", "description": "Does t.", "parameters": schema})
+        );
+    }
+
+    #[test]
+    fn strict_is_chat_shaped_with_a_strict_schema() {
+        let strict = render_definition(&spec(), DefinitionFormat::OpenAiStrict, false);
+        assert_eq!(strict["type"], json!("function"));
+        assert_eq!(strict["function"]["strict"], json!(true));
+        assert_eq!(
+            strict["function"]["parameters"],
+            json!({
+                "type": "object",
+                "properties": {"x": {"type": ["integer", "null"]}},
+                "required": ["x"],
+                "additionalProperties": false,
+            })
+        );
+    }
+
+    #[test]
+    fn gemini_leaves_out_parameters_when_there_are_none() {
+        let spec = ToolSpec::new(
+            "now",
+            "The time.",
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        );
+        assert_eq!(
+            render_definition(&spec, DefinitionFormat::Gemini, false),
+            json!({"name": "now", "description": "The time."})
+        );
+    }
+
+    #[test]
+    fn names_are_sanitized_for_the_provider() {
+        let spec = ToolSpec::new("3d_render", "Render.", json!({"type": "object"}));
+        assert_eq!(
+            render_definition(&spec, DefinitionFormat::Gemini, false)["name"],
+            json!("_3d_render")
+        );
+        assert_eq!(
+            render_definition(&spec, DefinitionFormat::OpenAi, false)["function"]["name"],
+            json!("3d_render")
+        );
     }
 }

@@ -11,10 +11,7 @@ use serde_json::{Map, Value, json};
 /// into their targets, properties and `required` are unioned, and other
 /// keywords keep the first value seen, `map`'s own first. A branch that
 /// cannot be merged (a `$ref` that does not resolve) leaves `allOf` as it is.
-pub(super) fn merge_all_of(
-    map: &mut Map<String, Value>,
-    resolve: impl Fn(&str) -> Option<Value>,
-) {
+pub(super) fn merge_all_of(map: &mut Map<String, Value>, resolve: impl Fn(&str) -> Option<Value>) {
     let Some(Value::Array(branches)) = map.get("allOf") else {
         return;
     };
@@ -151,9 +148,12 @@ fn single_value(branch: &Value) -> Option<(Value, Option<String>)> {
         (None, Some(Value::Array(values))) if values.len() == 1 => values[0].clone(),
         _ => return None,
     };
-    let only_annotations = map
-        .keys()
-        .all(|k| matches!(k.as_str(), "const" | "enum" | "type" | "description" | "title"));
+    let only_annotations = map.keys().all(|k| {
+        matches!(
+            k.as_str(),
+            "const" | "enum" | "type" | "description" | "title"
+        )
+    });
     if !only_annotations || value.is_null() {
         return None;
     }

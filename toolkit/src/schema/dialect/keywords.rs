@@ -74,7 +74,16 @@ pub(super) fn drop_unknown_format(
     let Some(Value::String(format)) = map.get("format") else {
         return None;
     };
-    let kind = map.get("type").and_then(Value::as_str).unwrap_or_default();
+    let kind = match map.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
+        // `["integer", "null"]`: the format is about the integer.
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|k| *k != "null")
+            .unwrap_or_default(),
+        _ => "",
+    };
     if known(kind, format) {
         return None;
     }
@@ -135,6 +144,17 @@ mod tests {
         ]);
         assert_eq!(drop_unknown_format(&mut width, known), None);
         assert_eq!(Value::Object(width), json!({"type": "integer"}));
+        let mut optional = Map::from_iter([
+            ("type".to_owned(), json!(["integer", "null"])),
+            ("format".to_owned(), json!("uint32")),
+        ]);
+        assert_eq!(drop_unknown_format(&mut optional, known), None);
+        let mut optional_date = Map::from_iter([
+            ("type".to_owned(), json!(["null", "string"])),
+            ("format".to_owned(), json!("date-time")),
+        ]);
+        assert_eq!(drop_unknown_format(&mut optional_date, known), None);
+        assert_eq!(optional_date["format"], json!("date-time"));
         let mut uuid = Map::from_iter([
             ("type".to_owned(), json!("string")),
             ("format".to_owned(), json!("uuid")),

@@ -187,7 +187,9 @@ mod tests {
     #[test]
     fn what_accepts_null() {
         assert!(accepts_null(&json!({"type": ["string", "null"]})));
-        assert!(accepts_null(&json!({"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]})));
+        assert!(accepts_null(
+            &json!({"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]})
+        ));
         assert!(accepts_null(&json!({"description": "anything"})));
         assert!(accepts_null(&json!({"enum": ["a", null]})));
         assert!(!accepts_null(&json!({"type": "string", "enum": ["a"]})));

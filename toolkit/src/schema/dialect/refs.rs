@@ -94,7 +94,12 @@ impl<'a> Inliner<'a> {
         copy
     }
 
-    fn reference(&mut self, site: &'a Map<String, Value>, reference: &'a str, depth: usize) -> Value {
+    fn reference(
+        &mut self,
+        site: &'a Map<String, Value>,
+        reference: &'a str,
+        depth: usize,
+    ) -> Value {
         let Some(target) = resolve(self.root, reference) else {
             return Value::Object(site.clone());
         };
@@ -128,18 +133,12 @@ fn is_definitions(keyword: &str) -> bool {
 
 /// What stands where a recursive type would be expanded once too often.
 fn placeholder(site: &Map<String, Value>, target: &Value, reference: &str) -> Value {
-    let described = |map: Option<&Map<String, Value>>| {
-        map.and_then(|m| m.get("description"))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|text| !text.is_empty())
-    };
     let name = reference
         .rsplit_once('/')
         .map(|(_, last)| last)
         .filter(|last| !last.is_empty())
         .unwrap_or("schema");
-    let description = match described(Some(site)).or(described(target.as_object())) {
+    let description = match description_of(Some(site)).or(description_of(target.as_object())) {
         Some(text) => format!("{text} (recursive {name}; structure as above)"),
         None => format!("{name} (recursive; structure as above)"),
     };
@@ -150,9 +149,16 @@ fn placeholder(site: &Map<String, Value>, target: &Value, reference: &str) -> Va
     json!({"type": kind, "description": description})
 }
 
+fn description_of(map: Option<&Map<String, Value>>) -> Option<&str> {
+    map?.get("description")?
+        .as_str()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+}
+
 /// The schema a local reference (`#`, `#/$defs/Name`, `#/definitions/Name`,
 /// any JSON pointer) points to in `root`.
-fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = percent_decode(reference.strip_prefix('#')?)?;
     if pointer.is_empty() {
         return Some(root);
@@ -179,4 +185,111 @@ fn percent_decode(fragment: &str) -> Option<Cow<'_, str>> {
         }
     }
     String::from_utf8(decoded).ok().map(Cow::Owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> Value {
+        json!({
+            "type": "object",
+            "properties": {"tree": {"$ref": "#/$defs/Tree", "description": "The outline."}},
+            "$defs": {"Tree": {
+                "type": "object",
+                "description": "A node.",
+                "properties": {
+                    "label": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
+                },
+            }},
+        })
+    }
+
+    #[test]
+    fn a_recursive_type_is_expanded_twice_then_cut() {
+        let inlined = inline_refs(&tree());
+        assert!(inlined.get("$defs").is_none());
+        let first = &inlined["properties"]["tree"];
+        assert_eq!(first["description"], json!("The outline."));
+        let second = &first["properties"]["children"]["items"];
+        assert_eq!(second["description"], json!("A node."));
+        assert_eq!(second["properties"]["label"], json!({"type": "string"}));
+        assert_eq!(
+            second["properties"]["children"]["items"],
+            json!({"type": "object", "description": "A node. (recursive Tree; structure as above)"})
+        );
+        assert!(!inlined.to_string().contains("$ref"));
+    }
+
+    #[test]
+    fn mutual_and_root_recursion_end() {
+        let mutual = json!({
+            "$ref": "#/$defs/A",
+            "$defs": {
+                "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}},
+            },
+        });
+        let inlined = inline_refs(&mutual);
+        let cut =
+            &inlined["properties"]["b"]["properties"]["a"]["properties"]["b"]["properties"]["a"];
+        assert_eq!(
+            cut["description"],
+            json!("A (recursive; structure as above)")
+        );
+
+        let root = json!({"type": "object", "properties": {"next": {"$ref": "#"}}});
+        let inlined = inline_refs(&root);
+        assert_eq!(
+            inlined["properties"]["next"]["properties"]["next"]["properties"]["next"],
+            json!({"type": "object", "description": "schema (recursive; structure as above)"})
+        );
+    }
+
+    #[test]
+    fn shared_definitions_cannot_multiply_without_bound() {
+        // Each level refers to the next twice: 2^40 copies if inlined naively.
+        let mut defs = Map::new();
+        for level in 0..40 {
+            let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
+            defs.insert(
+                format!("L{level}"),
+                json!({"type": "object", "properties": {"a": next, "b": next}}),
+            );
+        }
+        defs.insert("L40".into(), json!({"type": "string"}));
+        let schema = json!({"$ref": "#/$defs/L0", "$defs": defs});
+        let inlined = inline_refs(&schema);
+        assert!(inlined.to_string().len() < 1_000_000);
+        assert!(!inlined.to_string().contains("$ref"));
+    }
+
+    #[test]
+    fn unresolved_and_external_references_stay() {
+        let schema = json!({"properties": {
+            "a": {"$ref": "#/$defs/Missing"},
+            "b": {"$ref": "https://example.com/schema"},
+        }});
+        assert_eq!(inline_refs(&schema), schema);
+    }
+
+    #[test]
+    fn escaped_pointers_resolve() {
+        let schema = json!({
+            "properties": {"a": {"$ref": "#/$defs/a%20b~1c"}},
+            "$defs": {"a b/c": {"type": "boolean"}},
+        });
+        assert_eq!(
+            inline_refs(&schema),
+            json!({"properties": {"a": {"type": "boolean"}}})
+        );
+    }
+
+    #[test]
+    fn inlining_is_deterministic() {
+        let once = serde_json::to_string(&inline_refs(&tree())).unwrap();
+        let twice = serde_json::to_string(&inline_refs(&tree())).unwrap();
+        assert_eq!(once, twice);
+    }
 }

@@ -150,7 +150,13 @@ fn rename(map: &mut Map<String, Value>, from: &str, to: &str) {
     }
     *map = std::mem::take(map)
         .into_iter()
-        .map(|(k, v)| if k == from { (to.to_owned(), v) } else { (k, v) })
+        .map(|(k, v)| {
+            if k == from {
+                (to.to_owned(), v)
+            } else {
+                (k, v)
+            }
+        })
         .collect();
 }
 
@@ -166,7 +172,10 @@ fn has_lookaround(pattern: &str) -> bool {
             escaped = true;
         } else if b == b'(' {
             let rest = &pattern[i..];
-            if ["(?=", "(?!", "(?<=", "(?<!"].iter().any(|t| rest.starts_with(t)) {
+            if ["(?=", "(?!", "(?<=", "(?<!"]
+                .iter()
+                .any(|t| rest.starts_with(t))
+            {
                 return true;
             }
         }
@@ -234,7 +243,10 @@ mod tests {
             strict["$defs"]["Tree"]["properties"]["children"]["items"],
             json!({"$ref": "#/$defs/Tree"})
         );
-        assert_eq!(strict["$defs"]["Tree"]["additionalProperties"], json!(false));
+        assert_eq!(
+            strict["$defs"]["Tree"]["additionalProperties"],
+            json!(false)
+        );
     }
 
     #[test]
@@ -245,6 +257,26 @@ mod tests {
             json!({"anyOf": [
                 {"description": "A.", "type": "string", "enum": ["a"]},
                 {"type": "string", "enum": ["b"]},
+            ]})
+        );
+    }
+
+    #[test]
+    fn data_enum_variants_are_closed_objects() {
+        let schema = json!({"oneOf": [
+            {"type": "string", "const": "none"},
+            {"type": "object", "properties": {"glob": {"type": "string"}, "deep": {"type": "boolean"}}, "required": ["glob"]},
+        ]});
+        assert_eq!(
+            openai_strict(&schema),
+            json!({"anyOf": [
+                {"type": "string", "enum": ["none"]},
+                {
+                    "type": "object",
+                    "properties": {"glob": {"type": "string"}, "deep": {"type": ["boolean", "null"]}},
+                    "required": ["glob", "deep"],
+                    "additionalProperties": false,
+                },
             ]})
         );
     }

@@ -15,8 +15,16 @@ enum Slot {
 
 fn slot(keyword: &str) -> Option<Slot> {
     Some(match keyword {
-        "items" | "additionalProperties" | "additionalItems" | "not" | "if" | "then"
-        | "else" | "contains" | "propertyNames" | "unevaluatedProperties"
+        "items"
+        | "additionalProperties"
+        | "additionalItems"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contains"
+        | "propertyNames"
+        | "unevaluatedProperties"
         | "unevaluatedItems" => Slot::One,
         "anyOf" | "oneOf" | "allOf" | "prefixItems" => Slot::List,
         "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
@@ -36,7 +44,10 @@ fn is_schema(value: &Value) -> bool {
 /// Values that are data (`enum`, `const`, `default`, `examples`) are never
 /// visited, even when they look like schemas. A draft-07 `items` array is
 /// visited element by element.
-pub(super) fn for_each_subschema_mut(schema: &mut Map<String, Value>, mut f: impl FnMut(&mut Value)) {
+pub(super) fn for_each_subschema_mut(
+    schema: &mut Map<String, Value>,
+    mut f: impl FnMut(&mut Value),
+) {
     for (keyword, value) in schema.iter_mut() {
         match (slot(keyword), value) {
             (Some(Slot::List) | Some(Slot::One), Value::Array(items)) => {
@@ -59,7 +70,13 @@ pub(super) fn map_subschemas<'a>(
 ) -> Map<String, Value> {
     let mut copy = Map::with_capacity(schema.len());
     for (keyword, value) in schema {
-        let mut each = |v: &'a Value| if is_schema(v) { f(keyword, v) } else { v.clone() };
+        let mut each = |v: &'a Value| {
+            if is_schema(v) {
+                f(keyword, v)
+            } else {
+                v.clone()
+            }
+        };
         let mapped = match (slot(keyword), value) {
             (Some(Slot::List) | Some(Slot::One), Value::Array(items)) => {
                 Value::Array(items.iter().map(&mut each).collect())

@@ -1,0 +1,17 @@
+//! Provider dialects: one JSON Schema 2020-12 per tool, rewritten into what
+//! each provider accepts. One module per concern; [`render`](super::render)
+//! picks the ones a format needs.
+
+mod compose;
+mod gemini;
+mod keywords;
+mod names;
+mod nullable;
+mod refs;
+mod strict;
+mod walk;
+
+pub(crate) use gemini::gemini_parameters;
+pub use names::sanitize_tool_name;
+pub use refs::{RECURSION_LIMIT, inline_refs};
+pub(crate) use strict::openai_strict;
