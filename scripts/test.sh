@@ -16,5 +16,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "MSRV: no dependency needs a newer Rust than we promise"
 python3 scripts/check_msrv.py
 
+step "docs (every public item documented, no broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
