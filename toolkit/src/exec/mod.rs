@@ -7,6 +7,7 @@ mod hooks;
 mod lifecycle;
 mod runner;
 pub mod shape;
+mod wire;
 
 pub use approval::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable,
@@ -14,4 +15,5 @@ pub use approval::{
 pub use hooks::{BeforeCall, CallInfo, Hook};
 pub use lifecycle::{BatchState, CallRecord, CallStatus, LifecycleError, ToolCall};
 pub use runner::{Checkpoint, Runner};
-pub use shape::{CompactConfig, ShapeConfig, compact_history, shape_output};
+pub use shape::{CompactConfig, ShapeConfig, compact_history, meta, shape_output};
+pub use wire::WireError;

@@ -19,7 +19,7 @@ use super::approval::{
 use super::guard::run_guarded;
 use super::hooks::{BeforeCall, CallInfo, Hook};
 use super::lifecycle::{BatchState, CallStatus, ToolCall};
-use super::shape::{ShapeConfig, shape_output};
+use super::shape::{ShapeConfig, meta, shape_output};
 use crate::context::ToolContext;
 use crate::error::{CallError, ToolError};
 use crate::output::ToolOutput;
@@ -345,12 +345,12 @@ impl Batch<'_> {
         });
         let tool = Arc::clone(prepared.tool());
         let spec = tool.spec();
-        let casts: Vec<String> = prepared.casts().iter().map(ToString::to_string).collect();
+        let casts = prepared.casts().to_vec();
         let span = tracing::info_span!(
             "tool_call",
             tool = %name,
             call_id = %id,
-            casts = ?casts,
+            casts = ?casts.iter().map(ToString::to_string).collect::<Vec<_>>(),
             outcome = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
@@ -393,11 +393,16 @@ impl Batch<'_> {
             hook.after(info, &mut output).await;
         }
         let mut output = shape_output(output, &name, &id, &self.runner.shape, ctx.workspace());
-        output
-            .metadata
-            .insert("duration_ms".into(), (elapsed.as_millis() as u64).into());
+        output.metadata.insert(
+            meta::DURATION_MS.into(),
+            (elapsed.as_millis() as u64).into(),
+        );
         if !casts.is_empty() {
-            output.metadata.insert("casts".into(), casts.into());
+            let casts: Vec<serde_json::Value> = casts
+                .iter()
+                .map(|c| serde_json::json!({"path": c.path, "from": c.from, "to": c.to}))
+                .collect();
+            output.metadata.insert(meta::CASTS.into(), casts.into());
         }
         self.record(index, status, Some(output));
     }

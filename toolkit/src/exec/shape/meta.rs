@@ -22,3 +22,10 @@ pub const DISPLAY_TRUNCATED: &str = "display_truncated";
 /// `{"limit": n}`: `structured` was longer than `n` characters of JSON and
 /// was removed; `content` still carries the result as text.
 pub const STRUCTURED_DROPPED: &str = "structured_dropped";
+
+/// `[{"path", "from", "to"}, ...]`: the lenient casts the runner applied to
+/// the arguments (absent when none were needed).
+pub const CASTS: &str = "casts";
+
+/// Whole milliseconds the tool ran, measured by the runner.
+pub const DURATION_MS: &str = "duration_ms";
