@@ -160,7 +160,7 @@ async fn a_misspelled_parameter_gets_a_did_you_mean() {
         .await,
         invalid(
             "tag_item",
-            "meta.flags is required; meta.flgs is not a parameter of this tool; did you mean 'flags'?"
+            "meta.flags is required; meta.flgs is not a known field; did you mean 'flags'?"
         )
     );
 }
@@ -244,7 +244,7 @@ async fn a_closed_nested_struct_refuses_unknown_fields_with_a_suggestion() {
         .await,
         invalid(
             "tag_item",
-            "editor.name is required; editor.nmae is not a parameter of this tool; did you mean 'name'?"
+            "editor.name is required; editor.nmae is not a known field; did you mean 'name'?"
         )
     );
 }

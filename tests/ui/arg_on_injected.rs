@@ -5,10 +5,7 @@ use tk::{ToolContext, tool};
 
 /// Show the workspace.
 #[tool]
-async fn workspace(
-    #[arg(description = "The context")]
-    ctx: &ToolContext,
-) -> String {
+async fn workspace(#[arg(description = "The context")] ctx: &ToolContext) -> String {
     format!("{:?}", ctx.workspace())
 }
 

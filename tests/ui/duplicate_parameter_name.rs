@@ -5,11 +5,7 @@ use tk::tool;
 
 /// Copy a file.
 #[tool]
-async fn copy_file(
-    from: String,
-    #[arg(rename = "from")]
-    to: String,
-) -> String {
+async fn copy_file(from: String, #[arg(rename = "from")] to: String) -> String {
     format!("{from} -> {to}")
 }
 

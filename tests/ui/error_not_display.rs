@@ -12,7 +12,11 @@ enum LookupError {
 /// Look up a word in the dictionary.
 #[tool]
 async fn lookup(word: String) -> Result<String, LookupError> {
-    if word.is_empty() { Err(LookupError::NotFound) } else { Ok(word) }
+    if word.is_empty() {
+        Err(LookupError::NotFound)
+    } else {
+        Ok(word)
+    }
 }
 
 fn main() {}

@@ -5,10 +5,7 @@ use tk::tool;
 
 /// Roll a die.
 #[tool]
-async fn roll(
-    #[arg(minimum = 6, maximum = 1)]
-    sides: u32,
-) -> String {
+async fn roll(#[arg(minimum = 6, maximum = 1)] sides: u32) -> String {
     sides.to_string()
 }
 

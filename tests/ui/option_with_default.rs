@@ -5,11 +5,7 @@ use tk::tool;
 
 /// Search the notes.
 #[tool]
-async fn search(
-    query: String,
-    #[arg(default = 10)]
-    limit: Option<u32>,
-) -> String {
+async fn search(query: String, #[arg(default = 10)] limit: Option<u32>) -> String {
     format!("{query} {limit:?}")
 }
 

@@ -11,8 +11,7 @@ struct SearchError;
 #[tool(read_ony, timeout = 0)]
 async fn search(
     query: &str,
-    #[arg(minimum = 10, maximum = 1)]
-    limit: u32,
+    #[arg(minimum = 10, maximum = 1)] limit: u32,
 ) -> Result<String, SearchError> {
     Ok(format!("{query} {limit}"))
 }

@@ -6,10 +6,7 @@ use tk::tool;
 
 /// Sleep for a while.
 #[tool]
-async fn sleep(
-    #[arg(max = 60)]
-    seconds: u64,
-) -> String {
+async fn sleep(#[arg(max = 60)] seconds: u64) -> String {
     seconds.to_string()
 }
 

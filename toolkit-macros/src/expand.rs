@@ -6,7 +6,6 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::Type;
-use syn::spanned::Spanned;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
 use crate::names::tool_type_name;
@@ -29,6 +28,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let args_type = arguments_type(tool);
     let args_struct = arguments_struct(tool, krate, &private);
     let checks = checks(tool, &private);
+    let assumed = assumed_bounds(tool, &private, &args_type);
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
 
@@ -43,26 +43,58 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             #args_struct
             #checks
 
-            #[#private::async_trait]
+            // Implemented only when the checks above pass; see `GeneratedTool`.
+            impl #private::GeneratedTool for #type_ident
+            where
+                #assumed
+            {
+                fn spec() -> #krate::ToolSpec {
+                    #spec
+                }
+
+                fn bind(
+                    args: #private::serde_json::Value,
+                ) -> ::core::result::Result<#krate::Arguments, #krate::ArgumentError> {
+                    #private::bind::<#args_type>(args)
+                }
+
+                fn call(
+                    __toolkit_args: #krate::Arguments,
+                    __toolkit_ctx: &#krate::ToolContext,
+                ) -> #private::CallFuture<'_> {
+                    ::std::boxed::Box::pin(async move { #call })
+                }
+            }
+
             impl #krate::Tool for #type_ident {
                 fn spec(&self) -> &#krate::ToolSpec {
+                    use #private::probes::*;
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    SPEC.get_or_init(|| { #spec })
+                    SPEC.get_or_init(|| (&#private::Dispatch::<Self>::new()).spec())
                 }
 
                 fn bind(
                     &self,
                     args: #private::serde_json::Value,
                 ) -> ::core::result::Result<#krate::Arguments, #krate::ArgumentError> {
-                    #private::bind::<#args_type>(args)
+                    use #private::probes::*;
+                    (&#private::Dispatch::<Self>::new()).bind(args)
                 }
 
-                async fn call(
-                    &self,
-                    __toolkit_args: #krate::Arguments,
-                    __toolkit_ctx: &#krate::ToolContext,
-                ) -> ::core::result::Result<#krate::ToolOutput, #krate::ToolError> {
-                    #call
+                // The signature `#[async_trait]` gives `Tool::call`, written out
+                // so the generated future is returned as it is, boxed once.
+                fn call<'__life0, '__life1, '__async_trait>(
+                    &'__life0 self,
+                    args: #krate::Arguments,
+                    ctx: &'__life1 #krate::ToolContext,
+                ) -> #private::CallFuture<'__async_trait>
+                where
+                    '__life0: '__async_trait,
+                    '__life1: '__async_trait,
+                    Self: '__async_trait,
+                {
+                    use #private::probes::*;
+                    (&#private::Dispatch::<Self>::new()).call(args, ctx)
                 }
             }
 
@@ -108,25 +140,42 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     let fields: Vec<TokenStream> = tool
         .arguments()
         .map(|arg| {
-            let (field, default_fn) = argument_field(arg, private);
+            let (field, default_fn) = argument_field(arg);
             defaults.extend(default_fn);
             field
         })
         .collect();
+    // The derives would each report a field type that does not fit. With its
+    // bounds stated, a derived impl is checked assuming them, and only
+    // `assert_argument` reports the type. `for<'__x>` keeps the compiler from
+    // checking a bound on a concrete type where it is written; schemars only
+    // takes bounds on a generic type, hence the marker parameter.
+    let types: Vec<String> = tool.arguments().map(|a| type_string(&a.ty)).collect();
+    let serde_bound = types
+        .iter()
+        .map(|ty| format!("{ty}: {serde_path}::Deserialize<'de>,"))
+        .collect::<String>();
+    let schemars_bound = types
+        .iter()
+        .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
+        .collect::<String>();
     quote! {
         #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-        #[serde(crate = #serde_path)]
-        #[schemars(crate = #schemars_path)]
+        #[serde(crate = #serde_path, bound(deserialize = #serde_bound))]
+        #[schemars(crate = #schemars_path, bound = #schemars_bound)]
         #deny
         #[allow(non_camel_case_types, non_snake_case, dead_code)]
-        struct __ToolkitArguments {
+        struct __ToolkitArguments<__ToolkitMarker = ()> {
             #(#fields,)*
+            #[serde(skip)]
+            #[schemars(skip)]
+            __toolkit_marker: ::core::marker::PhantomData<__ToolkitMarker>,
         }
         #(#defaults)*
     }
 }
 
-fn argument_field(arg: &Argument, private: &TokenStream) -> (TokenStream, Option<TokenStream>) {
+fn argument_field(arg: &Argument) -> (TokenStream, Option<TokenStream>) {
     let ident = &arg.ident;
     let ty = &arg.ty;
     let attrs = &arg.attrs;
@@ -215,35 +264,46 @@ fn argument_field(arg: &Argument, private: &TokenStream) -> (TokenStream, Option
         let p = &pattern.value;
         out.push(quote!(#[schemars(regex(pattern = #p))]));
     }
-    // Naming the type through `ToolArgument` makes an unsupported type fail
-    // once, at the check on that parameter, instead of in every derive.
-    let field_ty = quote_spanned!(ty.span()=> <#ty as #private::ToolArgument>::Checked);
-    (quote!(#(#out)* #ident: #field_ty), default_fn)
+    (quote!(#(#out)* #ident: #ty), default_fn)
 }
 
-/// One spanned assertion per parameter and for the return type, so a wrong
-/// type is reported at that type, with a message that says what fits.
+/// The spanned type checks (see `fallback::type_checks`), in a constant.
 fn checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
-    let mut checks = Vec::new();
+    let checks = crate::fallback::type_checks(tool, private);
+    quote!(const _: () = { #checks };)
+}
+
+/// What the `GeneratedTool` impl assumes: exactly what `checks` checks, so
+/// it applies whenever the checks pass. `for<'__x>` makes each bound an
+/// assumption instead of a requirement checked where it is written.
+fn assumed_bounds(tool: &ToolFn, private: &TokenStream, args_type: &TokenStream) -> TokenStream {
+    let mut bounds = vec![quote! {
+        for<'__x> #args_type: #private::serde::de::DeserializeOwned
+            + #private::schemars::JsonSchema + ::core::marker::Send + 'static,
+    }];
     for param in &tool.params {
-        match param {
+        bounds.push(match param {
             Param::Argument(arg) => {
                 let ty = &arg.ty;
-                checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
+                quote! {
+                    for<'__x> #ty: #private::serde::de::DeserializeOwned
+                        + #private::schemars::JsonSchema + ::core::marker::Send + 'static,
+                }
             }
-            Param::Injected { ty, .. } => {
-                checks.push(quote_spanned!(ty.span()=> #private::assert_injectable::<#ty>();));
-            }
-        }
+            Param::Injected { ty, .. } => quote! {
+                for<'__x> #ty: ::core::marker::Send + ::core::marker::Sync + 'static,
+            },
+        });
     }
-    if let Output::Type { ty, ok, err } = &tool.output {
-        let ok_ty: &Type = ok.as_deref().unwrap_or(ty);
-        checks.push(quote_spanned!(ok_ty.span()=> #private::assert_return::<#ok_ty>();));
-        if let Some(err) = err {
-            checks.push(quote_spanned!(err.span()=> #private::assert_error::<#err>();));
-        }
+    if let (Output::Type { ty, .. }, None) = (&tool.output, &tool.item.sig.asyncness) {
+        bounds.push(quote!(for<'__x> #ty: ::core::marker::Send + 'static,));
     }
-    quote!(const _: () = { #(#checks)* };)
+    quote!(#(#bounds)*)
+}
+
+/// A type as serde and schemars read it from a string attribute.
+fn type_string(ty: &Type) -> String {
+    quote!(#ty).to_string()
 }
 
 fn spec_body(
@@ -319,7 +379,7 @@ fn call_body(
         }
         None => {
             let idents = tool.arguments().map(|a| &a.ident);
-            quote!(let __ToolkitArguments { #(#idents),* } = __toolkit_args.into_typed::<__ToolkitArguments>()?;)
+            quote!(let __ToolkitArguments { #(#idents,)* .. } = __toolkit_args.into_typed::<__ToolkitArguments>()?;)
         }
     };
     let mut injections = Vec::new();

@@ -83,6 +83,9 @@ pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
         if let Some(err) = err {
             checks.push(quote_spanned!(err.span()=> #private::assert_error::<#err>();));
         }
+        if sig.asyncness.is_none() {
+            checks.push(quote_spanned!(ty.span()=> #private::assert_blocking_return::<#ty>();));
+        }
     }
     quote!(#(#checks)*)
 }

@@ -145,16 +145,12 @@ fn check_param(param: &Param, errors: &mut Errors) {
                     format!("`{}` is an `Option`, already optional (absent means `None`): remove `default`, or make the type non-optional to give it a default", arg.ident),
                 );
             }
-            if let Some(flatten) = attrs.flatten {
-                let conflicting = [
-                    attrs.default.as_ref().map(|_| "default"),
-                    attrs.rename.as_ref().map(|_| "rename"),
-                    attrs.minimum.as_ref().map(|_| "minimum"),
-                    attrs.maximum.as_ref().map(|_| "maximum"),
-                    attrs.pattern.as_ref().map(|_| "pattern"),
-                ];
-                for key in conflicting.into_iter().flatten() {
-                    errors.at_span(flatten, format!("`flatten` spreads the struct's own fields into the arguments, so `{key}` has nothing to apply to: put it on the struct's field"));
+            if attrs.flatten.is_some() {
+                for key in attrs.keys.iter().filter(|k| *k != "flatten") {
+                    errors.at(
+                        key,
+                        format!("`flatten` spreads the struct's own fields into the arguments, so `{key}` has nothing to apply to: put it on the struct's field"),
+                    );
                 }
             }
             check_bounds(

@@ -46,33 +46,37 @@ pub async fn run_blocking<R: Send + 'static>(
 }
 
 // ---- compile-time checks, one per parameter and one for the return type ----
+//
+// Each check reports one error at the offending type, with the message below.
+// `do_not_recommend` makes the compiler report the check itself rather than
+// each bound behind it (a `File` misses both `Deserialize` and `JsonSchema`;
+// an `Rc` is neither `Send` nor `Sync`), so one mistake is one error.
+//
+// The generated `GeneratedTool` impl requires exactly what these checks
+// check; see `GeneratedTool`.
 
 /// Every argument type passes this check at its own span.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument",
-    label = "this type is not deserializable with a JSON Schema",
-    note = "an argument is read from the model's JSON: its type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both; `toolkit` re-exports `serde` and `schemars`)",
+    label = "not an argument type",
+    note = "an argument is read from the model's JSON: its type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both; `toolkit` re-exports `serde` and `schemars`) and be `Send + 'static`",
     note = "to have a value injected from the context instead, take it by reference: `&{Self}`"
 )]
-pub trait ToolArgument {
-    /// The type itself; naming it through this trait makes a failed check
-    /// stop here instead of cascading into the derives.
-    type Checked;
-}
+pub trait ToolArgument {}
 
-impl<T: DeserializeOwned + JsonSchema> ToolArgument for T {
-    type Checked = T;
-}
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolArgument for T {}
 
 /// Every injected (`&T`) parameter passes this check at its own span.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected into a tool",
     label = "not shareable state",
-    note = "a `&T` parameter is taken from the `ToolContext`: `T` must be `Send + Sync + 'static`"
+    note = "a `&T` parameter is taken from the `ToolContext`, which tools share across threads: `T` must be `Send + Sync + 'static` (use `Arc` rather than `Rc`, `Mutex` rather than `RefCell`)"
 )]
 pub trait Injectable {}
 
-impl<T: Send + Sync + 'static> Injectable for T {}
+#[diagnostic::do_not_recommend]
+impl<T: ?Sized + Send + Sync + 'static> Injectable for T {}
 
 /// The success type of a tool passes this check at the return type's span.
 #[diagnostic::on_unimplemented(
@@ -82,6 +86,7 @@ impl<T: Send + Sync + 'static> Injectable for T {}
 )]
 pub trait ToolReturn {}
 
+#[diagnostic::do_not_recommend]
 impl<T: Serialize> ToolReturn for T {}
 
 /// The error type of a tool's `Result` passes this check at its span.
@@ -92,7 +97,19 @@ impl<T: Serialize> ToolReturn for T {}
 )]
 pub trait ToolErrorType {}
 
+#[diagnostic::do_not_recommend]
 impl<E: Display> ToolErrorType for E {}
+
+/// The whole return type of a sync tool passes this check at its span.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a sync tool",
+    label = "not `Send + 'static`",
+    note = "a sync tool runs on the blocking thread pool, so what it returns must be `Send + 'static`: return owned values, or make the tool `async`"
+)]
+pub trait BlockingReturn {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Send + 'static> BlockingReturn for T {}
 
 /// Asserts `T: ToolArgument` at the caller's span.
 pub const fn assert_argument<T: ToolArgument + ?Sized>() {}
@@ -102,6 +119,8 @@ pub const fn assert_injectable<T: Injectable + ?Sized>() {}
 pub const fn assert_return<T: ToolReturn + ?Sized>() {}
 /// Asserts `E: ToolErrorType` at the caller's span.
 pub const fn assert_error<E: ToolErrorType + ?Sized>() {}
+/// Asserts `T: BlockingReturn` at the caller's span.
+pub const fn assert_blocking_return<T: BlockingReturn + ?Sized>() {}
 
 // ---- choosing behaviour by trait: autoref specialization ----
 //
@@ -368,12 +387,103 @@ impl<T> OutputOpaque<T> for OutputOf<T> {
     }
 }
 
+// ---- the generated tool, built only from types that passed the checks ----
+//
+// The macro cannot see whether a type implements a trait, so it writes the
+// whole tool into `impl GeneratedTool for FooTool where <every bound the body
+// needs>`, each bound written `for<'__x> T: ...` so the compiler takes it as
+// an assumption instead of checking it where it is written. The body then
+// type-checks whatever the parameter types are, and the only errors are the
+// checks above. `FooTool`'s `Tool` impl reaches the generated one through
+// `Dispatch`, which falls back to `DispatchRefused` exactly when a check
+// failed, so the build already has an error.
+
+/// A boxed tool future, as `Tool::call` returns it.
+pub type CallFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// The tool the macro generates, implemented only when its types check.
+pub trait GeneratedTool {
+    /// The spec, built once by `Tool::spec`.
+    fn spec() -> crate::ToolSpec;
+    /// See `Tool::bind`.
+    fn bind(args: Value) -> Result<Arguments, ArgumentError>;
+    /// See `Tool::call`.
+    fn call(args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
+}
+
+probe!(
+    /// Reaches a tool's [`GeneratedTool`] impl from its `Tool` impl.
+    Dispatch
+);
+
+/// Level 1: the generated tool exists.
+pub trait DispatchGenerated {
+    /// See [`GeneratedTool::spec`].
+    fn spec(self) -> crate::ToolSpec;
+    /// See [`GeneratedTool::bind`].
+    fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
+    /// See [`GeneratedTool::call`].
+    fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
+}
+
+impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
+    fn spec(self) -> crate::ToolSpec {
+        T::spec()
+    }
+    fn bind(self, args: Value) -> Result<Arguments, ArgumentError> {
+        T::bind(args)
+    }
+    fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_> {
+        T::call(args, ctx)
+    }
+}
+
+/// Level 2: a check failed, so the build has an error and this never runs.
+/// Should a check ever miss a bound, [`Unbuildable`] fails the build here.
+pub trait DispatchRefused {
+    /// Never called.
+    fn spec(self) -> crate::ToolSpec;
+    /// Never called.
+    fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
+    /// Never called.
+    fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
+}
+
+impl<T> DispatchRefused for Dispatch<T> {
+    fn spec(self) -> crate::ToolSpec {
+        let () = Unbuildable::<T>::BUG;
+        unreachable!("this tool did not compile")
+    }
+    fn bind(self, _args: Value) -> Result<Arguments, ArgumentError> {
+        let () = Unbuildable::<T>::BUG;
+        unreachable!("this tool did not compile")
+    }
+    fn call(self, _args: Arguments, _ctx: &ToolContext) -> CallFuture<'_> {
+        let () = Unbuildable::<T>::BUG;
+        unreachable!("this tool did not compile")
+    }
+}
+
+/// Evaluated only when a [`DispatchRefused`] method is compiled for a tool,
+/// which happens only if every check passed and yet the generated impl does
+/// not apply: a bug in `#[tool]`, reported at build time, never at run time.
+pub struct Unbuildable<T>(PhantomData<T>);
+
+impl<T> Unbuildable<T> {
+    /// Fails the build.
+    pub const BUG: () = panic!(
+        "#[tool] checked this tool's types but could not build it; this is a bug in toolkit, please report it"
+    );
+}
+
 /// Everything generated code brings into scope to call the probes.
 pub mod probes {
     pub use super::{
-        ErrorDisplays as _, ErrorIsToolError as _, ErrorOpaque as _, InjectFromContext as _,
-        InjectFromState as _, InjectNothing as _, OutputDirect as _, OutputOpaque as _,
-        OutputSerialized as _, OutputWithSchema as _, SplitPlain as _, SplitResult as _,
+        DispatchGenerated as _, DispatchRefused as _, ErrorDisplays as _, ErrorIsToolError as _,
+        ErrorOpaque as _, InjectFromContext as _, InjectFromState as _, InjectNothing as _,
+        OutputDirect as _, OutputOpaque as _, OutputSerialized as _, OutputWithSchema as _,
+        SplitPlain as _, SplitResult as _,
     };
 }
 

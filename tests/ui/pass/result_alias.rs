@@ -8,7 +8,9 @@ type Result<T> = std::result::Result<T, String>;
 /// Parse a number.
 #[tool]
 async fn parse_number(text: String) -> Result<i64> {
-    text.trim().parse().map_err(|e| format!("not a number: {e}"))
+    text.trim()
+        .parse()
+        .map_err(|e| format!("not a number: {e}"))
 }
 
 fn main() {

@@ -1,5 +1,5 @@
 // Must compile: a plain `fn` is a tool too; it runs on the blocking pool so it
-// never stalls the async threads.
+// never stalls the async threads. A tool may also take no arguments at all.
 
 use tk::tool;
 
@@ -9,7 +9,14 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// The server's name.
+#[tool(read_only)]
+fn server_name() -> String {
+    "example".to_owned()
+}
+
 fn main() {
     assert_eq!(add(2, 3), 5);
-    let _ = AddTool;
+    assert_eq!(server_name(), "example");
+    let _ = (AddTool, ServerNameTool);
 }
