@@ -18,7 +18,7 @@ pub(super) struct Budget {
 impl Budget {
     /// Enough for some hundred thousand values checked through
     /// alternatives, and a fraction of a second at most.
-    const STEPS: u32 = 1 << 22;
+    pub(super) const STEPS: u32 = 1 << 22;
 
     pub(super) fn new() -> Self {
         Self::with_steps(Self::STEPS)

@@ -19,13 +19,13 @@ use super::validate::is_valid;
 
 /// Cast `value` in place against the root of `nodes`; returns what changed.
 pub(super) fn cast(nodes: &Nodes, value: &mut Value) -> Vec<Cast> {
+    cast_within(nodes, value, &Budget::new())
+}
+
+/// [`cast`] within the steps left in `budget`.
+pub(super) fn cast_within(nodes: &Nodes, value: &mut Value, budget: &Budget) -> Vec<Cast> {
     let mut casts = Vec::new();
-    let budget = Budget::new();
-    Caster {
-        nodes,
-        budget: &budget,
-    }
-    .node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    Caster { nodes, budget }.node(nodes.root, value, &Path::ROOT, 0, &mut casts);
     casts
 }
 
@@ -60,9 +60,9 @@ impl Caster<'_> {
         match value {
             Value::Object(map) => {
                 if let Some(rules) = &node.object {
-                    for (key, child) in map.iter_mut() {
+                    for (position, (key, child)) in map.iter_mut().enumerate() {
                         let path = path.key(key);
-                        rules.schemas_for(key, |schema| {
+                        rules.schemas_for(position, key, |schema| {
                             self.node(schema, child, &path, depth + 1, casts);
                         });
                     }
@@ -137,15 +137,23 @@ impl Caster<'_> {
 
 /// Whether the value's type is not what the schema wants, or is an
 /// integral float where only integers are wanted.
-fn wants_cast(want: Types, value: &Value) -> bool {
+#[inline]
+pub(super) fn wants_cast(want: Types, value: &Value) -> bool {
+    wants_cast_of(want, value, Types::of(value))
+}
+
+/// [`wants_cast`] for a value whose narrowest type is already known.
+#[inline]
+pub(super) fn wants_cast_of(want: Types, value: &Value, kind: Types) -> bool {
     if want == Types::ANY {
         return false;
     }
+    let allowed = want.allows_kind(kind);
     match value {
         Value::Number(n) if n.is_f64() => {
-            !want.allows(value) || (want.contains(Types::INTEGER) && !want.contains(Types::NUMBER))
+            !allowed || (want.contains(Types::INTEGER) && !want.contains(Types::NUMBER))
         }
-        _ => !want.allows(value),
+        _ => !allowed,
     }
 }
 

@@ -290,6 +290,7 @@ impl<'s> Compiler<'s> {
                 });
             }
         }
+        rules.required_count = rules.properties.iter().filter(|p| p.required).count();
         rules.by_name = (0..rules.properties.len()).collect();
         let properties = &rules.properties;
         rules

@@ -1,7 +1,10 @@
 //! Steps 1, 3 and 4 of a call: read the payload, cast leniently, validate.
 //!
 //! All of it is driven by a tool's JSON Schema, compiled once into an
-//! [`ArgumentSchema`] when the tool is registered.
+//! [`ArgumentSchema`] when the tool is registered. The registry runs steps 3
+//! and 4 through [`ArgumentSchema::check`], which first asks, in one pass
+//! and without allocating, whether the call is already valid with nothing to
+//! cast (the usual case), and only otherwise casts and validates in full.
 //!
 //! ```
 //! use serde_json::json;
@@ -32,6 +35,7 @@ mod node;
 mod number;
 mod path;
 mod payload;
+mod quick;
 mod validate;
 
 use std::sync::Arc;
@@ -210,6 +214,46 @@ impl ArgumentSchema {
     /// ```
     pub fn validate(&self, args: &Value) -> Result<(), Vec<ArgumentError>> {
         validate::validate(&self.nodes, args)
+    }
+
+    /// Steps 3 and 4 together: [`cast`](Self::cast), then
+    /// [`validate`](Self::validate), with the same outcome, but fast for
+    /// the usual call that is already valid and needs no cast.
+    ///
+    /// Such a call is recognised in one pass over the arguments, without
+    /// hashing or allocating; any other goes through both steps in full.
+    ///
+    /// # Errors
+    ///
+    /// What [`validate`](Self::validate) reports after casting; the casts
+    /// made on the way are then of no use and are dropped.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolkit::args::ArgumentSchema;
+    ///
+    /// let schema = ArgumentSchema::compile(&json!({
+    ///     "type": "object",
+    ///     "properties": {"days": {"type": "integer", "minimum": 1}},
+    ///     "required": ["days"]
+    /// }))
+    /// .unwrap();
+    /// assert!(schema.check(&mut json!({"days": 3})).unwrap().is_empty());
+    ///
+    /// let mut args = json!({"days": "3"});
+    /// let casts = schema.check(&mut args).unwrap();
+    /// assert_eq!(casts[0].to_string(), "days: string \"3\" -> integer");
+    /// assert_eq!(args, json!({"days": 3}));
+    ///
+    /// let errors = schema.check(&mut json!({"days": "0"})).unwrap_err();
+    /// assert_eq!(errors[0].to_string(), "days must be >= 1");
+    /// ```
+    pub fn check(&self, args: &mut Value) -> Result<Vec<Cast>, Vec<ArgumentError>> {
+        if quick::is_clean(&self.nodes, args) {
+            return Ok(Vec::new());
+        }
+        let casts = self.cast(args);
+        self.validate(args).map(|()| casts)
     }
 }
 

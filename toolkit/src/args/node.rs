@@ -4,6 +4,8 @@
 //! or can fail (resolving `$ref`s, compiling patterns, reading bounds from
 //! `format`) was done once by the compiler, so a call only compares values.
 
+use std::cmp::Ordering;
+
 use regex::Regex;
 use serde_json::{Number, Value};
 
@@ -28,6 +30,7 @@ impl Nodes {
     ///
     /// Ids only come from the compiler, so the fallback never happens; it
     /// exists so that a bug here cannot become a panic in a tool call.
+    #[inline]
     pub(super) fn get(&self, id: NodeId) -> &Node {
         static ANYTHING: Node = Node::ANYTHING;
         self.nodes.get(id).unwrap_or(&ANYTHING)
@@ -144,6 +147,7 @@ impl Types {
     }
 
     /// The narrowest type of a value: integral numbers are `integer`.
+    #[inline]
     pub(super) fn of(value: &Value) -> Types {
         match value {
             Value::Null => Types::NULL,
@@ -156,10 +160,12 @@ impl Types {
         }
     }
 
+    #[inline]
     pub(super) fn contains(self, other: Types) -> bool {
         self.0 & other.0 == other.0
     }
 
+    #[inline]
     pub(super) fn intersects(self, other: Types) -> bool {
         self.0 & other.0 != 0
     }
@@ -169,18 +175,78 @@ impl Types {
     }
 
     /// Whether a value of this JSON type is allowed; an integer is also a number.
+    #[inline]
     pub(super) fn allows(self, value: &Value) -> bool {
-        let kind = Types::of(value);
+        self.allows_kind(Types::of(value))
+    }
+
+    /// Whether a value whose narrowest type is `kind` is allowed.
+    #[inline]
+    pub(super) fn allows_kind(self, kind: Types) -> bool {
         self.intersects(kind) || (kind == Types::INTEGER && self.contains(Types::NUMBER))
+    }
+
+    /// The narrowest type of a number: integral ones are `integer`.
+    #[inline]
+    pub(super) fn of_number(num: Num) -> Types {
+        if num.is_integral() {
+            Types::INTEGER
+        } else {
+            Types::NUMBER
+        }
     }
 }
 
 /// Whether a number is an integer in JSON Schema's sense: `30.0` is.
+#[inline]
 pub(super) fn is_integer(n: &Number) -> bool {
-    match Num::of(n) {
-        Num::Int(_) => true,
-        Num::Float(f) => f.is_finite() && f.fract() == 0.0,
+    Num::of(n).is_integral()
+}
+
+/// Whether two names are the same: lengths first, then the bytes a word at
+/// a time. Names are short, and for them a call into the C library's
+/// `memcmp`, which `==` makes, costs more than the comparison itself.
+#[inline]
+pub(super) fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
     }
+    if n < 4 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    if n < 8 {
+        // Two overlapping 4-byte words cover 4 to 7 bytes.
+        return word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4);
+    }
+    let mut at = 0;
+    while at + 8 < n {
+        if word8(a, at) != word8(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    // The last eight bytes, overlapping what was compared, cover the rest.
+    word8(a, n - 8) == word8(b, n - 8)
+}
+
+/// The four bytes at `at`; callers stay in bounds.
+#[inline]
+fn word4(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|w| w.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+/// The eight bytes at `at`; callers stay in bounds.
+#[inline]
+fn word8(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|w| w.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
 }
 
 /// `minimum`, `maximum`, their exclusive forms, `multipleOf`, and the range
@@ -202,12 +268,63 @@ pub(super) struct Bound {
     pub(super) exclusive: bool,
 }
 
+impl NumberRules {
+    /// Whether a finite `num` keeps every rule: the one-pass check's view
+    /// of what the validator reports one problem at a time.
+    #[inline]
+    pub(super) fn admits(&self, num: Num) -> bool {
+        !self.lower.as_ref().is_some_and(|b| b.falls_short(num))
+            && !self.upper.as_ref().is_some_and(|b| b.goes_past(num))
+            && self
+                .multiple_of
+                .as_ref()
+                .is_none_or(|(_, step)| num.is_multiple_of(*step))
+    }
+}
+
+impl Bound {
+    /// Whether `num` is below this bound, taken as a minimum.
+    #[inline]
+    pub(super) fn falls_short(&self, num: Num) -> bool {
+        let order = num.compare(self.at);
+        order == Some(Ordering::Less) || (self.exclusive && order == Some(Ordering::Equal))
+    }
+
+    /// Whether `num` is above this bound, taken as a maximum.
+    #[inline]
+    pub(super) fn goes_past(&self, num: Num) -> bool {
+        let order = num.compare(self.at);
+        order == Some(Ordering::Greater) || (self.exclusive && order == Some(Ordering::Equal))
+    }
+}
+
 /// `minLength`, `maxLength` (in characters) and `pattern`.
 #[derive(Debug, Default)]
 pub(super) struct StringRules {
     pub(super) min_length: Option<u64>,
     pub(super) max_length: Option<u64>,
     pub(super) pattern: Option<Pattern>,
+}
+
+impl StringRules {
+    /// Whether the string keeps every rule.
+    #[inline]
+    pub(super) fn admits(&self, s: &str) -> bool {
+        if self.min_length.is_some() || self.max_length.is_some() {
+            let length = char_length(s);
+            if self.min_length.is_some_and(|min| length < min)
+                || self.max_length.is_some_and(|max| length > max)
+            {
+                return false;
+            }
+        }
+        self.pattern.as_ref().is_none_or(|p| p.regex.is_match(s))
+    }
+}
+
+/// A string's length in characters, not bytes: a model counts "é" as one.
+pub(super) fn char_length(s: &str) -> u64 {
+    u64::try_from(s.chars().count()).unwrap_or(u64::MAX)
 }
 
 /// A compiled `pattern`, with its text for the message.
@@ -246,6 +363,8 @@ pub(super) struct ObjectRules {
     pub(super) by_name: Vec<usize>,
     /// Required names the schema does not declare under `properties`.
     pub(super) required_elsewhere: Vec<String>,
+    /// How many of `properties` are required.
+    pub(super) required_count: usize,
     pub(super) pattern_properties: Vec<(Regex, NodeId)>,
     pub(super) additional: Additional,
     pub(super) min_properties: Option<u64>,
@@ -253,8 +372,16 @@ pub(super) struct ObjectRules {
 }
 
 impl ObjectRules {
+    /// Up to this many properties, a scan that compares lengths first beats
+    /// a binary search, whose every step compares bytes.
+    const SCAN: usize = 8;
+
     /// The declared property called `name`.
+    #[inline]
     pub(super) fn property(&self, name: &str) -> Option<&Property> {
+        if self.properties.len() <= Self::SCAN {
+            return self.properties.iter().find(|p| same_name(&p.name, name));
+        }
         let found = self
             .by_name
             .binary_search_by(|&i| {
@@ -267,13 +394,30 @@ impl ObjectRules {
         self.properties.get(*self.by_name.get(found)?)
     }
 
+    /// The declared property called `name`, which is the object's entry at
+    /// `position`. Models mostly send arguments in the declared order, so the
+    /// property at the same position is tried first.
+    #[inline]
+    pub(super) fn property_at(&self, position: usize, name: &str) -> Option<&Property> {
+        match self.properties.get(position) {
+            Some(property) if same_name(&property.name, name) => Some(property),
+            _ => self.property(name),
+        }
+    }
+
     /// Call `visit` with every schema the value under `key` must match:
     /// its declared schema and the matching `patternProperties`, or else the
     /// `additionalProperties` schema. Returns whether the key is declared or
     /// matches a pattern, i.e. is not an additional property.
-    pub(super) fn schemas_for(&self, key: &str, mut visit: impl FnMut(NodeId)) -> bool {
+    /// `position` is where `key` sits in its object, a hint for the lookup.
+    pub(super) fn schemas_for(
+        &self,
+        position: usize,
+        key: &str,
+        mut visit: impl FnMut(NodeId),
+    ) -> bool {
         let mut known = false;
-        if let Some(property) = self.property(key) {
+        if let Some(property) = self.property_at(position, key) {
             visit(property.schema);
             known = true;
         }
@@ -348,6 +492,66 @@ mod tests {
         assert_eq!(rules.property("a").map(|p| p.schema), Some(1));
         assert_eq!(rules.property("c").map(|p| p.schema), Some(2));
         assert!(rules.property("d").is_none());
+    }
+
+    #[test]
+    fn many_properties_are_found_by_binary_search() {
+        let names: Vec<String> = (0..20).rev().map(|i| format!("p{i:02}")).collect();
+        let mut by_name: Vec<usize> = (0..names.len()).collect();
+        by_name.sort_by_key(|&i| names[i].clone());
+        let rules = ObjectRules {
+            properties: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Property {
+                    name: n.clone(),
+                    schema: i,
+                    required: false,
+                })
+                .collect(),
+            by_name,
+            ..ObjectRules::default()
+        };
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(rules.property(name).map(|p| p.schema), Some(i));
+            // The position is only a hint: right, wrong or out of range.
+            for position in [i, 0, 19, 100] {
+                assert_eq!(rules.property_at(position, name).map(|p| p.schema), Some(i));
+            }
+        }
+        assert!(rules.property("p20").is_none());
+        assert!(rules.property_at(0, "p2").is_none());
+    }
+
+    #[test]
+    fn names_compare_by_every_byte() {
+        let names = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abcde",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "é",
+            "ée",
+        ];
+        for a in names {
+            for b in names {
+                assert_eq!(same_name(a, b), a == b, "{a:?} {b:?}");
+            }
+            // A difference in any one byte is seen.
+            for at in 0..a.len() {
+                let mut changed = a.as_bytes().to_vec();
+                changed[at] ^= 1;
+                let changed = String::from_utf8_lossy(&changed).into_owned();
+                assert_eq!(same_name(a, &changed), a == changed, "{a:?} at {at}");
+            }
+        }
     }
 
     #[test]

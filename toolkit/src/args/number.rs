@@ -16,6 +16,7 @@ pub(super) enum Num {
 }
 
 impl Num {
+    #[inline]
     pub(super) fn of(n: &Number) -> Num {
         if let Some(i) = n.as_i64() {
             Num::Int(i128::from(i))
@@ -26,7 +27,17 @@ impl Num {
         }
     }
 
+    /// Whether the number is an integer in JSON Schema's sense: `30.0` is.
+    #[inline]
+    pub(super) fn is_integral(self) -> bool {
+        match self {
+            Num::Int(_) => true,
+            Num::Float(f) => f.is_finite() && f.fract() == 0.0,
+        }
+    }
+
     /// Whether the number is neither NaN nor infinite.
+    #[inline]
     pub(super) fn is_finite(self) -> bool {
         match self {
             Num::Int(_) => true,
@@ -35,6 +46,7 @@ impl Num {
     }
 
     /// Exact order; `None` only when a NaN is involved.
+    #[inline]
     pub(super) fn compare(self, other: Num) -> Option<Ordering> {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),

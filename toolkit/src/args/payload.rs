@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::node::same_name;
 use crate::error::PayloadError;
 
 /// The key some clients wrap the real arguments in.
@@ -43,22 +44,29 @@ pub fn normalize_payload(
     payload: Value,
     takes_arguments_param: bool,
 ) -> Result<Value, PayloadError> {
+    // The usual call, an object of arguments, passes through untouched.
+    if let Value::Object(object) = &payload
+        && (takes_arguments_param || !is_envelope(object))
+    {
+        return Ok(payload);
+    }
     let object = read_object(payload)?;
-    if takes_arguments_param || object.len() != 1 {
+    if takes_arguments_param || !is_envelope(&object) {
         return Ok(Value::Object(object));
     }
-    let Some(inner) = object.get(WRAPPER) else {
-        return Ok(Value::Object(object));
-    };
-    match inner {
-        // Only an envelope holds an object; `{"arguments": 5}` is a call
-        // with a parameter the tool lacks, for validation to report.
-        Value::Object(_) | Value::String(_) | Value::Null => {
-            let inner = object.into_iter().next().map_or(Value::Null, |(_, v)| v);
-            read_object(inner).map(Value::Object)
-        }
-        _ => Ok(Value::Object(object)),
-    }
+    let inner = object.into_iter().next().map_or(Value::Null, |(_, v)| v);
+    read_object(inner).map(Value::Object)
+}
+
+/// Whether the object is `{"arguments": ...}` around the real arguments.
+/// Only an envelope holds an object, a string or `null`; `{"arguments": 5}`
+/// is a call with a parameter the tool lacks, for validation to report.
+fn is_envelope(object: &Map<String, Value>) -> bool {
+    object.len() == 1
+        && object.iter().next().is_some_and(|(key, inner)| {
+            same_name(key, WRAPPER)
+                && matches!(inner, Value::Object(_) | Value::String(_) | Value::Null)
+        })
 }
 
 /// An object, `null`, or a string holding an object, as an object.

@@ -9,14 +9,12 @@
 //! [`Sink`] decides whether problems are collected or merely noticed, and
 //! problems are built lazily, so a valid call allocates nothing.
 
-use std::cmp::Ordering;
-
 use serde_json::{Map, Value};
 
 use super::budget::Budget;
 use super::describe;
 use super::equal::{has_duplicates, json_equal};
-use super::node::{Additional, MAX_DEPTH, Node, NodeId, Nodes, Types};
+use super::node::{Additional, MAX_DEPTH, Node, NodeId, Nodes, Types, char_length, same_name};
 use super::number::Num;
 use super::path::Path;
 use crate::error::{ArgumentError, Problem};
@@ -24,13 +22,17 @@ use crate::suggest::did_you_mean;
 
 /// Every problem with `value` against the root of `nodes`.
 pub(super) fn validate(nodes: &Nodes, value: &Value) -> Result<(), Vec<ArgumentError>> {
+    validate_within(nodes, value, &Budget::new())
+}
+
+/// [`validate`] within the steps left in `budget`.
+pub(super) fn validate_within(
+    nodes: &Nodes,
+    value: &Value,
+    budget: &Budget,
+) -> Result<(), Vec<ArgumentError>> {
     let mut sink = Collect(Vec::new());
-    let budget = Budget::new();
-    Validator {
-        nodes,
-        budget: &budget,
-    }
-    .node(nodes.root, value, &Path::ROOT, 0, &mut sink);
+    Validator { nodes, budget }.node(nodes.root, value, &Path::ROOT, 0, &mut sink);
     if sink.0.is_empty() {
         Ok(())
     } else {
@@ -168,26 +170,21 @@ impl Validator<'_> {
             return;
         }
         let Some(rules) = &node.number else { return };
-        if let Some(bound) = &rules.lower {
-            let order = num.compare(bound.at);
-            if order == Some(Ordering::Less) || (bound.exclusive && order == Some(Ordering::Equal))
-            {
-                sink.report(path, || Problem::TooSmall {
-                    limit: bound.limit.clone(),
-                    exclusive: bound.exclusive,
-                });
-            }
+        if let Some(bound) = &rules.lower
+            && bound.falls_short(num)
+        {
+            sink.report(path, || Problem::TooSmall {
+                limit: bound.limit.clone(),
+                exclusive: bound.exclusive,
+            });
         }
-        if let Some(bound) = &rules.upper {
-            let order = num.compare(bound.at);
-            if order == Some(Ordering::Greater)
-                || (bound.exclusive && order == Some(Ordering::Equal))
-            {
-                sink.report(path, || Problem::TooLarge {
-                    limit: bound.limit.clone(),
-                    exclusive: bound.exclusive,
-                });
-            }
+        if let Some(bound) = &rules.upper
+            && bound.goes_past(num)
+        {
+            sink.report(path, || Problem::TooLarge {
+                limit: bound.limit.clone(),
+                exclusive: bound.exclusive,
+            });
         }
         if let Some((limit, step)) = &rules.multiple_of
             && !num.is_multiple_of(*step)
@@ -199,8 +196,7 @@ impl Validator<'_> {
     fn string<S: Sink>(&self, node: &Node, s: &str, path: &Path<'_>, sink: &mut S) {
         let Some(rules) = &node.string else { return };
         if rules.min_length.is_some() || rules.max_length.is_some() {
-            // Characters, not bytes: a model counts "é" as one.
-            let length = u64::try_from(s.chars().count()).unwrap_or(u64::MAX);
+            let length = char_length(s);
             if let Some(min) = rules.min_length
                 && length < min
             {
@@ -274,12 +270,13 @@ impl Validator<'_> {
         }
 
         let mut missing = false;
+        let mut entries = Entries::new(map);
         for property in &rules.properties {
             if sink.settled() {
                 return;
             }
             let at = path.key(&property.name);
-            match map.get(&property.name) {
+            match entries.get(&property.name) {
                 Some(value) => self.node(property.schema, value, &at, depth + 1, sink),
                 None if property.required => {
                     missing = true;
@@ -289,7 +286,7 @@ impl Validator<'_> {
             }
         }
         for name in &rules.required_elsewhere {
-            if !map.contains_key(name) {
+            if entries.get(name).is_none() {
                 missing = true;
                 sink.report(&path.key(name), || Problem::Missing);
             }
@@ -302,12 +299,12 @@ impl Validator<'_> {
         if free && !(missing && sink.detailed()) {
             return;
         }
-        for (key, value) in map {
+        for (position, (key, value)) in map.iter().enumerate() {
             if sink.settled() {
                 return;
             }
             let at = path.key(key);
-            let mut known = rules.property(key).is_some();
+            let mut known = rules.property_at(position, key).is_some();
             for (pattern, schema) in &rules.pattern_properties {
                 if pattern.is_match(key) {
                     known = true;
@@ -441,6 +438,50 @@ impl Validator<'_> {
             }
         }
         Some(values)
+    }
+}
+
+/// Finds the values of declared names in an object without hashing them.
+///
+/// Names are asked for in declared order, and models mostly send arguments
+/// in that order, so the entry after the last one found is tried first; a
+/// scan comparing lengths before bytes finds the rest. Large objects use the
+/// map's own index.
+struct Entries<'m> {
+    map: &'m Map<String, Value>,
+    next: serde_json::map::Iter<'m>,
+}
+
+impl<'m> Entries<'m> {
+    /// Above this many entries, hashing a name is cheaper than scanning.
+    const SCAN: usize = 16;
+
+    fn new(map: &'m Map<String, Value>) -> Self {
+        Self {
+            map,
+            next: map.iter(),
+        }
+    }
+
+    fn get(&mut self, name: &str) -> Option<&'m Value> {
+        if self.map.len() > Self::SCAN {
+            return self.map.get(name);
+        }
+        let mut ahead = self.next.clone();
+        if let Some((key, value)) = ahead.next()
+            && same_name(key, name)
+        {
+            self.next = ahead;
+            return Some(value);
+        }
+        let mut scan = self.map.iter();
+        while let Some((key, value)) = scan.next() {
+            if same_name(key, name) {
+                self.next = scan;
+                return Some(value);
+            }
+        }
+        None
     }
 }
 
@@ -1038,6 +1079,21 @@ pub(super) mod tests {
         // Shallow misfits still get their real message.
         let found = errors(exponential_schema(), deep_misfit(2));
         assert!(!found[0].contains("too complex"), "{}", found[0]);
+    }
+
+    #[test]
+    fn entries_are_found_in_any_order_and_size() {
+        for size in [0, 1, 3, 16, 17, 40] {
+            let map: Map<String, Value> = (0..size).map(|i| (format!("k{i}"), json!(i))).collect();
+            // Asked in order, in reverse, and for names that are absent.
+            let mut names: Vec<String> = (0..size).map(|i| format!("k{i}")).collect();
+            names.extend((0..size).rev().map(|i| format!("k{i}")));
+            names.extend(["k".to_owned(), format!("k{size}"), String::new()]);
+            let mut entries = Entries::new(&map);
+            for name in &names {
+                assert_eq!(entries.get(name), map.get(name), "{name} of {size}");
+            }
+        }
     }
 
     #[test]
