@@ -375,11 +375,11 @@ fn call_body(
     let unpack = match tool.whole_arguments() {
         Some(whole) => {
             let ident = &whole.ident;
-            quote!(let #ident = __toolkit_args.into_typed::<#args_type>()?;)
+            quote!(let #ident = __toolkit_args.parse::<#args_type>()?;)
         }
         None => {
             let idents = tool.arguments().map(|a| &a.ident);
-            quote!(let __ToolkitArguments { #(#idents,)* .. } = __toolkit_args.into_typed::<__ToolkitArguments>()?;)
+            quote!(let __ToolkitArguments { #(#idents,)* .. } = __toolkit_args.parse::<__ToolkitArguments>()?;)
         }
     };
     let mut injections = Vec::new();

@@ -353,6 +353,9 @@ impl CallError {
                 ToolError::Denied(_) | ToolError::Cancelled => {
                     "Do not retry this call unless the user asks; continue without it."
                 }
+                ToolError::InvalidArguments(_) => {
+                    "Fix the arguments as described and call the tool again."
+                }
                 ToolError::MissingState(_) | ToolError::Internal(_) => {
                     "This is not caused by your arguments; tell the user, or use another tool."
                 }

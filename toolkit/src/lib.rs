@@ -61,7 +61,7 @@ pub use error::{
     ArgumentError, CallError, InvalidArguments, PayloadError, Problem, RegistryError, ToolError,
     UnknownTool,
 };
-pub use output::{Image, ToolOutput};
+pub use output::{Image, Metadata, ToolOutput};
 pub use registry::{PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSpec};

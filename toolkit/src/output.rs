@@ -32,9 +32,10 @@ pub struct ToolOutput {
     /// Text for the user, when it should differ from what the model reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<String>,
-    /// A structured result (MCP `structuredContent`).
+    /// A structured result (MCP `structuredContent`). Boxed: most results
+    /// have none, and an output is moved several times on its way out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured: Option<Value>,
+    pub structured: Option<Box<Value>>,
     /// Images for models that can see them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
@@ -42,8 +43,82 @@ pub struct ToolOutput {
     #[serde(default)]
     pub is_error: bool,
     /// Facts for the host program (timings, casts, file references); never sent to the model.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub metadata: Metadata,
+}
+
+/// Facts about a result for the host program, by key.
+///
+/// A JSON object that costs nothing until the first entry is added: most
+/// results carry no metadata until a runner adds some, and an output is
+/// moved several times on the way from a tool to the model.
+///
+/// ```
+/// use toolkit::ToolOutput;
+/// use serde_json::json;
+///
+/// let mut out = ToolOutput::text("done");
+/// assert!(out.metadata.is_empty());
+/// out.metadata.insert("elapsed_ms", 12);
+/// assert_eq!(out.metadata["elapsed_ms"], json!(12));
+/// assert_eq!(out.metadata["missing"], json!(null));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Metadata(Option<Box<Map<String, Value>>>);
+
+impl Metadata {
+    /// Set `key`, returning the value it replaced.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) -> Option<Value> {
+        self.0
+            .get_or_insert_with(Default::default)
+            .insert(key.into(), value.into())
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.as_ref()?.get(key)
+    }
+
+    /// Remove `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.0.as_mut()?.remove(key)
+    }
+
+    /// Whether `key` is set.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0.iter().flat_map(|map| map.iter())
+    }
+
+    /// All entries as one JSON object.
+    pub fn to_json(&self) -> Value {
+        Value::Object(self.0.as_deref().cloned().unwrap_or_default())
+    }
+}
+
+impl std::ops::Index<&str> for Metadata {
+    type Output = Value;
+
+    /// The value under `key`, or `null` when there is none (as `Value` indexing does).
+    fn index(&self, key: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(key).unwrap_or(&NULL)
+    }
 }
 
 /// An image in a tool result.
@@ -89,7 +164,7 @@ impl ToolOutput {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let structured = value.is_object().then_some(value);
+        let structured = value.is_object().then(|| Box::new(value));
         Self {
             content,
             structured,
@@ -114,7 +189,7 @@ impl ToolOutput {
 
     /// Add a metadata entry for the host.
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.metadata.insert(key.into(), value.into());
+        self.metadata.insert(key, value);
         self
     }
 
@@ -193,14 +268,17 @@ mod tests {
             celsius: -3,
         });
         assert_eq!(out.content, r#"{"city":"Oslo","celsius":-3}"#);
-        assert_eq!(out.structured, Some(json!({"city": "Oslo", "celsius": -3})));
+        assert_eq!(
+            out.structured.as_deref(),
+            Some(&json!({"city": "Oslo", "celsius": -3}))
+        );
     }
 
     #[test]
     fn scalars_are_text_only() {
         let out = ToolOutput::from(json!("plain"));
         assert_eq!(out.content, "plain");
-        assert_eq!(out.structured, None);
+        assert!(out.structured.is_none());
         assert_eq!(ToolOutput::from(json!([1, 2])).content, "[1,2]");
     }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::args::{ArgumentSchema, Cast, normalize_payload};
 use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
-use crate::error::{CallError, InvalidArguments, RegistryError, UnknownTool};
+use crate::error::{CallError, InvalidArguments, RegistryError, ToolError, UnknownTool};
 use crate::output::ToolOutput;
 use crate::schema::{DefinitionFormat, render_definition, sanitize_tool_name};
 use crate::suggest::did_you_mean;
@@ -299,9 +299,22 @@ impl ToolRegistry {
     /// Run a call and return its output; every failure becomes an error result
     /// whose text tells the model what to do next.
     pub async fn call(&self, name: &str, payload: Value, ctx: &ToolContext) -> ToolOutput {
-        match self.try_call(name, payload, ctx).await {
+        // Written flat, not as `try_call(..).await`: the future then holds only
+        // the tool's boxed future, not a nested state with an output inside.
+        // The arguments stay JSON: a generated tool deserializes them inside
+        // its own future, which spares boxing them in between.
+        let checked = self
+            .lookup(name)
+            .and_then(|entry| check_call(&entry, payload).map(|(args, _)| (entry, args)));
+        let (entry, args) = match checked {
+            Ok(checked) => checked,
+            Err(error) => return ToolOutput::error(error.to_model_text()),
+        };
+        match entry.tool.call(Arguments::json(args), ctx).await {
             Ok(output) => output,
-            Err(error) => ToolOutput::error(error.to_model_text()),
+            Err(error) => {
+                ToolOutput::error(tool_failure(entry.tool.as_ref(), error).to_model_text())
+            }
         }
     }
 
@@ -390,7 +403,8 @@ pub fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallError> {
+/// Steps 1, 3 and 4: the payload as checked arguments, and the casts applied.
+fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallError> {
     let tool_name = || entry.tool.spec().name.to_string();
     let mut args = normalize_payload(payload, entry.takes_arguments).map_err(|error| {
         CallError::InvalidPayload {
@@ -404,9 +418,14 @@ fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallE
             errors,
         })
     })?;
+    Ok((args, casts))
+}
+
+fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallError> {
+    let (args, casts) = check_call(&entry, payload)?;
     let bound = entry.tool.bind(args).map_err(|error| {
         CallError::InvalidArguments(InvalidArguments {
-            tool: tool_name(),
+            tool: entry.tool.spec().name.to_string(),
             errors: vec![error],
         })
     })?;
@@ -415,6 +434,14 @@ fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallE
         args: bound,
         casts,
     })
+}
+
+/// A tool's own error as a [`CallError`], keeping its kind for the host.
+fn tool_failure(tool: &dyn Tool, error: ToolError) -> CallError {
+    CallError::Tool {
+        tool: tool.spec().name.to_string(),
+        error,
+    }
 }
 
 /// A call that passed steps 1 to 5 and is ready to run.
@@ -445,10 +472,7 @@ impl PreparedCall {
         let tool = &self.entry.tool;
         tool.call(self.args, ctx)
             .await
-            .map_err(|error| CallError::Tool {
-                tool: tool.spec().name.to_string(),
-                error,
-            })
+            .map_err(|error| tool_failure(tool.as_ref(), error))
     }
 }
 

@@ -89,7 +89,8 @@ impl Arguments {
         }
     }
 
-    /// Deserialize JSON arguments into `T`; for hand-written tools.
+    /// The arguments as a `T`: taken as they are if they were bound to a `T`,
+    /// deserialized if they are still JSON.
     pub fn parse<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, ToolError> {
         match self.0 {
             ArgumentsRepr::Json(value) => serde_json::from_value(value)

@@ -394,15 +394,15 @@ impl Batch<'_> {
         }
         let mut output = shape_output(output, &name, &id, &self.runner.shape, ctx.workspace());
         output.metadata.insert(
-            meta::DURATION_MS.into(),
-            (elapsed.as_millis() as u64).into(),
+            meta::DURATION_MS,
+            elapsed.as_millis() as u64,
         );
         if !casts.is_empty() {
             let casts: Vec<serde_json::Value> = casts
                 .iter()
                 .map(|c| serde_json::json!({"path": c.path, "from": c.from, "to": c.to}))
                 .collect();
-            output.metadata.insert(meta::CASTS.into(), casts.into());
+            output.metadata.insert(meta::CASTS, casts);
         }
         self.record(index, status, Some(output));
     }

@@ -87,7 +87,7 @@ pub fn shape_output(
 
 fn fill_empty(output: &mut ToolOutput, tool_name: &str) {
     // MCP asks servers to mirror structured results as text; do it for them.
-    if let Some(value) = &output.structured {
+    if let Some(value) = output.structured.as_deref() {
         output.content = value.to_string();
         return;
     }
@@ -106,7 +106,7 @@ fn fill_empty(output: &mut ToolOutput, tool_name: &str) {
     };
     output
         .metadata
-        .insert(meta::EMPTY_RESULT.into(), true.into());
+        .insert(meta::EMPTY_RESULT, true);
 }
 
 fn fit_content(
@@ -131,7 +131,7 @@ fn fit_content(
                 output.content = replacement.text;
                 output
                     .metadata
-                    .insert(meta::PERSISTED.into(), replacement.facts);
+                    .insert(meta::PERSISTED, replacement.facts);
                 return;
             }
             Err(error) => {
@@ -142,14 +142,14 @@ fn fit_content(
                     "could not save a large tool result; truncating it instead"
                 );
                 let facts = json!({ "error": error.to_string() });
-                output.metadata.insert(meta::PERSIST_FAILED.into(), facts);
+                output.metadata.insert(meta::PERSIST_FAILED, facts);
             }
         }
     }
     let cut = truncate(&output.content, original_chars, limit, config.head_fraction);
     output.content = cut.text;
     let facts = json!({ "original_chars": original_chars, "kept_chars": cut.kept_chars });
-    output.metadata.insert(meta::TRUNCATED.into(), facts);
+    output.metadata.insert(meta::TRUNCATED, facts);
 }
 
 fn fit_display(output: &mut ToolOutput, config: &ShapeConfig) {
@@ -166,7 +166,7 @@ fn fit_display(output: &mut ToolOutput, config: &ShapeConfig) {
     let facts = json!({ "original_chars": original_chars, "kept_chars": cut.kept_chars });
     output
         .metadata
-        .insert(meta::DISPLAY_TRUNCATED.into(), facts);
+        .insert(meta::DISPLAY_TRUNCATED, facts);
 }
 
 fn fit_structured(output: &mut ToolOutput, config: &ShapeConfig) {
@@ -179,7 +179,7 @@ fn fit_structured(output: &mut ToolOutput, config: &ShapeConfig) {
         output.structured = None;
         output
             .metadata
-            .insert(meta::STRUCTURED_DROPPED.into(), json!({ "limit": limit }));
+            .insert(meta::STRUCTURED_DROPPED, json!({ "limit": limit }));
     }
 }
 
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn an_empty_result_with_structured_content_reads_as_its_json() {
         let mut output = ToolOutput::text("");
-        output.structured = Some(json!({"ok": true}));
+        output.structured = Some(Box::new(json!({"ok": true})));
         let out = shape(output, &ShapeConfig::default(), None);
         assert_eq!(out.content, r#"{"ok":true}"#);
         assert!(!out.metadata.contains_key(meta::EMPTY_RESULT));
@@ -344,7 +344,7 @@ mod tests {
     fn huge_structured_content_is_dropped_and_small_is_kept() {
         let big = ToolOutput::from_json(json!({"rows": vec!["row"; 10_000]}));
         let out = shape(big, &ShapeConfig::default(), None);
-        assert_eq!(out.structured, None);
+        assert!(out.structured.is_none());
         assert_eq!(
             out.metadata[meta::STRUCTURED_DROPPED]["limit"],
             json!(16_000)
@@ -353,7 +353,7 @@ mod tests {
 
         let small = ToolOutput::from_json(json!({"rows": ["row"]}));
         let out = shape(small, &ShapeConfig::default(), None);
-        assert_eq!(out.structured, Some(json!({"rows": ["row"]})));
+        assert_eq!(out.structured.as_deref(), Some(&json!({"rows": ["row"]})));
     }
 
     #[test]
