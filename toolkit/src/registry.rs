@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arc_swap::ArcSwap;
 
 use serde_json::Value;
 
@@ -74,7 +76,10 @@ const MCP_PREFIX: &str = "mcp_";
 /// ```
 #[derive(Default)]
 pub struct ToolRegistry {
-    catalog: RwLock<Arc<Catalog>>,
+    /// Read on every call without a lock; replaced whole on every change.
+    catalog: ArcSwap<Catalog>,
+    /// Serializes changes, so two registrations cannot lose each other's tools.
+    writer: Mutex<()>,
 }
 
 /// An immutable set of tools plus its cached definitions; replaced on every change.
@@ -156,10 +161,10 @@ impl ToolRegistry {
 
     /// Remove a tool by name; returns it if it was there.
     pub fn unregister(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        let mut entries = guard.entries.clone();
+        let _writing = self.write_lock();
+        let mut entries = self.catalog.load().entries.clone();
         let removed = entries.remove(name)?;
-        *guard = Arc::new(Catalog::with_entries(entries));
+        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
         Some(Arc::clone(&removed.tool))
     }
 
@@ -177,15 +182,17 @@ impl ToolRegistry {
             .into_iter()
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        let mut entries: HashMap<String, Arc<Entry>, NameHasher> = guard
+        let _writing = self.write_lock();
+        let mut entries: HashMap<String, Arc<Entry>, NameHasher> = self
+            .catalog
+            .load()
             .entries
             .iter()
             .filter(|(name, _)| !owned(name))
             .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
             .collect();
         insert_checked(&mut entries, prepared)?;
-        *guard = Arc::new(Catalog::with_entries(entries));
+        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
         Ok(())
     }
 
@@ -194,15 +201,19 @@ impl ToolRegistry {
             .into_iter()
             .map(|(tool, origin)| prepare_entry(tool, origin))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut guard = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        let mut entries = guard.entries.clone();
+        let _writing = self.write_lock();
+        let mut entries = self.catalog.load().entries.clone();
         insert_checked(&mut entries, prepared)?;
-        *guard = Arc::new(Catalog::with_entries(entries));
+        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
         Ok(())
     }
 
     fn snapshot(&self) -> Arc<Catalog> {
-        Arc::clone(&self.catalog.read().unwrap_or_else(|e| e.into_inner()))
+        self.catalog.load_full()
+    }
+
+    fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The tool registered under `name`.
@@ -329,8 +340,8 @@ impl ToolRegistry {
     }
 
     fn lookup(&self, name: &str) -> Result<Arc<Entry>, CallError> {
-        // Hold the read lock just for the lookup: cheaper than cloning the catalog.
-        let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        // A borrowed snapshot: no lock, and no reference count for the catalog.
+        let catalog = self.catalog.load();
         if let Some(entry) = catalog.entries.get(name) {
             return Ok(Arc::clone(entry));
         }
