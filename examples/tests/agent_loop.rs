@@ -305,7 +305,7 @@ async fn the_agent_runs_tool_calls_and_feeds_results_and_errors_back() {
     );
     assert!(
         run.stderr
-            .contains(r#"Approve call save_note {"text": "Pack warm boots for Oslo"}? [y/N]"#),
+            .contains(r#"Approve call save_note {"text":"Pack warm boots for Oslo"}? [y/N]"#),
         "stderr: {}",
         run.stderr
     );

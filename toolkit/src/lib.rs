@@ -62,7 +62,7 @@ pub use error::{
     UnknownTool,
 };
 pub use output::{Image, Metadata, ToolOutput};
-pub use registry::{PreparedCall, ToolRegistry, is_valid_tool_name};
+pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSpec};
 pub use toolkit_macros::tool;

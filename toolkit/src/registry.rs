@@ -119,6 +119,15 @@ struct Entry {
     origin: String,
 }
 
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("tool", &self.tool.spec().name)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
 impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
@@ -303,8 +312,16 @@ impl ToolRegistry {
     /// Steps 1 to 5 of a call: read the payload, find the tool, cast, validate
     /// and bind. Returns the call ready to run, or a precise error.
     pub fn prepare(&self, name: &str, payload: Value) -> Result<PreparedCall, CallError> {
+        self.check(name, payload)?.bind()
+    }
+
+    /// Steps 1 to 4: find the tool, read the payload, cast and validate. The
+    /// checked arguments can be inspected (by an approver, a log) before
+    /// [`CheckedCall::bind`] turns them into the tool's own type.
+    pub fn check(&self, name: &str, payload: Value) -> Result<CheckedCall, CallError> {
         let entry = self.lookup(name)?;
-        prepare_call(entry, payload)
+        let (args, casts) = check_call(&entry, payload)?;
+        Ok(CheckedCall { entry, args, casts })
     }
 
     /// Run a call and return its output; every failure becomes an error result
@@ -432,19 +449,46 @@ fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallE
     Ok((args, casts))
 }
 
-fn prepare_call(entry: Arc<Entry>, payload: Value) -> Result<PreparedCall, CallError> {
-    let (args, casts) = check_call(&entry, payload)?;
-    let bound = entry.tool.bind(args).map_err(|error| {
-        CallError::InvalidArguments(InvalidArguments {
-            tool: entry.tool.spec().name.to_string(),
-            errors: vec![error],
+/// A call that passed steps 1 to 4: its arguments are valid JSON for the
+/// tool's schema, with lenient casts applied.
+#[derive(Debug)]
+pub struct CheckedCall {
+    entry: Arc<Entry>,
+    args: Value,
+    casts: Vec<Cast>,
+}
+
+impl CheckedCall {
+    /// The tool's spec.
+    pub fn spec(&self) -> &ToolSpec {
+        self.entry.tool.spec()
+    }
+
+    /// The arguments as the tool will receive them, after casting.
+    pub fn arguments(&self) -> &Value {
+        &self.args
+    }
+
+    /// The lenient conversions applied to the arguments.
+    pub fn casts(&self) -> &[Cast] {
+        &self.casts
+    }
+
+    /// Step 5: turn the arguments into the tool's own type.
+    pub fn bind(self) -> Result<PreparedCall, CallError> {
+        let Self { entry, args, casts } = self;
+        let bound = entry.tool.bind(args).map_err(|error| {
+            CallError::InvalidArguments(InvalidArguments {
+                tool: entry.tool.spec().name.to_string(),
+                errors: vec![error],
+            })
+        })?;
+        Ok(PreparedCall {
+            entry,
+            args: bound,
+            casts,
         })
-    })?;
-    Ok(PreparedCall {
-        entry,
-        args: bound,
-        casts,
-    })
+    }
 }
 
 /// A tool's own error as a [`CallError`], keeping its kind for the host.

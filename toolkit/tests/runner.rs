@@ -574,3 +574,38 @@ async fn a_call_awaiting_approval_in_a_checkpoint_is_asked_again() {
     assert_eq!(statuses(&state), [CallStatus::Success]);
     assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 1);
 }
+
+/// Resize something (changes state, so it is medium risk).
+#[tool]
+async fn resize(width: u32) -> String {
+    format!("width {width}")
+}
+
+/// Remembers the arguments it was asked to approve.
+#[derive(Default)]
+struct Recording(Mutex<Vec<Value>>);
+
+#[async_trait]
+impl Approver for Arc<Recording> {
+    async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.0.lock().unwrap().push(request.arguments.clone());
+        ApprovalDecision::Approve
+    }
+}
+
+#[tokio::test]
+async fn the_approver_sees_the_arguments_after_casting() {
+    let registry = ToolRegistry::new();
+    registry.register(ResizeTool).unwrap();
+    let recording = Arc::new(Recording::default());
+    let state = Runner::new(Arc::new(registry))
+        .with_policy(ApprovalPolicy::RequireForDangerous)
+        .with_approver(recording.clone())
+        .run(
+            vec![call("1", "resize", json!("{\"width\": \"7\"}"))],
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(content(&state, 0), "width 7");
+    assert_eq!(*recording.0.lock().unwrap(), [json!({"width": 7})]);
+}

@@ -286,23 +286,21 @@ impl Batch<'_> {
         let risk = self.runner.risks.risk_of(&name, spec);
         let needs_approval =
             status == CallStatus::AwaitingApproval || self.runner.policy.requires(&name, risk);
-        // The approver sees the arguments as the hooks left them; preparing consumes them.
-        let approval_arguments = needs_approval.then(|| arguments.clone());
-        let prepared = match self.runner.registry.prepare(&name, arguments) {
-            Ok(prepared) => prepared,
+        let checked = match self.runner.registry.check(&name, arguments) {
+            Ok(checked) => checked,
             Err(error) => {
                 self.refuse(index, status, CallStatus::Error, error.to_model_text());
                 return None;
             }
         };
-        if let Some(arguments) = approval_arguments {
+        if needs_approval {
             if status == CallStatus::Pending {
                 self.record(index, CallStatus::AwaitingApproval, None);
             }
             let request = ApprovalRequest {
                 call_id: id,
                 tool: name.clone(),
-                arguments,
+                arguments: checked.arguments().clone(),
                 risk,
             };
             let decision = tokio::select! {
@@ -322,6 +320,19 @@ impl Batch<'_> {
                 }
             }
         }
+        let prepared = match checked.bind() {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                // Approved calls are pending again; others never left it.
+                self.refuse(
+                    index,
+                    CallStatus::Pending,
+                    CallStatus::Error,
+                    error.to_model_text(),
+                );
+                return None;
+            }
+        };
         Some(prepared)
     }
 
@@ -393,10 +404,9 @@ impl Batch<'_> {
             hook.after(info, &mut output).await;
         }
         let mut output = shape_output(output, &name, &id, &self.runner.shape, ctx.workspace());
-        output.metadata.insert(
-            meta::DURATION_MS,
-            elapsed.as_millis() as u64,
-        );
+        output
+            .metadata
+            .insert(meta::DURATION_MS, elapsed.as_millis() as u64);
         if !casts.is_empty() {
             let casts: Vec<serde_json::Value> = casts
                 .iter()
