@@ -582,11 +582,11 @@ async fn resize(width: u32) -> String {
 }
 
 /// Remembers the arguments it was asked to approve.
-#[derive(Default)]
-struct Recording(Mutex<Vec<Value>>);
+#[derive(Default, Clone)]
+struct Recording(Arc<Mutex<Vec<Value>>>);
 
 #[async_trait]
-impl Approver for Arc<Recording> {
+impl Approver for Recording {
     async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
         self.0.lock().unwrap().push(request.arguments.clone());
         ApprovalDecision::Approve
@@ -597,7 +597,7 @@ impl Approver for Arc<Recording> {
 async fn the_approver_sees_the_arguments_after_casting() {
     let registry = ToolRegistry::new();
     registry.register(ResizeTool).unwrap();
-    let recording = Arc::new(Recording::default());
+    let recording = Recording::default();
     let state = Runner::new(Arc::new(registry))
         .with_policy(ApprovalPolicy::RequireForDangerous)
         .with_approver(recording.clone())
