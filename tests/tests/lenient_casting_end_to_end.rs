@@ -330,3 +330,23 @@ async fn what_cannot_be_read_is_left_for_validation() {
         out.content
     );
 }
+
+/// OpenAI strict mode makes every parameter required and the optional ones
+/// nullable, so a model sends `null` for what it leaves out. A parameter with
+/// a default then takes its default; an `Option` becomes `None`.
+#[tokio::test]
+async fn null_from_a_strict_mode_model_means_not_given() {
+    let strict = tk::ToolRegistry::from_inventory(&tk::ToolFilter::all().names(["read_file"]))
+        .unwrap()
+        .definitions(tk::DefinitionFormat::OpenAiStrict);
+    let parameters = &strict[0]["function"]["parameters"];
+    assert_eq!(parameters["required"], json!(["path", "offset", "limit"]));
+    assert_eq!(
+        ok(
+            "read_file",
+            json!({"path": "a.txt", "offset": null, "limit": null})
+        )
+        .await,
+        "read a.txt from line 1 limit None"
+    );
+}

@@ -8,12 +8,12 @@
 //! becomes a number, and what cannot be read unambiguously stays as it was
 //! for validation to report.
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
 use super::Cast;
 use super::budget::Budget;
 use super::describe;
-use super::node::{MAX_DEPTH, Node, NodeId, Nodes, Types};
+use super::node::{MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, Types};
 use super::path::Path;
 use super::validate::is_valid;
 
@@ -60,6 +60,7 @@ impl Caster<'_> {
         match value {
             Value::Object(map) => {
                 if let Some(rules) = &node.object {
+                    self.drop_null_optionals(rules, map, path, depth, casts);
                     for (position, (key, child)) in map.iter_mut().enumerate() {
                         let path = path.key(key);
                         rules.schemas_for(position, key, |schema| {
@@ -85,6 +86,38 @@ impl Caster<'_> {
         if !node.any_of.is_empty() && !value.is_null() {
             self.alternatives(node, value, path, depth, casts);
         }
+    }
+
+    /// A `null` for an optional parameter whose own schema refuses `null`
+    /// means "not given": providers in strict mode (OpenAI's) must send
+    /// every parameter, and send `null` for the ones they leave out. Removing
+    /// it lets the parameter's default apply instead of failing validation.
+    fn drop_null_optionals(
+        &self,
+        rules: &ObjectRules,
+        map: &mut Map<String, Value>,
+        path: &Path<'_>,
+        depth: usize,
+        casts: &mut Vec<Cast>,
+    ) {
+        if !map.values().any(Value::is_null) {
+            return;
+        }
+        map.retain(|key, child| {
+            let absent = child.is_null()
+                && rules.property(key).is_some_and(|property| {
+                    !property.required
+                        && !is_valid(self.nodes, property.schema, child, depth + 1, self.budget)
+                });
+            if absent {
+                casts.push(Cast {
+                    path: path.key(key).render(),
+                    from: describe::value(child),
+                    to: "absent",
+                });
+            }
+            !absent
+        });
     }
 
     /// `anyOf`/`oneOf`: leave a value that fits a branch; otherwise take the
@@ -495,6 +528,24 @@ mod tests {
         let list = json!({"type": "array", "items": {"type": "string"}});
         assert_eq!(x(list.clone(), json!("a")), json!("a"));
         assert_eq!(x(list, json!(5)), json!(5));
+    }
+
+    #[test]
+    fn null_for_an_optional_parameter_that_refuses_null_means_absent() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "page": {"type": "integer", "default": 1},
+                "limit": {"type": ["integer", "null"]},
+                "query": {"type": "string"}
+            },
+            "required": ["query"]
+        });
+        let (value, casts) = run(schema, json!({"query": null, "page": null, "limit": null}));
+        // `page` refuses null and is optional: dropped, so its default applies.
+        // `limit` accepts null; `query` is required: both stay for validation.
+        assert_eq!(value, json!({"query": null, "limit": null}));
+        assert_eq!(casts, ["page: null -> absent"]);
     }
 
     #[test]
