@@ -5,40 +5,14 @@
 //! by `python3 scripts/bench_ratios.py dispatch`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::hint::black_box;
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::{ToolContext, ToolRegistry, tool};
+use toolkit::{ToolContext, ToolRegistry};
 
-/// Forecast the weather.
-#[tool(read_only)]
-async fn forecast(
-    /// The city.
-    city: String,
-    /// How many days ahead.
-    #[arg(minimum = 1, maximum = 14)]
-    days: u32,
-    /// Metric units.
-    metric: bool,
-) -> String {
-    format!("{city}:{days}:{metric}")
-}
+#[path = "common/forecast.rs"]
+mod forecast;
 
-/// The baseline's arguments, as a hand-written tool would declare them.
-#[derive(Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde")]
-#[schemars(crate = "toolkit::schemars")]
-struct ForecastArgs {
-    city: String,
-    days: u32,
-    metric: bool,
-}
-
-async fn baseline(payload: Value) -> String {
-    let args: ForecastArgs = serde_json::from_value(payload).expect("well-typed payload");
-    forecast(args.city, args.days, args.metric).await
-}
+use forecast::{ForecastTool, baseline};
 
 fn dispatch(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()

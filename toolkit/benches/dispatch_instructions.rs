@@ -6,39 +6,14 @@
 //! Usage: `dispatch_instructions MODE ITERATIONS`, MODE one of `baseline`,
 //! `registry`, `registry_casts`.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::hint::black_box;
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::{ToolContext, ToolRegistry, tool};
+use toolkit::{ToolContext, ToolRegistry};
 
-/// Forecast the weather.
-#[tool(read_only)]
-async fn forecast(
-    /// The city.
-    city: String,
-    /// How many days ahead.
-    #[arg(minimum = 1, maximum = 14)]
-    days: u32,
-    /// Metric units.
-    metric: bool,
-) -> String {
-    format!("{city}:{days}:{metric}")
-}
+#[path = "common/forecast.rs"]
+mod forecast;
 
-#[derive(Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde")]
-#[schemars(crate = "toolkit::schemars")]
-struct ForecastArgs {
-    city: String,
-    days: u32,
-    metric: bool,
-}
-
-async fn baseline(payload: Value) -> String {
-    let args: ForecastArgs = serde_json::from_value(payload).expect("well-typed payload");
-    forecast(args.city, args.days, args.metric).await
-}
+use forecast::{ForecastTool, baseline};
 
 fn main() {
     let mut args = std::env::args().skip(1);
