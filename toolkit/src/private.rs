@@ -505,7 +505,10 @@ mod tests {
         let report = Report { ok: true };
         assert!((&&&OutputOf::of(&report)).output_schema().is_some());
         let out = (&&&OutputOf::of(&report)).to_output(report);
-        assert_eq!(out.structured.as_deref(), Some(&serde_json::json!({"ok": true})));
+        assert_eq!(
+            out.structured.as_deref(),
+            Some(&serde_json::json!({"ok": true}))
+        );
         assert!((&&&OutputOf::<String>::new()).output_schema().is_none());
         assert!((&&&OutputOf::<ToolOutput>::new()).output_schema().is_none());
     }

@@ -104,9 +104,7 @@ fn fill_empty(output: &mut ToolOutput, tool_name: &str) {
     } else {
         format!("({tool} returned no output)")
     };
-    output
-        .metadata
-        .insert(meta::EMPTY_RESULT, true);
+    output.metadata.insert(meta::EMPTY_RESULT, true);
 }
 
 fn fit_content(
@@ -129,9 +127,7 @@ fn fit_content(
         match saved {
             Ok(replacement) => {
                 output.content = replacement.text;
-                output
-                    .metadata
-                    .insert(meta::PERSISTED, replacement.facts);
+                output.metadata.insert(meta::PERSISTED, replacement.facts);
                 return;
             }
             Err(error) => {
@@ -164,9 +160,7 @@ fn fit_display(output: &mut ToolOutput, config: &ShapeConfig) {
     let cut = truncate(display, original_chars, limit, config.head_fraction);
     *display = cut.text;
     let facts = json!({ "original_chars": original_chars, "kept_chars": cut.kept_chars });
-    output
-        .metadata
-        .insert(meta::DISPLAY_TRUNCATED, facts);
+    output.metadata.insert(meta::DISPLAY_TRUNCATED, facts);
 }
 
 fn fit_structured(output: &mut ToolOutput, config: &ShapeConfig) {
