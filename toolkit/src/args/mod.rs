@@ -6,6 +6,19 @@
 //! and without allocating, whether the call is already valid with nothing to
 //! cast (the usual case), and only otherwise casts and validates in full.
 //!
+//! # Why not a JSON Schema crate
+//!
+//! Validation is written here rather than delegated to a general JSON
+//! Schema validator, for four reasons. The messages are for a model to act
+//! on, with paths like `meta.flags[0]` and a did-you-mean for misspelled
+//! parameters; a general validator reports JSON pointers and
+//! specification terms that would need rewriting case by case. Casting and
+//! validation walk the same compiled tree, so they can never disagree about
+//! which branch of an `anyOf` a value belongs to. The one-pass fast check
+//! needs to know the schema's structure, which a validator keeps private.
+//! And tool schemas use a small, known subset of JSON Schema (what schemars
+//! and MCP servers emit), which does not justify a large dependency tree.
+//!
 //! ```
 //! use serde_json::json;
 //! use toolkit::args::{ArgumentSchema, normalize_payload};
