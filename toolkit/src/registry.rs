@@ -226,11 +226,12 @@ impl ToolRegistry {
     }
 
     /// The tool registered under `name`.
+    ///
+    /// Like a call, this also accepts the name a provider was shown, if its
+    /// rules changed it (see [`DefinitionFormat::Gemini`]): the tool's own
+    /// name is then `tool.spec().name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.snapshot()
-            .entries
-            .get(name)
-            .map(|entry| Arc::clone(&entry.tool))
+        find(&self.catalog.load(), name).map(|entry| Arc::clone(&entry.tool))
     }
 
     /// Whether a tool with this name is registered.
@@ -338,7 +339,7 @@ impl ToolRegistry {
             Ok(checked) => checked,
             Err(error) => return ToolOutput::error(error.to_model_text()),
         };
-        match entry.tool.call(Arguments::json(args), ctx).await {
+        match contain_panic(entry.tool.call(Arguments::json(args), ctx)).await {
             Ok(output) => output,
             Err(error) => {
                 ToolOutput::error(tool_failure(entry.tool.as_ref(), error).to_model_text())
@@ -359,16 +360,7 @@ impl ToolRegistry {
     fn lookup(&self, name: &str) -> Result<Arc<Entry>, CallError> {
         // A borrowed snapshot: no lock, and no reference count for the catalog.
         let catalog = self.catalog.load();
-        if let Some(entry) = catalog.entries.get(name) {
-            return Ok(Arc::clone(entry));
-        }
-        // A provider may have been shown a sanitized name (Gemini wants a
-        // letter first: `3d_render` went out as `_3d_render`); accept it back.
-        if let Some(entry) = catalog.entries.values().find(|entry| {
-            DefinitionFormat::ALL
-                .iter()
-                .any(|&format| sanitize_tool_name(&entry.tool.spec().name, format) == name)
-        }) {
+        if let Some(entry) = find(&catalog, name) {
             return Ok(Arc::clone(entry));
         }
         let suggestion = did_you_mean(name, catalog.order.iter().map(String::as_str));
@@ -406,17 +398,47 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
     })
 }
 
+/// The tool called `name`, or the one shown to a provider under `name`.
+fn find<'c>(catalog: &'c Catalog, name: &str) -> Option<&'c Arc<Entry>> {
+    catalog.entries.get(name).or_else(|| {
+        // Of the providers' naming rules, only Gemini's (a letter or `_`
+        // first) can change a valid registry name: `3d_render` went out as
+        // `_3d_render`. Registration keeps those shown names unique.
+        catalog
+            .entries
+            .values()
+            .find(|entry| shown_name(&entry.tool.spec().name) == name)
+    })
+}
+
+/// The name a provider with the strictest rules is shown.
+fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    sanitize_tool_name(name, DefinitionFormat::Gemini)
+}
+
 fn insert_checked(
     entries: &mut HashMap<String, Arc<Entry>, NameHasher>,
     prepared: Vec<Entry>,
 ) -> Result<(), RegistryError> {
     for entry in prepared {
         let name = entry.tool.spec().name.to_string();
-        if let Some(existing) = entries.get(&name) {
-            return Err(RegistryError::Duplicate {
-                name,
-                existing: existing.origin.clone(),
-            });
+        let shown = shown_name(&name).into_owned();
+        let clash = entries.get(&name).or_else(|| {
+            entries
+                .values()
+                .find(|other| shown_name(&other.tool.spec().name) == shown)
+        });
+        if let Some(existing) = clash {
+            let other = &existing.tool.spec().name;
+            let existing = if *other == name {
+                existing.origin.clone()
+            } else {
+                format!(
+                    "'{other}', which some providers are shown as '{shown}', {}",
+                    existing.origin
+                )
+            };
+            return Err(RegistryError::Duplicate { name, existing });
         }
         entries.insert(name, Arc::new(entry));
     }
@@ -491,6 +513,28 @@ impl CheckedCall {
     }
 }
 
+/// Run a tool's future so that a panic in it is an error for this call,
+/// never a crash of the agent that made it.
+async fn contain_panic(
+    call: impl std::future::Future<Output = Result<ToolOutput, ToolError>>,
+) -> Result<ToolOutput, ToolError> {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(call).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => Err(ToolError::Panicked(panic_message(panic.as_ref()))),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
+
 /// A tool's own error as a [`CallError`], keeping its kind for the host.
 fn tool_failure(tool: &dyn Tool, error: ToolError) -> CallError {
     CallError::Tool {
@@ -522,10 +566,10 @@ impl PreparedCall {
         &self.casts
     }
 
-    /// Run the tool.
+    /// Run the tool. A panic inside it becomes [`ToolError::Panicked`].
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolOutput, CallError> {
         let tool = &self.entry.tool;
-        tool.call(self.args, ctx)
+        contain_panic(tool.call(self.args, ctx))
             .await
             .map_err(|error| tool_failure(tool.as_ref(), error))
     }

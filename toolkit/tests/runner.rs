@@ -609,3 +609,79 @@ async fn the_approver_sees_the_arguments_after_casting() {
     assert_eq!(content(&state, 0), "width 7");
     assert_eq!(*recording.0.lock().unwrap(), [json!({"width": 7})]);
 }
+
+/// Signals that it started, then waits forever.
+#[tool(read_only)]
+async fn hang(started: &tokio::sync::Notify) -> String {
+    started.notify_one();
+    std::future::pending::<()>().await;
+    unreachable!()
+}
+
+#[tokio::test]
+async fn a_resume_dropped_half_way_leaves_its_progress_in_the_state() {
+    let registry = registry();
+    registry.register(HangTool).unwrap();
+    let ctx = ToolContext::new()
+        .with_state(Probe::default())
+        .with_state(tokio::sync::Notify::new());
+    let runner = Runner::new(registry).with_default_timeout(Duration::from_secs(3600));
+    let mut state = BatchState::new([call("1", "change", json!({})), call("2", "hang", json!({}))]);
+    let started = ctx.state::<tokio::sync::Notify>().unwrap();
+    tokio::select! {
+        _ = runner.resume(&mut state, &ctx) => panic!("hang never finishes"),
+        _ = started.notified() => {} // the host gives up here, dropping `resume`
+    }
+    assert_eq!(
+        statuses(&state),
+        [CallStatus::Success, CallStatus::Executing]
+    );
+    state.recover();
+    assert_eq!(
+        statuses(&state),
+        [CallStatus::Success, CallStatus::Interrupted]
+    );
+}
+
+/// Archive files (a name Gemini is shown as `_7zip`).
+#[tool(name = "7zip")]
+async fn seven_zip() -> String {
+    "archived".into()
+}
+
+#[tokio::test]
+async fn a_call_by_a_provider_alias_meets_the_same_policy() {
+    let registry = ToolRegistry::new();
+    registry.register(SevenZipTool).unwrap();
+    let runner = Runner::new(Arc::new(registry)).with_policy(ApprovalPolicy::RequireForTools {
+        tools: ["7zip".to_owned()].into(),
+    });
+    let state = runner
+        .run(
+            vec![call("1", "7zip", json!({})), call("2", "_7zip", json!({}))],
+            &ToolContext::new(),
+        )
+        .await;
+    // No approver is configured, so both are denied: the alias is no way around it.
+    assert_eq!(
+        statuses(&state),
+        [CallStatus::Cancelled, CallStatus::Cancelled]
+    );
+}
+
+/// Archive files under the name `7zip` is shown as.
+#[tool(name = "_7zip")]
+async fn underscore_seven_zip() -> String {
+    "archived".into()
+}
+
+#[test]
+fn names_that_a_provider_would_show_alike_cannot_both_register() {
+    let registry = ToolRegistry::new();
+    registry.register(SevenZipTool).unwrap();
+    let error = registry.register(UnderscoreSevenZipTool).unwrap_err();
+    assert!(
+        error.to_string().contains("'_7zip' is already registered"),
+        "{error}"
+    );
+}

@@ -69,9 +69,10 @@ impl ApprovalPolicy {
 /// What an approver is asked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApprovalRequest {
-    /// The call's id.
+    /// The call's id, as the provider gave it.
     pub call_id: String,
-    /// The tool.
+    /// The tool's own name, even when the model called it by the name a
+    /// provider's rules made of it.
     pub tool: String,
     /// The arguments the tool will receive, after casting and validation.
     pub arguments: Value,

@@ -1,12 +1,8 @@
 //! Run one prepared call so that nothing it does can hurt the batch: a
-//! timeout that stops the work, cancellation, and a panic contained as an
-//! error for that call alone.
+//! timeout that stops the work and cancellation. (A panic is contained by
+//! [`PreparedCall::run`] itself, as an error for that call alone.)
 
-use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::time::Duration;
-
-use futures_util::FutureExt;
 
 use crate::context::ToolContext;
 use crate::error::{CallError, ToolError};
@@ -25,30 +21,21 @@ pub(crate) async fn run_guarded(
     ctx: &ToolContext,
     timeout: Duration,
 ) -> Result<ToolOutput, ToolError> {
-    let work = AssertUnwindSafe(prepared.run(ctx)).catch_unwind();
+    // `run` already turns a panic into an error for this call.
+    let work = prepared.run(ctx);
     let outcome = tokio::select! {
         biased;
         _ = ctx.cancellation().cancelled() => Err(ToolError::Cancelled),
         finished = tokio::time::timeout(timeout, work) => match finished {
             Err(_elapsed) => Err(ToolError::Timeout(timeout)),
-            Ok(Err(panic)) => Err(ToolError::Panicked(panic_message(panic.as_ref()))),
-            Ok(Ok(Ok(output))) => Ok(output),
-            Ok(Ok(Err(CallError::Tool { error, .. }))) => Err(error),
-            Ok(Ok(Err(other))) => Err(ToolError::Failed(other.to_string())),
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(CallError::Tool { error, .. })) => Err(error),
+            // `run` reports only the tool's own errors; keep any other whole.
+            Ok(Err(other)) => Err(ToolError::Internal(other.to_string())),
         },
     };
     if outcome.is_err() {
         ctx.cancellation().cancel();
     }
     outcome
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }

@@ -156,9 +156,12 @@ impl Runner {
     /// Cancelling `ctx`'s token stops the calls that are running and cancels
     /// the ones that have not started.
     pub async fn resume(&self, state: &mut BatchState, ctx: &ToolContext) {
+        // The state is edited in place, so a `resume` that is dropped half
+        // way (a host timeout, a panicking approver) leaves every change so
+        // far in the caller's state, as a checkpoint would have recorded it.
         let batch = Batch {
             runner: self,
-            state: Mutex::new(std::mem::take(state)),
+            state: Mutex::new(state),
         };
         for group in batch.groups() {
             if ctx.is_cancelled() {
@@ -180,17 +183,16 @@ impl Runner {
             .collect::<Vec<()>>()
             .await;
         }
-        *state = batch.state.into_inner().unwrap_or_else(|e| e.into_inner());
     }
 }
 
 /// One `resume` in progress: the state behind a lock, shared by concurrent calls.
-struct Batch<'r> {
+struct Batch<'r, 's> {
     runner: &'r Runner,
-    state: Mutex<BatchState>,
+    state: Mutex<&'s mut BatchState>,
 }
 
-impl Batch<'_> {
+impl Batch<'_, '_> {
     fn read<T>(&self, f: impl FnOnce(&BatchState) -> T) -> T {
         f(&self.state.lock().unwrap_or_else(|e| e.into_inner()))
     }
@@ -283,9 +285,12 @@ impl Batch<'_> {
                 return None;
             }
         }
-        let risk = self.runner.risks.risk_of(&name, spec);
+        // Policy and risk go by the tool's own name, whatever alias the
+        // model used for it.
+        let canonical = spec.map_or(name.as_str(), |spec| spec.name.as_ref());
+        let risk = self.runner.risks.risk_of(canonical, spec);
         let needs_approval =
-            status == CallStatus::AwaitingApproval || self.runner.policy.requires(&name, risk);
+            status == CallStatus::AwaitingApproval || self.runner.policy.requires(canonical, risk);
         let checked = match self.runner.registry.check(&name, arguments) {
             Ok(checked) => checked,
             Err(error) => {
@@ -299,7 +304,7 @@ impl Batch<'_> {
             }
             let request = ApprovalRequest {
                 call_id: id,
-                tool: name.clone(),
+                tool: canonical.to_owned(),
                 arguments: checked.arguments().clone(),
                 risk,
             };
