@@ -17,6 +17,9 @@ pub struct ToolFn {
     pub attrs: ToolAttrs,
     /// The doc comment, joined into one text.
     pub docs: Option<String>,
+    /// The doc comment as an expression, when part of it is not a literal
+    /// (`#[doc = include_str!("...")]`): the compiler joins it, not the macro.
+    pub docs_expr: Option<proc_macro2::TokenStream>,
     pub params: Vec<Param>,
     pub output: Output,
 }
@@ -66,6 +69,7 @@ pub enum Output {
 impl ToolFn {
     pub fn from_item(mut item: ItemFn, attrs: ToolAttrs, errors: &mut Errors) -> Self {
         let docs = doc_text(&item.attrs);
+        let docs_expr = doc_expression(&item.attrs);
         let mut params = Vec::new();
         for input in item.sig.inputs.iter_mut() {
             match input {
@@ -135,6 +139,7 @@ impl ToolFn {
             item,
             attrs,
             docs,
+            docs_expr,
             params,
             output,
         }
@@ -178,6 +183,43 @@ impl ToolFn {
             .map(|d| d.value.clone())
             .or_else(|| self.docs.clone())
     }
+}
+
+/// `concat!` of every doc line, when some line is not a string literal
+/// (`#[doc = include_str!("usage.md")]`); `None` when all are literals.
+fn doc_expression(attrs: &[Attribute]) -> Option<proc_macro2::TokenStream> {
+    let values: Vec<&syn::Expr> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => Some(&nv.value),
+            _ => None,
+        })
+        .collect();
+    let literal = |e: &syn::Expr| {
+        matches!(
+            e,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(_),
+                ..
+            })
+        )
+    };
+    if values.iter().all(|e| literal(e)) {
+        return None;
+    }
+    let parts = values.iter().map(|e| match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => {
+            let line = s.value();
+            let line = line.strip_prefix(' ').unwrap_or(&line).to_owned();
+            quote::quote!(#line, "\n")
+        }
+        other => quote::quote!(#other, "\n"),
+    });
+    Some(quote::quote!(::core::concat!(#(#parts),*)))
 }
 
 /// Remove `#[doc]` and `#[arg]` from a parameter (the compiler rejects them

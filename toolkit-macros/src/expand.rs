@@ -313,7 +313,15 @@ fn spec_body(
     args_type: &TokenStream,
 ) -> TokenStream {
     let name = tool.tool_name();
-    let description = tool.description().unwrap_or_default();
+    // A description built by the compiler (`include_str!`) is trimmed at run
+    // time; a literal one was trimmed by the macro.
+    let description = match (&tool.attrs.description, &tool.docs_expr) {
+        (None, Some(expr)) => quote!(#expr.trim()),
+        _ => {
+            let text = tool.description().unwrap_or_default();
+            quote!(#text)
+        }
+    };
     let a = &tool.attrs;
     let (read_only, exclusive, destructive, idempotent, open_world) = (
         a.read_only,

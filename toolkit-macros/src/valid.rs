@@ -80,7 +80,7 @@ fn check_name_and_description(tool: &ToolFn, errors: &mut Errors) {
     match &tool.attrs.description {
         Some(d) if d.value.trim().is_empty() => errors.at_span(d.span, "the description is empty: say what the tool does and when to use it"),
         Some(_) => {}
-        None if tool.docs.is_none() => errors.at(
+        None if tool.docs.is_none() && tool.docs_expr.is_none() => errors.at(
             &tool.item.sig.ident,
             "a tool needs a description, the model's only guide to when to call it: add a doc comment (`/// Reads a file.`) or `#[tool(description = \"...\")]`",
         ),
@@ -158,6 +158,20 @@ fn check_param(param: &Param, errors: &mut Errors) {
                 attrs.maximum.as_ref().map(|m| (&m.value, m.span)),
                 errors,
             );
+            check_pattern(attrs.pattern.as_ref(), errors);
+            // Both become one `length` rule in the schema: a string has a
+            // length, a list has items, a parameter is one or the other.
+            for (length, items) in [
+                (&attrs.min_length, &attrs.min_items),
+                (&attrs.max_length, &attrs.max_items),
+            ] {
+                if let (Some(_), Some(items)) = (length, items) {
+                    errors.at_span(
+                        items.span,
+                        "a parameter is either text (`min_length`/`max_length`) or a list (`min_items`/`max_items`), not both: keep the pair that fits its type",
+                    );
+                }
+            }
             for (min, max, what) in [
                 (&attrs.min_length, &attrs.max_length, "length"),
                 (&attrs.min_items, &attrs.max_items, "item count"),
@@ -175,6 +189,26 @@ fn check_param(param: &Param, errors: &mut Errors) {
                 }
             }
         }
+    }
+}
+
+/// A pattern the validator could not compile would make registration fail
+/// at run time; say so at the literal instead. (Validation uses the `regex`
+/// crate, whose syntax this parser checks.)
+fn check_pattern(pattern: Option<&crate::attr::Spanned<String>>, errors: &mut Errors) {
+    let Some(pattern) = pattern else { return };
+    if let Err(error) = regex_syntax::Parser::new().parse(&pattern.value) {
+        let reason = error
+            .to_string()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+            .to_owned();
+        errors.at_span(
+            pattern.span,
+            format!("this `pattern` is not a valid regular expression: {reason}"),
+        );
     }
 }
 

@@ -24,11 +24,16 @@ impl ArgumentError {
         }
     }
 
-    fn subject(&self) -> &str {
+    /// The path as the message names it; a huge key (a model can send one)
+    /// is cut so it cannot bloat the error text.
+    fn subject(&self) -> std::borrow::Cow<'_, str> {
+        const MAX_CHARS: usize = 120;
         if self.path.is_empty() {
-            "arguments"
-        } else {
-            &self.path
+            return "arguments".into();
+        }
+        match self.path.char_indices().nth(MAX_CHARS) {
+            Some((cut, _)) => format!("{}…", &self.path[..cut]).into(),
+            None => self.path.as_str().into(),
         }
     }
 }
@@ -383,6 +388,10 @@ pub enum RegistryError {
     /// A name models cannot call.
     #[error("invalid tool name '{0}': use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'")]
     InvalidName(String),
+    /// `replace()` was given a tool outside the group it replaces, which a
+    /// later `replace()` of that group could then never remove.
+    #[error("tool '{0}' is outside the group this replace() swaps; add it with register() instead")]
+    NotInGroup(String),
     /// A schema the registry cannot use.
     #[error("tool '{tool}' has an unusable input schema: {reason}")]
     InvalidSchema {
@@ -438,6 +447,14 @@ mod tests {
     fn root_errors_name_the_arguments() {
         let e = ArgumentError::new("", Problem::NotOneOf(vec![json!("a"), json!(1)]));
         assert_eq!(e.to_string(), "arguments must be one of \"a\", 1");
+    }
+
+    #[test]
+    fn a_huge_key_is_cut_in_the_message() {
+        let key = "k".repeat(100_000);
+        let text = ArgumentError::new(key, Problem::Missing).to_string();
+        assert!(text.len() < 200, "{}", text.len());
+        assert!(text.ends_with("… is required"));
     }
 
     #[test]

@@ -70,13 +70,15 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolArgument for T {}
 /// Every injected (`&T`) parameter passes this check at its own span.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected into a tool",
-    label = "not shareable state",
-    note = "a `&T` parameter is taken from the `ToolContext`, which tools share across threads: `T` must be `Send + Sync + 'static` (use `Arc` rather than `Rc`, `Mutex` rather than `RefCell`)"
+    label = "not a value the context can hold",
+    note = "a `&T` parameter is taken from the `ToolContext`, which tools share across threads: `T` must be a sized `Send + Sync + 'static` type (use `Arc` rather than `Rc`, `Mutex` rather than `RefCell`)",
+    note = "text or lists from the model are owned arguments: take `String` or `Vec<T>`, not a reference"
 )]
 pub trait Injectable {}
 
 #[diagnostic::do_not_recommend]
-impl<T: ?Sized + Send + Sync + 'static> Injectable for T {}
+// Sized: both ways of injecting hand out a `&T` to a value stored by type.
+impl<T: Send + Sync + 'static> Injectable for T {}
 
 /// The success type of a tool passes this check at the return type's span.
 #[diagnostic::on_unimplemented(

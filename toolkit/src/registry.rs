@@ -23,29 +23,7 @@ use crate::tool::{Arguments, Tool, ToolSpec};
 
 /// Tool names are short and chosen by the host, not by an attacker who could
 /// aim for collisions, so a fast non-keyed hash serves the lookup on every call.
-type NameHasher = std::hash::BuildHasherDefault<FxHasher>;
-
-/// The Fx hash (as used in rustc): one multiply per word.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
-        }
-        for &byte in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+type NameHasher = rustc_hash::FxBuildHasher;
 
 /// Names of tools mounted from MCP servers start with this; they sort after the rest.
 const MCP_PREFIX: &str = "mcp_";
@@ -187,6 +165,9 @@ impl ToolRegistry {
         owned: impl Fn(&str) -> bool,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Result<(), RegistryError> {
+        if let Some(stranger) = tools.iter().find(|tool| !owned(&tool.spec().name)) {
+            return Err(RegistryError::NotInGroup(stranger.spec().name.to_string()));
+        }
         let prepared = tools
             .into_iter()
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
@@ -268,13 +249,13 @@ impl ToolRegistry {
     /// `mcp_` tools. Built once and cached until the set of tools changes, so
     /// the bytes sent to a model stay identical between turns.
     pub fn definitions(&self, format: DefinitionFormat) -> Arc<[Value]> {
-        self.cached_definitions(format, false)
+        Self::definitions_of(&self.snapshot(), format, false)
     }
 
     /// Like [`definitions`](Self::definitions), with each description cut to its
     /// first sentence to save tokens.
     pub fn definitions_compact(&self, format: DefinitionFormat) -> Arc<[Value]> {
-        self.cached_definitions(format, true)
+        Self::definitions_of(&self.snapshot(), format, true)
     }
 
     /// The definitions of the named tools only, in definition order; unknown names are skipped.
@@ -289,10 +270,6 @@ impl ToolRegistry {
             .filter(|(name, _)| wanted.contains(name.as_str()))
             .map(|(_, def)| def.clone())
             .collect()
-    }
-
-    fn cached_definitions(&self, format: DefinitionFormat, compact: bool) -> Arc<[Value]> {
-        Self::definitions_of(&self.snapshot(), format, compact)
     }
 
     fn definitions_of(catalog: &Catalog, format: DefinitionFormat, compact: bool) -> Arc<[Value]> {

@@ -25,6 +25,8 @@ struct Probe {
     runs: AtomicUsize,
     finished_sleeping: AtomicBool,
     dropped: AtomicBool,
+    /// The most calls running at once while an exclusive call ran.
+    beside_exclusive: AtomicUsize,
 }
 
 impl Probe {
@@ -72,6 +74,8 @@ async fn look(probe: &Probe) -> String {
 async fn change(probe: &Probe) -> String {
     let _active = probe.enter();
     for _ in 0..20 {
+        let now = probe.active.load(Ordering::SeqCst);
+        probe.beside_exclusive.fetch_max(now, Ordering::SeqCst);
         tokio::task::yield_now().await;
     }
     "changed".into()
@@ -189,10 +193,10 @@ async fn an_exclusive_call_runs_alone_and_results_keep_call_order() {
     let state = runner.run(calls, &ctx).await;
     let probe = ctx.state::<Probe>().unwrap();
     assert_eq!(probe.runs.load(Ordering::SeqCst), 5);
-    assert!(
-        probe.max_active.load(Ordering::SeqCst) <= 2,
-        "the exclusive call overlapped another"
-    );
+    // While `change` ran, it was the only call running...
+    assert_eq!(probe.beside_exclusive.load(Ordering::SeqCst), 1);
+    // ...and the read-only neighbours on each side did run together.
+    assert_eq!(probe.max_active.load(Ordering::SeqCst), 2);
     let ids: Vec<&str> = state.calls.iter().map(|r| r.call.id.as_str()).collect();
     assert_eq!(ids, ["1", "2", "3", "4", "5"]);
     assert_eq!(content(&state, 2), "changed");
@@ -303,30 +307,36 @@ async fn bad_calls_become_errors_without_running() {
     assert!(content(&state, 2).contains("must be a JSON object"));
 }
 
+/// The batch's own token, for a tool that stops the batch.
+struct BatchToken(toolkit::CancellationToken);
+
+/// Cancels the whole batch, then waits: only cancellation ends it.
+#[tool(exclusive)]
+async fn stop_batch(batch: &BatchToken) -> String {
+    batch.0.cancel();
+    std::future::pending::<()>().await;
+    unreachable!()
+}
+
 #[tokio::test]
 async fn cancelling_the_batch_stops_running_calls_and_skips_the_rest() {
+    let registry = registry();
+    registry.register(StopBatchTool).unwrap();
     let ctx = ToolContext::new().with_state(Probe::default());
-    let token = ctx.cancellation().clone();
-    let canceller = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        token.cancel();
-    });
-    let runner = Runner::new(registry()).with_default_timeout(Duration::from_secs(3600));
+    let ctx = ctx
+        .clone()
+        .with_state(BatchToken(ctx.cancellation().clone()));
+    let runner = Runner::new(registry).with_default_timeout(Duration::from_secs(3600));
     let state = runner
         .run(
             vec![
                 call("1", "change", json!({})),
-                // Waits for a partner forever: only cancellation ends it.
-                call("2", "meet", json!({"who": "a"})),
+                call("2", "stop_batch", json!({})),
                 call("3", "change", json!({})),
             ],
-            &ctx.clone().with_state(Probe {
-                barrier: Some(Arc::new(Barrier::new(2))),
-                ..Probe::default()
-            }),
+            &ctx,
         )
         .await;
-    canceller.await.unwrap();
     assert_eq!(
         statuses(&state),
         [
@@ -335,7 +345,8 @@ async fn cancelling_the_batch_stops_running_calls_and_skips_the_rest() {
             CallStatus::Cancelled
         ]
     );
-    assert!(content(&state, 1).contains("cancelled"));
+    assert!(content(&state, 1).contains("cancelled before it finished"));
+    assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 1);
 }
 
 /// Approves or denies by tool name, and remembers what it was asked.

@@ -309,17 +309,19 @@ impl Batch<'_, '_> {
                 risk,
             };
             let decision = tokio::select! {
-                _ = ctx.cancellation().cancelled() => ApprovalDecision::Deny(Some("the batch was cancelled".into())),
-                decision = self.runner.approver.approve(&request) => decision,
+                _ = ctx.cancellation().cancelled() => None,
+                decision = self.runner.approver.approve(&request) => Some(decision),
             };
-            match decision {
-                ApprovalDecision::Approve => self.record(index, CallStatus::Pending, None),
-                ApprovalDecision::Deny(reason) => {
-                    let text = CallError::Tool {
-                        tool: name,
-                        error: ToolError::Denied(reason),
-                    }
-                    .to_model_text();
+            let refusal = match decision {
+                Some(ApprovalDecision::Approve) => None,
+                Some(ApprovalDecision::Deny(reason)) => Some(ToolError::Denied(reason)),
+                // Nobody said no: the batch was stopped while asking.
+                None => Some(ToolError::Cancelled),
+            };
+            match refusal {
+                None => self.record(index, CallStatus::Pending, None),
+                Some(error) => {
+                    let text = CallError::Tool { tool: name, error }.to_model_text();
                     self.record(index, CallStatus::Cancelled, Some(ToolOutput::error(text)));
                     return None;
                 }
@@ -350,6 +352,30 @@ impl Batch<'_, '_> {
             to
         };
         self.record(index, to, Some(ToolOutput::error(text)));
+    }
+
+    /// Shape a result; when it may be written to a file, off the async threads.
+    async fn shape(
+        &self,
+        output: ToolOutput,
+        name: &str,
+        id: &str,
+        ctx: &ToolContext,
+    ) -> ToolOutput {
+        let config = &self.runner.shape;
+        if config.persist_dir.is_none() {
+            return shape_output(output, name, id, config, ctx.workspace());
+        }
+        let (config, name, id) = (config.clone(), name.to_owned(), id.to_owned());
+        let workspace = ctx.workspace().map(ToOwned::to_owned);
+        let fallback = ToolOutput::error(format!(
+            "Error: the result of '{name}' could not be shaped."
+        ));
+        tokio::task::spawn_blocking(move || {
+            shape_output(output, &name, &id, &config, workspace.as_deref())
+        })
+        .await
+        .unwrap_or(fallback)
     }
 
     async fn execute(&self, index: usize, prepared: PreparedCall, ctx: &ToolContext) {
@@ -408,7 +434,7 @@ impl Batch<'_, '_> {
         for hook in &self.runner.hooks {
             hook.after(info, &mut output).await;
         }
-        let mut output = shape_output(output, &name, &id, &self.runner.shape, ctx.workspace());
+        let mut output = self.shape(output, &name, &id, ctx).await;
         output
             .metadata
             .insert(meta::DURATION_MS, elapsed.as_millis() as u64);
