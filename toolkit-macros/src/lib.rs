@@ -19,7 +19,8 @@ use syn::parse::Parser;
 
 use crate::errors::Errors;
 
-/// Turn an `fn` into a tool. See the `toolkit` crate's documentation.
+/// Turn an `fn` into a tool. Documented, with examples, where `toolkit`
+/// re-exports it.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_tool(attr.into(), item.into()).into()

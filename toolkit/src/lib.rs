@@ -65,6 +65,91 @@ pub use output::{Image, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSpec};
+/// Turn a function into a tool.
+///
+/// The function stays an ordinary function you can call and test; beside it
+/// `#[tool]` generates a unit struct named after it (`read_file` gets
+/// `ReadFileTool`) that implements [`Tool`], and registers it so
+/// [`ToolRegistry::from_inventory`] can find it.
+///
+/// ```
+/// use toolkit::{ToolContext, ToolError, tool};
+///
+/// /// Read a text file from the workspace.
+/// ///
+/// /// Lines come back as `LINE|CONTENT`.
+/// #[tool(read_only, category = filesystem_read, timeout = "10s")]
+/// async fn read_file(
+///     ctx: &ToolContext,
+///     /// Path relative to the workspace.
+///     path: String,
+///     /// First line to return, 1-based.
+///     #[arg(default = 1, minimum = 1)]
+///     offset: u64,
+///     /// How many lines at most.
+///     limit: Option<u64>,
+/// ) -> Result<String, ToolError> {
+///     # let _ = (ctx, path, offset, limit);
+///     Ok(String::new())
+/// }
+///
+/// use toolkit::Tool;
+/// let spec = ReadFileTool.spec();
+/// assert_eq!(spec.name, "read_file");
+/// assert_eq!(spec.input_schema["required"], serde_json::json!(["path"]));
+/// ```
+///
+/// # The description
+///
+/// The doc comment is the tool's description and each parameter's doc
+/// comment describes it; `#[tool(description = "...")]` and
+/// `#[arg(description = "...")]` override them. A tool without any
+/// description is refused: it is the model's only guide to when to call it.
+///
+/// # Parameters
+///
+/// - **Arguments** are parameters taken by value. Their types must implement
+///   `Deserialize` and `JsonSchema`: every integer and float width (with its
+///   natural bounds in the schema), `bool`, `String`, `PathBuf`, `Vec<T>`,
+///   maps, Rust enums, and your own structs deriving both (use
+///   [`serde`] and [`schemars`] through this crate). `Option<T>` is optional.
+/// - **Injected** parameters are taken by reference, `&T`, and never appear
+///   in the schema: `&ToolContext`, `&CancellationToken`, anything
+///   implementing [`FromContext`], and otherwise any shared state the host put
+///   in the context with [`ToolContext::with_state`]. They are recognised by
+///   being references, so renamed imports work.
+/// - `#[arg(flatten)]` on the only argument makes a whole-arguments struct:
+///   its fields are the tool's parameters.
+///
+/// `#[arg(...)]` keys: `default = expr`, `rename = "name"`,
+/// `description = "..."`, `minimum`, `maximum`, `min_length`, `max_length`
+/// (text), `min_items`, `max_items` (lists), `pattern = "regex"`, `flatten`.
+///
+/// # Return types
+///
+/// `String` (or `&'static str`, `()`, `serde_json::Value`), [`ToolOutput`],
+/// any `Serialize` value (structured output; with `JsonSchema` too, an
+/// output schema), or a `Result` of one of those whose error implements
+/// `Display` (a [`ToolError`] keeps its kind).
+///
+/// # Synchronous functions
+///
+/// A plain `fn` runs on tokio's blocking pool, so it never stalls the async
+/// threads. A timeout stops waiting for it, and cancels the context's token,
+/// but cannot stop a thread that does not check the token: long-running sync
+/// tools should look at [`ToolContext::is_cancelled`].
+///
+/// # `#[tool(...)]` keys
+///
+/// `name = "..."` (`[A-Za-z0-9_-]{1,64}`, default: the function's name),
+/// `description = "..."`, the annotations `read_only`, `exclusive`,
+/// `destructive`, `idempotent`, `open_world`, `category = ...` (one of
+/// [`ToolCategory`]'s snake_case names), `risk = low | medium | high`,
+/// `timeout = 30` (seconds) or `"500ms"`, and `crate = path` when this
+/// crate is reachable only through a re-export.
+///
+/// Every misuse is a compile error at the offending token; the cases are in
+/// the repository's `tests/ui` directory, each with the compiler's message.
 pub use toolkit_macros::tool;
 
 /// `schemars`, re-exported for the same reason.
