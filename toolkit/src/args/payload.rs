@@ -89,6 +89,12 @@ fn parse_object(text: &str) -> Result<Map<String, Value>, PayloadError> {
         Ok(Value::Object(object)) => Ok(object),
         // `"null"` is as empty as `null`.
         Ok(Value::Null) => Ok(Map::new()),
+        // Arguments encoded twice (a JSON string of the JSON text), as some
+        // models produce: read one more level, and no further.
+        Ok(Value::String(inner)) => match serde_json::from_str(inner.trim()) {
+            Ok(Value::Object(object)) => Ok(object),
+            _ => Err(PayloadError::NotAnObject(describe(&Value::String(inner)))),
+        },
         Ok(other) => Err(PayloadError::NotAnObject(describe(&other))),
         Err(e) => Err(PayloadError::NotJson(e.to_string())),
     }
@@ -119,6 +125,21 @@ mod tests {
         normalize_payload(payload, false)
             .expect_err("payload is refused")
             .to_string()
+    }
+
+    #[test]
+    fn arguments_encoded_twice_are_read_one_level_deeper() {
+        let twice = json!(json!({"a": 1}).to_string()).to_string();
+        assert_eq!(
+            normalize_payload(json!(twice), false).unwrap(),
+            json!({"a": 1})
+        );
+        // Three times is not a payload a model would send by mistake.
+        let thrice = json!(twice).to_string();
+        assert_eq!(
+            normalize_payload(json!(thrice), false).unwrap_err(),
+            PayloadError::NotAnObject("a string".into())
+        );
     }
 
     #[test]
