@@ -696,3 +696,59 @@ fn names_that_a_provider_would_show_alike_cannot_both_register() {
         "{error}"
     );
 }
+
+/// Returns about 10 MB of text in one-, two-, three- and four-byte characters.
+#[tool(read_only)]
+async fn flood() -> String {
+    "aé漢🙂\n".repeat(1_000_000)
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_result_is_cut_on_character_boundaries() {
+    let registry = registry();
+    registry.register(FloodTool).unwrap();
+    let state = Runner::new(registry)
+        .with_shape(toolkit::exec::ShapeConfig::new().max_chars(2_000))
+        .run(vec![call("1", "flood", json!({}))], &ToolContext::new())
+        .await;
+    let output = state.calls[0].output.as_ref().unwrap();
+    // A `String` is always valid UTF-8; what matters is that nothing was
+    // split and the result fits the limit, with the cut said out loud.
+    assert!(output.content.chars().count() <= 2_000);
+    assert!(output.content.starts_with("aé漢🙂\naé漢🙂\n"));
+    assert!(output.content.trim_end().ends_with("aé漢🙂"));
+    assert!(output.content.contains("characters (") && output.content.contains("removed"));
+    assert_eq!(
+        output.metadata[toolkit::exec::meta::TRUNCATED]["original_chars"],
+        json!(5_000_000)
+    );
+}
+
+#[tokio::test]
+async fn a_large_result_is_saved_in_the_workspace_with_a_reference() {
+    let workspace =
+        std::env::temp_dir().join(format!("toolkit-runner-persist-{}", std::process::id()));
+    std::fs::create_dir_all(&workspace).unwrap();
+    let registry = registry();
+    registry.register(FloodTool).unwrap();
+    let state = Runner::new(registry)
+        .with_shape(
+            toolkit::exec::ShapeConfig::new()
+                .max_chars(2_000)
+                .persist_dir(".tool-results"),
+        )
+        .run(
+            vec![call("call_9", "flood", json!({}))],
+            &ToolContext::new().with_workspace(&workspace),
+        )
+        .await;
+    let output = state.calls[0].output.as_ref().unwrap();
+    assert!(
+        output.content.contains(".tool-results/flood-call_9.txt"),
+        "{}",
+        output.content
+    );
+    let saved = std::fs::read_to_string(workspace.join(".tool-results/flood-call_9.txt")).unwrap();
+    assert_eq!(saved, "aé漢🙂\n".repeat(1_000_000));
+    std::fs::remove_dir_all(&workspace).unwrap();
+}
