@@ -246,7 +246,7 @@ probe!(
 
 /// Level 1: the error is already a [`ToolError`] (or converts into one).
 pub trait ErrorIsToolError<E> {
-    /// Convert.
+    /// The error as the [`ToolError`] it already is.
     fn to_tool_error(self, error: E) -> ToolError;
 }
 
@@ -258,7 +258,7 @@ impl<E: Into<ToolError>> ErrorIsToolError<E> for &&ErrorOf<E> {
 
 /// Level 2: any error that displays.
 pub trait ErrorDisplays<E> {
-    /// Convert.
+    /// [`ToolError::Failed`] with the error's text, which the model reads.
     fn to_tool_error(self, error: E) -> ToolError;
 }
 
@@ -270,7 +270,7 @@ impl<E: Display> ErrorDisplays<E> for &ErrorOf<E> {
 
 /// Level 3: unreachable in compiled code ([`assert_error`] rejects such a type).
 pub trait ErrorOpaque<E> {
-    /// Convert.
+    /// A generic failure naming the error's type.
     fn to_tool_error(self, error: E) -> ToolError;
 }
 
@@ -290,7 +290,7 @@ probe!(
 
 /// Values that are already output or text: `ToolOutput`, strings, `()`, JSON.
 pub trait DirectOutput {
-    /// Convert.
+    /// The value as output: text for the model, kept as it is.
     fn into_tool_output(self) -> ToolOutput;
 }
 
@@ -320,9 +320,9 @@ impl DirectOutput for Box<str> {
 
 /// Level 1: direct output, no output schema.
 pub trait OutputDirect<T> {
-    /// Convert.
+    /// The value as text output.
     fn to_output(self, value: T) -> ToolOutput;
-    /// The output schema.
+    /// None: text has no output schema.
     fn output_schema(self) -> Option<Value>;
 }
 
@@ -337,9 +337,9 @@ impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
 
 /// Level 2: a serializable value with a schema: structured output with an output schema.
 pub trait OutputWithSchema<T> {
-    /// Convert.
+    /// The value as structured output (and as JSON text for the model).
     fn to_output(self, value: T) -> ToolOutput;
-    /// The output schema.
+    /// The value's schema, when it describes an object (MCP requires one).
     fn output_schema(self) -> Option<Value>;
 }
 
@@ -354,9 +354,9 @@ impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
 
 /// Level 3: any serializable value: structured output without a schema.
 pub trait OutputSerialized<T> {
-    /// Convert.
+    /// The value as structured output (and as JSON text for the model).
     fn to_output(self, value: T) -> ToolOutput;
-    /// The output schema.
+    /// None: the type has no schema to offer.
     fn output_schema(self) -> Option<Value>;
 }
 
@@ -371,9 +371,9 @@ impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
 
 /// Level 4: unreachable in compiled code ([`assert_return`] rejects such a type).
 pub trait OutputOpaque<T> {
-    /// Convert.
+    /// An error output naming the type that could not be serialized.
     fn to_output(self, value: T) -> ToolOutput;
-    /// The output schema.
+    /// None.
     fn output_schema(self) -> Option<Value>;
 }
 
@@ -444,11 +444,11 @@ impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
 /// Level 2: a check failed, so the build has an error and this never runs.
 /// Should a check ever miss a bound, [`Unbuildable`] fails the build here.
 pub trait DispatchRefused {
-    /// Never called.
+    /// Never called: a build that reaches it has already failed a check.
     fn spec(self) -> crate::ToolSpec;
-    /// Never called.
+    /// Never called: a build that reaches it has already failed a check.
     fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
-    /// Never called.
+    /// Never called: a build that reaches it has already failed a check.
     fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
 }
 

@@ -37,7 +37,7 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// A call.
+    /// A call with the provider's id, the tool's name and the arguments as sent.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
         Self {
             id: id.into(),
