@@ -53,6 +53,11 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
+/// The README's Rust examples, compiled as doctests so they cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;
+
 pub use args::Cast;
 pub use async_trait::async_trait;
 pub use context::{CancellationToken, FromContext, ToolContext};
