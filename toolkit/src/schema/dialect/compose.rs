@@ -200,15 +200,8 @@ pub(super) fn tuple_to_items(map: &mut Map<String, Value>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::with;
     use super::*;
-
-    fn with(schema: Value, rewrite: impl FnOnce(&mut Map<String, Value>)) -> Value {
-        let Value::Object(mut map) = schema else {
-            unreachable!("test schemas are objects")
-        };
-        rewrite(&mut map);
-        Value::Object(map)
-    }
 
     #[test]
     fn all_of_branches_merge_into_one_object() {

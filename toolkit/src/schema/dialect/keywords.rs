@@ -94,16 +94,9 @@ pub(super) fn drop_unknown_format(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::with;
     use super::*;
     use serde_json::json;
-
-    fn with(schema: Value, rewrite: impl FnOnce(&mut Map<String, Value>)) -> Value {
-        let Value::Object(mut map) = schema else {
-            unreachable!("test schemas are objects")
-        };
-        rewrite(&mut map);
-        Value::Object(map)
-    }
 
     #[test]
     fn unknown_keywords_go_and_constraints_become_notes() {

@@ -15,3 +15,17 @@ pub(crate) use gemini::gemini_parameters;
 pub use names::sanitize_tool_name;
 pub use refs::{RECURSION_LIMIT, inline_refs};
 pub(crate) use strict::openai_strict;
+
+#[cfg(test)]
+mod test_support {
+    use serde_json::{Map, Value};
+
+    /// Apply a rewrite to an object schema, as the dialect passes do.
+    pub(super) fn with(schema: Value, rewrite: impl FnOnce(&mut Map<String, Value>)) -> Value {
+        let Value::Object(mut map) = schema else {
+            unreachable!("test schemas are objects")
+        };
+        rewrite(&mut map);
+        Value::Object(map)
+    }
+}
