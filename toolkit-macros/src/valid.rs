@@ -49,7 +49,7 @@ fn check_signature(tool: &ToolFn, errors: &mut Errors) {
             "a tool runs when the model calls it, never at compile time: remove `const`",
         );
     }
-    if let Some(unsafety) = &sig.unsafety {
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         errors.at(unsafety, "a tool cannot be an `unsafe fn`: the model calls it with any arguments and cannot uphold a safety contract; make it safe and keep the `unsafe` block inside, where you check its conditions");
     }
     if let Some(abi) = &sig.abi {
