@@ -132,6 +132,12 @@ fn registry() -> Arc<ToolRegistry> {
     Arc::new(registry)
 }
 
+/// The probe a test put in its context, as the tools left it.
+fn probe_of(ctx: &ToolContext) -> &Probe {
+    ctx.state::<Probe>()
+        .expect("the test put a Probe in the context")
+}
+
 fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
     ToolCall::new(id, name, arguments)
 }
@@ -170,13 +176,7 @@ async fn two_read_only_calls_overlap() {
     assert_eq!(statuses(&state), [CallStatus::Success, CallStatus::Success]);
     assert_eq!(content(&state, 0), "a met");
     assert_eq!(content(&state, 1), "b met");
-    assert_eq!(
-        ctx.state::<Probe>()
-            .unwrap()
-            .max_active
-            .load(Ordering::SeqCst),
-        2
-    );
+    assert_eq!(probe_of(&ctx).max_active.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]
@@ -191,7 +191,7 @@ async fn an_exclusive_call_runs_alone_and_results_keep_call_order() {
         call("5", "look", json!({})),
     ];
     let state = runner.run(calls, &ctx).await;
-    let probe = ctx.state::<Probe>().unwrap();
+    let probe = probe_of(&ctx);
     assert_eq!(probe.runs.load(Ordering::SeqCst), 5);
     // While `change` ran, it was the only call running...
     assert_eq!(probe.beside_exclusive.load(Ordering::SeqCst), 1);
@@ -210,13 +210,7 @@ async fn exclusive_calls_never_overlap() {
         .collect();
     let state = Runner::new(registry()).run(calls, &ctx).await;
     assert!(state.calls.iter().all(|r| r.status == CallStatus::Success));
-    assert_eq!(
-        ctx.state::<Probe>()
-            .unwrap()
-            .max_active
-            .load(Ordering::SeqCst),
-        1
-    );
+    assert_eq!(probe_of(&ctx).max_active.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
@@ -237,7 +231,7 @@ async fn a_tool_past_its_timeout_is_stopped_and_reported() {
         "{}",
         content(&state, 0)
     );
-    let probe = ctx.state::<Probe>().unwrap();
+    let probe = probe_of(&ctx);
     // The tool's future was dropped mid-sleep: its guard ran, its tail never did.
     assert!(probe.dropped.load(Ordering::SeqCst));
     assert!(!probe.finished_sleeping.load(Ordering::SeqCst));
@@ -346,7 +340,7 @@ async fn cancelling_the_batch_stops_running_calls_and_skips_the_rest() {
         ]
     );
     assert!(content(&state, 1).contains("cancelled before it finished"));
-    assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 1);
+    assert_eq!(probe_of(&ctx).runs.load(Ordering::SeqCst), 1);
 }
 
 /// Approves or denies by tool name, and remembers what it was asked.
@@ -409,7 +403,7 @@ async fn dangerous_calls_ask_and_a_denial_cancels_with_a_readable_message() {
         "Error: Tool 'wipe' failed: the user did not approve this call: not today\n\n[Do not retry this call unless the user asks; continue without it.]"
     );
     assert_eq!(
-        ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst),
+        probe_of(&ctx).runs.load(Ordering::SeqCst),
         1,
         "wipe must not run"
     );
@@ -461,7 +455,7 @@ async fn hooks_rewrite_refuse_and_observe() {
     assert_eq!(content(&state, 0), "[hi] (via echo)");
     assert_eq!(state.calls[1].status, CallStatus::Error);
     assert!(content(&state, 1).contains("refused before it ran: wiping is disabled here"));
-    assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 0);
+    assert_eq!(probe_of(&ctx).runs.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
@@ -555,14 +549,7 @@ async fn a_checkpoint_taken_mid_batch_restores_to_the_documented_states() {
             CallStatus::Success
         ]
     );
-    assert_eq!(
-        probe_ctx
-            .state::<Probe>()
-            .unwrap()
-            .runs
-            .load(Ordering::SeqCst),
-        1
-    );
+    assert_eq!(probe_of(&probe_ctx).runs.load(Ordering::SeqCst), 1);
 
     // An explicit cancel finishes the batch.
     restored.cancel("2").unwrap();
@@ -583,7 +570,7 @@ async fn a_call_awaiting_approval_in_a_checkpoint_is_asked_again() {
     let runner = Runner::new(registry()).with_approver(approver);
     runner.resume(&mut state, &ctx).await;
     assert_eq!(statuses(&state), [CallStatus::Success]);
-    assert_eq!(ctx.state::<Probe>().unwrap().runs.load(Ordering::SeqCst), 1);
+    assert_eq!(probe_of(&ctx).runs.load(Ordering::SeqCst), 1);
 }
 
 /// Resize something (changes state, so it is medium risk).
