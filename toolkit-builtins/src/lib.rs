@@ -14,5 +14,8 @@ pub use sandbox::{Access, SandboxError, Workspace};
 #[cfg(all(feature = "shell", unix))]
 pub mod shell;
 
+#[cfg(feature = "net")]
+pub mod net;
+
 #[doc = include_str!("../GUARDS.md")]
 pub mod guards {}
