@@ -255,6 +255,17 @@ fn paths_must_stay_inside_the_workspace() {
 }
 
 #[test]
+fn heredoc_bodies_are_data_unless_they_substitute() {
+    allowed("cat <<EOF > notes.md\nNever run rm -rf / or reboot.\nEOF");
+    allowed("cat <<'EOF' > notes.md\n$(reboot)\nEOF");
+    refused(
+        "cat <<EOF > notes.md\n$(rm -rf x)\nEOF",
+        Rule::RecursiveDelete,
+    );
+    refused("cat <<EOF\nhello\nEOF\nreboot", Rule::PowerOff);
+}
+
+#[test]
 fn refusals_say_what_was_seen() {
     let refusal = ShellPolicy::new()
         .check_command("echo ok; rm -rf /", None)
@@ -268,11 +279,27 @@ fn refusals_say_what_was_seen() {
 #[test]
 fn odd_input_does_not_panic() {
     let policy = ShellPolicy::new();
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
     for command in [
         "'", "\"", "$(", "`", "\\", "((((", "))))", "|||", ";;", "&&&", ">", "a() {", "${", "$'",
         "\n\n",
     ] {
         let _ = policy.check_command(command, None);
+    }
+    // Random mixes of the characters the lexer treats specially.
+    let alphabet: Vec<char> = "ab $(){}[]'\"`\\|&;<>-\n\t#=~/.:*!r m f".chars().collect();
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..5000 {
+        let mut command = String::new();
+        for _ in 0..(state % 40) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            command.push(alphabet[(state % alphabet.len() as u64) as usize]);
+        }
+        let _ = policy.check_command(&command, None);
+        let _ = policy.check_command(&command, Some(&workspace));
     }
     let deep = "sh -c ".repeat(3) + &"$(".repeat(20) + "ls" + &")".repeat(20);
     let _ = policy.check_command(&deep, None);
