@@ -169,3 +169,42 @@ async fn read_body(mut response: reqwest::Response, max_bytes: usize) -> Result<
         truncated,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// The client connects to the addresses it is given for a name and never
+    /// looks the name up again: `pinned.invalid` has no DNS record at all,
+    /// yet the request reaches the loopback server it was pinned to.
+    #[tokio::test]
+    async fn the_client_connects_to_the_checked_address_without_a_lookup() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut head = vec![0u8; 4096];
+            let n = stream.read(&mut head).await.unwrap();
+            stream
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\npinned",
+                )
+                .await
+                .unwrap();
+            String::from_utf8_lossy(&head[..n]).into_owned()
+        });
+        let url = Url::parse(&format!("http://pinned.invalid:{}/x", addr.port())).unwrap();
+        let client = client_for(&url, &[addr], Duration::from_secs(10)).unwrap();
+        let response = client.get(url).send().await.unwrap();
+        assert_eq!(response.text().await.unwrap(), "pinned");
+        let request = server.await.unwrap();
+        assert!(
+            request
+                .to_ascii_lowercase()
+                .contains("host: pinned.invalid:"),
+            "{request}"
+        );
+    }
+}
