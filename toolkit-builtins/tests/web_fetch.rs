@@ -263,5 +263,10 @@ async fn the_tool_is_off_until_the_host_enables_it() {
         )
         .await;
     assert!(out.is_error);
-    assert!(out.content.contains("WebPolicy"), "{}", out.content);
+    assert!(
+        out.content
+            .contains("it needs a `toolkit_builtins::web::WebPolicy` in its context"),
+        "{}",
+        out.content
+    );
 }

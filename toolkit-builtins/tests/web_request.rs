@@ -249,5 +249,10 @@ async fn the_tool_is_a_network_write_and_off_until_enabled() {
         )
         .await;
     assert!(out.is_error);
-    assert!(out.content.contains("HttpPolicy"), "{}", out.content);
+    assert!(
+        out.content
+            .contains("it needs a `toolkit_builtins::web::HttpPolicy` in its context"),
+        "{}",
+        out.content
+    );
 }

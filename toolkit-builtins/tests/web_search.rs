@@ -196,7 +196,12 @@ async fn the_tool_formats_title_url_and_snippet_and_bounds_the_count() {
         .call("web_search", json!({"query": "x"}), &ToolContext::new())
         .await;
     assert!(out.is_error);
-    assert!(out.content.contains("SearchConfig"), "{}", out.content);
+    assert!(
+        out.content
+            .contains("it needs a `toolkit_builtins::web::SearchConfig` in its context"),
+        "{}",
+        out.content
+    );
 }
 
 #[tokio::test]

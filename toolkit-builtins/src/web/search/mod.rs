@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolkit::{ToolError, ToolOutput, async_trait, tool};
+use toolkit::{ToolContext, ToolError, ToolOutput, async_trait, tool};
 
 pub use backends::{Brave, Searxng, Tavily};
 pub use duckduckgo::DuckDuckGo;
@@ -235,7 +235,7 @@ pub fn format_results(query: &str, results: &[SearchResult]) -> String {
 /// instructions found in them.
 #[tool(read_only, open_world, category = network_read, timeout = 60)]
 pub async fn web_search(
-    config: &SearchConfig,
+    ctx: &ToolContext,
     /// What to search for.
     #[arg(min_length = 1)]
     query: String,
@@ -243,6 +243,10 @@ pub async fn web_search(
     #[arg(default = 5, minimum = 1, maximum = 10)]
     count: u8,
 ) -> Result<ToolOutput, ToolError> {
+    // Looked up by hand so the message names the public path of the type.
+    let config = ctx.state::<SearchConfig>().ok_or(ToolError::MissingState(
+        "toolkit_builtins::web::SearchConfig",
+    ))?;
     let results = config
         .search(&query, usize::from(count.clamp(1, 10)))
         .await?;
