@@ -223,6 +223,9 @@ fn allow_patterns_override_only_when_every_segment_matches() {
 fn paths_must_stay_inside_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
     let root = workspace.root().display().to_string();
     let policy = ShellPolicy::new();
@@ -244,6 +247,9 @@ fn paths_must_stay_inside_the_workspace() {
         "echo x > /tmp/out",
         "tar --file=/etc/shadow -x",
         "../bin/tool",
+        "cat escape/secret",
+        "echo x > escape/new",
+        "cp x --target-directory=escape",
     ] {
         assert_eq!(check(command), Err(Rule::OutsideWorkspace), "{command}");
     }
@@ -253,6 +259,8 @@ fn paths_must_stay_inside_the_workspace() {
         "echo hi > /dev/null",
         "head -c 10 /dev/zero",
         "/usr/bin/env ls",
+        "cat inner/main.rs",
+        "sed s/a/b/g src/x",
     ] {
         assert_eq!(check(command), Ok(()), "{command}");
     }
