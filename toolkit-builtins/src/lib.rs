@@ -9,3 +9,9 @@
 pub mod sandbox;
 
 pub use sandbox::{Access, SandboxError, Workspace};
+
+#[cfg(feature = "agent")]
+pub mod agent;
+
+#[cfg(feature = "config")]
+pub mod config;
