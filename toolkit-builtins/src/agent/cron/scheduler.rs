@@ -227,9 +227,9 @@ impl TokioScheduler {
         for job in jobs.iter() {
             let mut job = job.clone();
             if job.next_run.is_some_and(|at| at <= now) {
-                due.push(job.clone());
                 job.last_run = Some(now);
                 job.next_run = job.schedule.next_after(now);
+                due.push(job.clone());
                 if job.schedule.is_one_shot() {
                     continue;
                 }
