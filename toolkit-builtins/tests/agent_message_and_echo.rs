@@ -12,7 +12,11 @@ fn registry() -> ToolRegistry {
 #[tokio::test]
 async fn echo_repeats_its_message() {
     let out = registry()
-        .call("echo", json!({"message": "héllo ; $(x)"}), &ToolContext::new())
+        .call(
+            "echo",
+            json!({"message": "héllo ; $(x)"}),
+            &ToolContext::new(),
+        )
         .await;
     assert!(!out.is_error);
     assert_eq!(out.content, "héllo ; $(x)");
@@ -53,7 +57,10 @@ async fn a_message_to_another_chat_does_not_carry_the_message_id() {
         .await;
     assert_eq!(out.content, "Message sent to telegram:43");
     let sent = outbox.recv().await.unwrap();
-    assert_eq!((sent.channel.as_str(), sent.chat_id.as_str()), ("telegram", "43"));
+    assert_eq!(
+        (sent.channel.as_str(), sent.chat_id.as_str()),
+        ("telegram", "43")
+    );
     assert_eq!(sent.reply_to, None);
 
     let out = registry
@@ -74,10 +81,19 @@ async fn another_channel_needs_its_own_chat_id() {
         .with_channel("telegram", "42")
         .with_state(Messenger::new(sink));
     let out = registry()
-        .call("message", json!({"content": "hi", "channel": "discord"}), &ctx)
+        .call(
+            "message",
+            json!({"content": "hi", "channel": "discord"}),
+            &ctx,
+        )
         .await;
     assert!(out.is_error);
-    assert!(out.content.contains("chat_id is required when sending to another channel"), "{}", out.content);
+    assert!(
+        out.content
+            .contains("chat_id is required when sending to another channel"),
+        "{}",
+        out.content
+    );
     assert!(outbox.try_recv().is_err());
 }
 
@@ -86,11 +102,21 @@ async fn without_a_current_chat_the_target_must_be_named() {
     let (sink, mut outbox) = ChannelSink::new(8);
     let ctx = ToolContext::new().with_state(Messenger::new(sink));
     let registry = registry();
-    let out = registry.call("message", json!({"content": "hi"}), &ctx).await;
-    assert!(out.is_error);
-    assert!(out.content.contains("give both channel and chat_id"), "{}", out.content);
     let out = registry
-        .call("message", json!({"content": "hi", "channel": "cli", "chat_id": "direct"}), &ctx)
+        .call("message", json!({"content": "hi"}), &ctx)
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains("give both channel and chat_id"),
+        "{}",
+        out.content
+    );
+    let out = registry
+        .call(
+            "message",
+            json!({"content": "hi", "channel": "cli", "chat_id": "direct"}),
+            &ctx,
+        )
         .await;
     assert_eq!(out.content, "Message sent to cli:direct");
     assert_eq!(outbox.recv().await.unwrap().chat_id, "direct");
@@ -134,7 +160,10 @@ async fn attachments_are_files_inside_the_workspace() {
             .await;
         assert!(out.is_error, "{bad} was attached");
     }
-    assert!(outbox.try_recv().is_err(), "a refused message was sent anyway");
+    assert!(
+        outbox.try_recv().is_err(),
+        "a refused message was sent anyway"
+    );
 }
 
 #[tokio::test]
@@ -144,15 +173,23 @@ async fn a_closed_outbox_is_an_error_result() {
     let ctx = ToolContext::new()
         .with_channel("cli", "1")
         .with_state(Messenger::new(sink));
-    let out = registry().call("message", json!({"content": "hi"}), &ctx).await;
+    let out = registry()
+        .call("message", json!({"content": "hi"}), &ctx)
+        .await;
     assert!(out.is_error);
-    assert!(out.content.contains("the message was not sent"), "{}", out.content);
+    assert!(
+        out.content.contains("the message was not sent"),
+        "{}",
+        out.content
+    );
 }
 
 #[tokio::test]
 async fn without_a_messenger_the_tool_says_it_is_not_set_up() {
     let ctx = ToolContext::new().with_channel("cli", "1");
-    let out = registry().call("message", json!({"content": "hi"}), &ctx).await;
+    let out = registry()
+        .call("message", json!({"content": "hi"}), &ctx)
+        .await;
     assert!(out.is_error);
     assert!(out.content.contains("Messenger"), "{}", out.content);
 }

@@ -30,7 +30,10 @@ async fn the_id_comes_back_before_the_task_ends_and_the_result_reaches_the_origi
             if let Some(gate) = gate.lock().await.take() {
                 gate.await.map_err(|e| e.to_string())?;
             }
-            Ok(format!("counted {} words", request.task.split_whitespace().count()))
+            Ok(format!(
+                "counted {} words",
+                request.task.split_whitespace().count()
+            ))
         }
     });
     let ctx = ToolContext::new()
@@ -45,7 +48,11 @@ async fn the_id_comes_back_before_the_task_ends_and_the_result_reaches_the_origi
         )
         .await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("Subagent [count] started (id: "), "{}", out.content);
+    assert!(
+        out.content.starts_with("Subagent [count] started (id: "),
+        "{}",
+        out.content
+    );
     assert!(out.content.ends_with("I'll notify you when it completes."));
     let id = id_of(&out.content);
     // The task is still waiting at its gate: the call did not wait for it.
@@ -54,7 +61,10 @@ async fn the_id_comes_back_before_the_task_ends_and_the_result_reaches_the_origi
 
     release.send(()).unwrap();
     let report = outbox.recv().await.unwrap();
-    assert_eq!((report.channel.as_str(), report.chat_id.as_str()), ("telegram", "42"));
+    assert_eq!(
+        (report.channel.as_str(), report.chat_id.as_str()),
+        ("telegram", "42")
+    );
     assert_eq!(
         report.content,
         "[Subagent 'count' completed]\n\nTask: count the words in this task\n\nResult:\ncounted 6 words"
@@ -73,7 +83,8 @@ async fn a_failed_task_is_reported_as_failed_under_a_default_label() {
     let task = "research the history of the Rust borrow checker in depth";
     let out = registry().call("spawn", json!({"task": task}), &ctx).await;
     assert!(
-        out.content.starts_with("Subagent [research the history of the Ru...] started"),
+        out.content
+            .starts_with("Subagent [research the history of the Ru...] started"),
         "{}",
         out.content
     );
@@ -101,7 +112,9 @@ async fn a_cancelled_task_reports_nothing() {
     let ctx = ToolContext::new()
         .with_channel("cli", "direct")
         .with_state(Subagents::new(spawner.clone()));
-    let out = registry().call("spawn", json!({"task": "wait"}), &ctx).await;
+    let out = registry()
+        .call("spawn", json!({"task": "wait"}), &ctx)
+        .await;
     let id = id_of(&out.content);
     assert!(spawner.cancel(&id));
     assert!(!spawner.cancel(&id));
@@ -123,7 +136,9 @@ async fn several_tasks_get_distinct_ids() {
     let registry = registry();
     let mut ids = Vec::new();
     for i in 0..20 {
-        let out = registry.call("spawn", json!({"task": format!("t{i}")}), &ctx).await;
+        let out = registry
+            .call("spawn", json!({"task": format!("t{i}")}), &ctx)
+            .await;
         ids.push(id_of(&out.content));
     }
     ids.sort();

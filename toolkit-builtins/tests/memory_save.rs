@@ -16,14 +16,22 @@ async fn facts_go_under_the_heading_once() {
     let registry = registry();
 
     let out = registry
-        .call("save_memory", json!({"fact": "The user prefers tabs."}), &ctx)
+        .call(
+            "save_memory",
+            json!({"fact": "The user prefers tabs."}),
+            &ctx,
+        )
         .await;
     assert_eq!(
         out.content,
         "Saved to CONTEXT.md under 'Agent Memories': The user prefers tabs."
     );
     let out = registry
-        .call("save_memory", json!({"fact": "Deploys go\nthrough CI"}), &ctx)
+        .call(
+            "save_memory",
+            json!({"fact": "Deploys go\nthrough CI"}),
+            &ctx,
+        )
         .await;
     assert!(!out.is_error, "{}", out.content);
     let before = std::fs::read_to_string(dir.path().join("CONTEXT.md")).unwrap();
@@ -33,10 +41,18 @@ async fn facts_go_under_the_heading_once() {
     );
 
     let out = registry
-        .call("save_memory", json!({"fact": "the user  prefers TABS"}), &ctx)
+        .call(
+            "save_memory",
+            json!({"fact": "the user  prefers TABS"}),
+            &ctx,
+        )
         .await;
     assert!(!out.is_error);
-    assert!(out.content.starts_with("Already remembered"), "{}", out.content);
+    assert!(
+        out.content.starts_with("Already remembered"),
+        "{}",
+        out.content
+    );
     let after = std::fs::read_to_string(dir.path().join("CONTEXT.md")).unwrap();
     assert_eq!(before, after);
 }
@@ -75,7 +91,11 @@ async fn the_memory_file_stays_inside_the_workspace() {
         .call("save_memory", json!({"fact": "x"}), &ctx)
         .await;
     assert!(out.is_error);
-    assert!(out.content.contains("outside the workspace"), "{}", out.content);
+    assert!(
+        out.content.contains("outside the workspace"),
+        "{}",
+        out.content
+    );
     assert!(!dir.path().join("outside.md").exists());
 }
 
@@ -84,10 +104,14 @@ async fn blank_facts_and_missing_workspaces_are_errors() {
     let registry = registry();
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new().with_workspace(dir.path());
-    let out = registry.call("save_memory", json!({"fact": " \n "}), &ctx).await;
+    let out = registry
+        .call("save_memory", json!({"fact": " \n "}), &ctx)
+        .await;
     assert!(out.is_error);
     assert!(out.content.contains("blank"), "{}", out.content);
-    let out = registry.call("save_memory", json!({"fact": ""}), &ctx).await;
+    let out = registry
+        .call("save_memory", json!({"fact": ""}), &ctx)
+        .await;
     assert!(out.is_error);
     let out = registry
         .call("save_memory", json!({"fact": "x"}), &ToolContext::new())

@@ -198,7 +198,7 @@ async fn add(
     })?;
     let next = job
         .next_run
-        .map(|at| format!(", next run {at}"))
+        .map(|at| format!(", next run {}", schedule::show(at)))
         .unwrap_or_default();
     Ok(format!("Created job '{}' (id: {}){next}", job.name, job.id))
 }
@@ -221,7 +221,7 @@ async fn list(jobs: &CronJobs) -> Result<String, ToolError> {
             job.schedule.describe()
         ));
         if let Some(next) = job.next_run {
-            out.push_str(&format!(", next run {next}"));
+            out.push_str(&format!(", next run {}", schedule::show(next)));
         }
         if job.protected.is_some() {
             out.push_str(" [system job: can be viewed, not removed]");

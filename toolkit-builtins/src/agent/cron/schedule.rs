@@ -122,9 +122,14 @@ impl Schedule {
         match self {
             Self::Every { seconds } => format!("every {seconds}s"),
             Self::Cron { expr, tz } => format!("cron '{expr}' ({tz})"),
-            Self::At { at } => format!("at {at}"),
+            Self::At { at } => format!("at {}", show(*at)),
         }
     }
+}
+
+/// A moment as the model reads it: UTC, to the second.
+pub(crate) fn show(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 fn parse_expression(expr: &str) -> Result<Cron, ScheduleError> {
