@@ -1,6 +1,8 @@
 //! `echo` and `message` through a real registry, delivering into the
 //! ready-made channel sink the host reads.
 
+#![cfg(feature = "agent")]
+
 use serde_json::json;
 use toolkit::{ToolContext, ToolFilter, ToolRegistry};
 use toolkit_builtins::agent::{ChannelSink, Messenger, OutboundMessage};

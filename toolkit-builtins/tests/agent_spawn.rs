@@ -1,6 +1,8 @@
 //! `spawn` with the ready-made tokio spawner: the id comes back at once, the
 //! result arrives later in the chat the task came from.
 
+#![cfg(feature = "agent")]
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,5 +1,7 @@
 //! Schedules computed, not waited for: the next fire time after a given moment.
 
+#![cfg(feature = "agent")]
+
 use jiff::Timestamp;
 use toolkit_builtins::agent::cron::{Schedule, ScheduleError};
 

@@ -1,6 +1,8 @@
 //! The tokio scheduler fires jobs on tokio's (paused) clock and keeps them
 //! in its file across restarts.
 
+#![cfg(feature = "agent")]
+
 use std::time::Duration;
 
 use jiff::Timestamp;

@@ -1,5 +1,7 @@
 //! The `cron` tool over the ready-made scheduler and its jobs file.
 
+#![cfg(feature = "agent")]
+
 use serde_json::{Value, json};
 use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
 use toolkit_builtins::agent::cron::{Clock, CronJobs, NewJob, Schedule, TokioScheduler};

@@ -1,5 +1,7 @@
 //! `save_memory` writes real files in a temporary workspace.
 
+#![cfg(feature = "agent")]
+
 use serde_json::json;
 use toolkit::{ToolContext, ToolFilter, ToolRegistry};
 use toolkit_builtins::agent::MemoryFile;

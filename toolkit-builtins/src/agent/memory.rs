@@ -72,14 +72,22 @@ pub fn save_memory(
     let document = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(ToolError::failed(format!("cannot read {}: {e}", config.path))),
+        Err(e) => {
+            return Err(ToolError::failed(format!(
+                "cannot read {}: {e}",
+                config.path
+            )));
+        }
     };
     match add_fact(&document, &config.heading, &fact) {
         None => Ok(format!("Already remembered in {}: {fact}", config.path)),
         Some(updated) => {
             write_atomically(&path, &updated)
                 .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", config.path)))?;
-            Ok(format!("Saved to {} under '{}': {fact}", config.path, config.heading))
+            Ok(format!(
+                "Saved to {} under '{}': {fact}",
+                config.path, config.heading
+            ))
         }
     }
 }
@@ -156,20 +164,29 @@ mod tests {
     #[test]
     fn a_new_section_is_added_at_the_end() {
         let out = add_fact("# Project\n\nNotes.\n", "Agent Memories", "Uses tabs").unwrap();
-        assert_eq!(out, "# Project\n\nNotes.\n\n## Agent Memories\n\n- Uses tabs\n");
+        assert_eq!(
+            out,
+            "# Project\n\nNotes.\n\n## Agent Memories\n\n- Uses tabs\n"
+        );
     }
 
     #[test]
     fn a_fact_goes_at_the_end_of_its_section_not_the_next() {
         let doc = "## Agent Memories\n\n- one\n\n## Other\n\n- x\n";
         let out = add_fact(doc, "Agent Memories", "two").unwrap();
-        assert_eq!(out, "## Agent Memories\n\n- one\n- two\n\n## Other\n\n- x\n");
+        assert_eq!(
+            out,
+            "## Agent Memories\n\n- one\n- two\n\n## Other\n\n- x\n"
+        );
     }
 
     #[test]
     fn the_same_fact_in_another_spelling_is_not_added_twice() {
         let doc = "## Agent Memories\n\n- The user prefers Rust.\n";
-        assert_eq!(add_fact(doc, "Agent Memories", "the user  prefers rust"), None);
+        assert_eq!(
+            add_fact(doc, "Agent Memories", "the user  prefers rust"),
+            None
+        );
         // The same words under another heading do not count.
         let doc = "## Other\n\n- the user prefers rust\n";
         assert!(add_fact(doc, "Agent Memories", "the user prefers rust").is_some());

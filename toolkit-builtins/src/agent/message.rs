@@ -181,7 +181,11 @@ pub async fn message(
     let (channel, chat_id) = target(ctx, channel, chat_id)?;
     let media = attachments(ctx, media.unwrap_or_default())?;
     let buttons = buttons.unwrap_or_default();
-    if buttons.iter().flatten().any(|label| label.trim().is_empty()) {
+    if buttons
+        .iter()
+        .flatten()
+        .any(|label| label.trim().is_empty())
+    {
         return Err(ToolError::InvalidArguments(
             "every button needs a label".into(),
         ));
@@ -189,7 +193,8 @@ pub async fn message(
     // A message id only means something in the chat it came from: carried
     // to another chat, some platforms would thread the reply into the wrong
     // conversation.
-    let same_chat = ctx.channel() == Some(channel.as_str()) && ctx.chat_id() == Some(chat_id.as_str());
+    let same_chat =
+        ctx.channel() == Some(channel.as_str()) && ctx.chat_id() == Some(chat_id.as_str());
     let reply_to = ctx.message_id().filter(|_| same_chat).map(str::to_owned);
     let count = media.len();
     let mut outbound = OutboundMessage::new(&channel, &chat_id, content)

@@ -30,6 +30,7 @@ mod memory;
 mod message;
 mod spawn;
 
+pub use cron::CronTool;
 pub use cron::{CronJobs, Scheduler, TokioScheduler, cron};
 pub use echo::{EchoTool, echo};
 pub use memory::{MemoryFile, SaveMemoryTool, save_memory};
@@ -37,7 +38,5 @@ pub use message::{
     ChannelSink, MessageSink, MessageTool, Messenger, OutboundMessage, SendError, message,
 };
 pub use spawn::{
-    Origin, SpawnError, SpawnRequest, SpawnTool, Spawner, Subagents, TaskFuture, TaskSpawner,
-    spawn,
+    Origin, SpawnError, SpawnRequest, SpawnTool, Spawner, Subagents, TaskFuture, TaskSpawner, spawn,
 };
-pub use cron::CronTool;

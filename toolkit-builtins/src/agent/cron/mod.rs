@@ -113,9 +113,9 @@ pub async fn cron(
         }
         CronAction::List => list(jobs).await,
         CronAction::Remove => {
-            let id = job_id
-                .filter(|id| !id.trim().is_empty())
-                .ok_or_else(|| ToolError::InvalidArguments("job_id is required for remove".into()))?;
+            let id = job_id.filter(|id| !id.trim().is_empty()).ok_or_else(|| {
+                ToolError::InvalidArguments("job_id is required for remove".into())
+            })?;
             match jobs.scheduler.remove(id.trim()).await {
                 Ok(job) => Ok(format!("Removed job '{}' (id: {})", job.name, job.id)),
                 Err(e @ (CronError::NotFound(_) | CronError::Protected { .. })) => {

@@ -61,9 +61,7 @@ impl Clock {
         let base = tokio::time::Instant::now();
         Self(Arc::new(move || {
             let elapsed = base.elapsed();
-            start
-                .checked_add(elapsed)
-                .unwrap_or(Timestamp::MAX)
+            start.checked_add(elapsed).unwrap_or(Timestamp::MAX)
         }))
     }
 
