@@ -58,7 +58,7 @@ async fn the_id_comes_back_before_the_task_ends_and_the_result_reaches_the_origi
     assert!(out.content.ends_with("I'll notify you when it completes."));
     let id = id_of(&out.content);
     // The task is still waiting at its gate: the call did not wait for it.
-    assert_eq!(spawner.running(), [id.clone()]);
+    assert_eq!(spawner.running(), std::slice::from_ref(&id));
     assert!(outbox.try_recv().is_err());
 
     release.send(()).unwrap();

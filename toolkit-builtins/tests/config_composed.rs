@@ -242,7 +242,7 @@ async fn loading_again_replaces_the_files_tools_and_nothing_else() {
 
     // A name another source holds is refused, and nothing changes.
     write(json!([{"name": "echo", "description": "d", "action": "x"}]));
-    let err = file.load_into(&registry).err().expect("an error");
+    let err = file.load_into(&registry).expect_err("an error");
     assert!(
         err.to_string().contains("'echo' is already registered"),
         "{err}"
