@@ -154,7 +154,7 @@ async fn jobs_survive_a_restart_and_an_overdue_one_fires_at_once() {
     let clock = Clock::tokio(ts("2026-01-16T10:00:00Z"));
     let scheduler =
         TokioScheduler::open_with_clock(&path, Messenger::new(sink), clock.clone()).unwrap();
-    assert_eq!(scheduler.jobs(), [added.clone()]);
+    assert_eq!(scheduler.jobs(), std::slice::from_ref(&added));
     let _loop = scheduler.start();
     assert_eq!(outbox.recv().await.unwrap().content, "morning");
     assert_eq!(clock.now(), ts("2026-01-16T10:00:00Z"));
