@@ -23,5 +23,5 @@ pub mod guards {}
 #[cfg(feature = "agent")]
 pub mod agent;
 
-#[cfg(feature = "config")]
+#[cfg(all(feature = "config", unix))]
 pub mod config;

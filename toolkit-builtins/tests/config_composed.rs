@@ -2,7 +2,7 @@
 //! casting and validation by the registry, the filled instruction as the
 //! result, errors that name the file, the tool and the field, and reloading.
 
-#![cfg(feature = "config")]
+#![cfg(all(feature = "config", unix))]
 
 use std::path::PathBuf;
 

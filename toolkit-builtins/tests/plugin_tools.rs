@@ -1,7 +1,7 @@
 //! Plugin tools served by a real Python program over JSON lines: described,
 //! validated like any tool, and restarted after a crash, a hang or garbage.
 
-#![cfg(feature = "config")]
+#![cfg(all(feature = "config", unix))]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

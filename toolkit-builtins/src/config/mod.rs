@@ -30,6 +30,7 @@
 //! # }
 //! ```
 
+mod command;
 mod composed;
 mod error;
 mod file;
@@ -43,6 +44,7 @@ use std::sync::Arc;
 
 use toolkit::{Tool, ToolRegistry};
 
+pub use command::CommandTool;
 pub use composed::ComposedTool;
 pub use error::{ConfigError, ConfigErrors};
 pub use file::{load_file, parse_definitions, parse_json_str};
@@ -86,17 +88,22 @@ impl ToolsFile {
     }
 }
 
-/// A command tool from its parsed definition.
-#[allow(clippy::too_many_arguments)]
+/// A command tool from its parsed definition; a template that would let a
+/// value escape its place is reported at the `command` field.
 fn command_tool(
-    _name: String,
-    _description: String,
-    _params: Params,
-    _template: Template,
-    _timeout_secs: Option<u64>,
+    name: String,
+    description: String,
+    params: Params,
+    template: Template,
+    timeout_secs: Option<u64>,
     place: &Place<'_>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<Arc<dyn Tool>> {
-    errors.push(place.error("command", "command tools are not available in this build"));
-    None
+    match CommandTool::new(name, description, params, template, timeout_secs) {
+        Ok(tool) => Some(Arc::new(tool)),
+        Err(message) => {
+            errors.push(place.error("command", message));
+            None
+        }
+    }
 }
