@@ -17,6 +17,7 @@ fn every_n_seconds_fires_one_period_later() {
         Some(ts("2026-03-01T11:00:00Z"))
     );
     assert_eq!(Schedule::every(0), Err(ScheduleError::ZeroPeriod));
+    assert_eq!(Schedule::every(u64::MAX), Err(ScheduleError::PeriodTooLong));
 }
 
 #[test]
@@ -107,6 +108,10 @@ fn bad_schedules_are_refused_with_a_reason() {
         Schedule::cron("every day", "UTC"),
         Err(ScheduleError::BadExpression { .. })
     ));
+    assert_eq!(
+        Schedule::cron("0 0 30 2 *", "UTC"),
+        Err(ScheduleError::NeverFires("'0 0 30 2 *'".into()))
+    );
     assert_eq!(
         Schedule::cron("0 9 * * *", "Mars/Olympus"),
         Err(ScheduleError::UnknownTimeZone("Mars/Olympus".into()))

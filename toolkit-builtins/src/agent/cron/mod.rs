@@ -14,7 +14,7 @@ use std::sync::Arc;
 use toolkit::{ToolContext, ToolError, tool};
 
 pub use job::{CronError, CronJob, NewJob};
-pub use schedule::{Schedule, ScheduleError, parse_moment, time_zone};
+pub use schedule::{MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone};
 pub use scheduler::{Clock, JobHandler, Scheduler, TokioScheduler};
 
 /// The state the `cron` tool needs: the scheduler, and the time zone that

@@ -16,6 +16,9 @@ use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
+/// The longest period of an `every` schedule: ten years.
+pub const MAX_PERIOD_SECS: u64 = 10 * 365 * 24 * 3600;
+
 /// When a job fires.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -45,6 +48,9 @@ pub enum ScheduleError {
     /// The period is zero.
     #[error("every_seconds must be at least 1")]
     ZeroPeriod,
+    /// The period is longer than any job could wait.
+    #[error("every_seconds must be at most {MAX_PERIOD_SECS} (ten years)")]
+    PeriodTooLong,
     /// Not a cron expression.
     #[error("invalid cron expression '{expr}': {reason}")]
     BadExpression {
@@ -61,8 +67,8 @@ pub enum ScheduleError {
         "invalid ISO datetime format '{0}'. Expected format: YYYY-MM-DDTHH:MM:SS, optionally with an offset such as Z or +02:00"
     )]
     BadMoment(String),
-    /// The expression never matches (`0 0 30 2 *`).
-    #[error("cron expression '{0}' never fires")]
+    /// The schedule never fires (`0 0 30 2 *`).
+    #[error("the schedule {0} never fires")]
     NeverFires(String),
 }
 
@@ -71,6 +77,9 @@ impl Schedule {
     pub fn every(seconds: u64) -> Result<Self, ScheduleError> {
         if seconds == 0 {
             return Err(ScheduleError::ZeroPeriod);
+        }
+        if seconds > MAX_PERIOD_SECS {
+            return Err(ScheduleError::PeriodTooLong);
         }
         Ok(Self::Every { seconds })
     }
@@ -140,7 +149,7 @@ fn parse_expression(expr: &str) -> Result<Cron, ScheduleError> {
     // An expression that matches no real date would make every lookup fail.
     let probe = Timestamp::UNIX_EPOCH.to_zoned(TimeZone::UTC);
     if cron.find_next_occurrence(&probe, false).is_err() {
-        return Err(ScheduleError::NeverFires(expr.to_owned()));
+        return Err(ScheduleError::NeverFires(format!("'{expr}'")));
     }
     Ok(cron)
 }

@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use toolkit::async_trait;
 
 use super::job::{CronError, CronJob, NewJob};
+use super::schedule::{Schedule, ScheduleError};
 use super::store::JobStore;
 use crate::agent::files::fresh_id;
 use crate::agent::message::{Messenger, OutboundMessage};
@@ -288,10 +289,11 @@ fn job_name(job: &NewJob) -> String {
 /// A stored job from a new one, with its first run after `now`.
 fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<CronJob, CronError> {
     let next_run = job.schedule.next_after(now);
-    if next_run.is_none()
-        && let super::schedule::Schedule::At { at } = job.schedule
-    {
-        return Err(CronError::InThePast(at));
+    if next_run.is_none() {
+        return Err(match job.schedule {
+            Schedule::At { at } => CronError::InThePast(at),
+            other => ScheduleError::NeverFires(other.describe()).into(),
+        });
     }
     Ok(CronJob {
         id,
