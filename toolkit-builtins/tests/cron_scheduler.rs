@@ -174,3 +174,29 @@ fn a_damaged_jobs_file_is_an_error_naming_it() {
     assert!(matches!(err, CronError::Storage { .. }));
     assert!(err.to_string().contains("jobs.json"), "{err}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn any_async_function_can_handle_a_due_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fired, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        move |job: toolkit_builtins::agent::cron::CronJob| {
+            let fired = fired.clone();
+            async move {
+                let _ = fired.send((job.name, job.last_run));
+            }
+        },
+        Clock::tokio(ts(START)),
+    )
+    .unwrap();
+    scheduler
+        .add(job(Schedule::every(3600).unwrap(), "check the build").named("build"))
+        .await
+        .unwrap();
+    let _loop = scheduler.start();
+    assert_eq!(
+        seen.recv().await.unwrap(),
+        ("build".to_owned(), Some(ts("2026-01-15T13:00:00Z")))
+    );
+}

@@ -35,6 +35,19 @@ pub trait JobHandler: Send + Sync + 'static {
     async fn fire(&self, job: CronJob);
 }
 
+/// Any async function of a job is a handler: run an agent turn on the
+/// job's message, say, and deliver what it answers.
+#[async_trait]
+impl<F, Fut> JobHandler for F
+where
+    F: Fn(CronJob) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    async fn fire(&self, job: CronJob) {
+        self(job).await
+    }
+}
+
 /// Delivers the job's message to the chat it was scheduled from.
 #[async_trait]
 impl JobHandler for Messenger {
