@@ -289,3 +289,23 @@ done
         .await;
     assert_eq!(out.content, "hello from sh");
 }
+
+#[tokio::test]
+async fn a_call_the_caller_gave_up_on_leaves_no_half_read_answer_behind() {
+    let (registry, _dir) = loaded().await;
+    let ctx = ToolContext::new();
+    let before = pid(&registry).await;
+    // The caller stops waiting while the plugin hangs; the call's future is dropped.
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(300),
+        registry.call("word_count", json!({"text": "hang"}), &ctx),
+    )
+    .await;
+    assert!(abandoned.is_err());
+    // A fresh process answers the next call: it cannot receive the old answer.
+    let out = registry
+        .call("word_count", json!({"text": "one two"}), &ctx)
+        .await;
+    assert_eq!(out.content, "2");
+    assert_ne!(pid(&registry).await, before);
+}

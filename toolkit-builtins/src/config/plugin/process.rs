@@ -26,6 +26,9 @@ pub(crate) enum Fault {
     Start(String),
     #[error("exited before answering ({status}){stderr}")]
     Exited { status: String, stderr: String },
+    /// Its output closed; [`Running::last_words`] turns this into `Exited`.
+    #[error("closed its output before answering")]
+    Closed,
     #[error("did not answer within {0:?}")]
     Timeout(Duration),
     #[error("answered with something that is not a JSON response: {0}")]
@@ -55,10 +58,6 @@ struct Running {
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_reader: Option<tokio::task::JoinHandle<()>>,
-    /// Set while a request is in flight: if the caller gave up half-way
-    /// (its future was dropped), the stream is out of step and the
-    /// process must not be reused.
-    busy: bool,
 }
 
 impl Plugin {
@@ -82,25 +81,23 @@ impl Plugin {
         let mut slot = self.slot.lock().await;
         slot.next_id += 1;
         let id = slot.next_id;
-        if slot.running.as_ref().is_some_and(|r| r.busy) {
-            stop(slot.running.take());
-        }
+        // The process is out of the slot while the request is in flight: if
+        // the caller gives up half-way (its future is dropped), the process,
+        // whose stream is now out of step, is dropped and killed with it.
         let mut running = match slot.running.take() {
             Some(running) => running,
             None => self.start()?,
         };
-        running.busy = true;
         let outcome = tokio::time::timeout(self.timeout, running.exchange(make(id), id))
             .await
             .unwrap_or(Err(Fault::Timeout(self.timeout)));
         match outcome {
             Ok(response) => {
-                running.busy = false;
                 slot.running = Some(running);
                 Ok(response)
             }
             // Whatever went wrong, this process is done: the next request starts a new one.
-            Err(Fault::Exited { .. }) => Err(running.last_words().await),
+            Err(Fault::Closed) => Err(running.last_words().await),
             Err(fault) => {
                 stop(Some(running));
                 Err(fault)
@@ -144,7 +141,6 @@ impl Plugin {
             stdout,
             stderr,
             stderr_reader,
-            busy: false,
         })
     }
 }
@@ -160,7 +156,7 @@ impl Running {
         if let Err(e) = write.await {
             // A closed pipe means the process died; say so, not "broken pipe".
             if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Err(self.exited());
+                return Err(Fault::Closed);
             }
             return Err(Fault::Write(e.to_string()));
         }
@@ -170,7 +166,7 @@ impl Running {
             .read_until(b'\n', &mut buf)
             .await;
         match read {
-            Ok(0) => return Err(self.exited()),
+            Ok(0) => return Err(Fault::Closed),
             Ok(_) => {}
             Err(e) => return Err(Fault::Garbage(e.to_string())),
         }
@@ -193,19 +189,19 @@ impl Running {
         Ok(response)
     }
 
-    fn exited(&mut self) -> Fault {
-        Fault::Exited {
-            status: String::new(),
-            stderr: String::new(),
-        }
-    }
-
     /// How a process that closed its output ended, with the end of its stderr.
     async fn last_words(mut self) -> Fault {
-        let _ = self.child.start_kill();
-        let status = match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+        // A crashing process closes its output as it exits: give it a moment
+        // to report its own status before making sure it is gone.
+        let status = match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {
             Ok(Ok(status)) => status.to_string(),
-            _ => "did not stop".to_owned(),
+            _ => {
+                let _ = self.child.start_kill();
+                match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+                    Ok(Ok(status)) => format!("it closed its output; stopped: {status}"),
+                    _ => "it closed its output and did not stop".to_owned(),
+                }
+            }
         };
         if let Some(reader) = self.stderr_reader.take() {
             let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
