@@ -7,6 +7,11 @@
 //! like any other tool's. A definition that is wrong is reported with the
 //! file, the tool and the field ([`ConfigError`]).
 //!
+//! Command tools run through the same guards as `exec` and, like it, refuse
+//! to run until the host puts a [`ShellPolicy`](crate::shell::ShellPolicy)
+//! in the context's state. Composed tools change nothing and need nothing.
+//! Plugins are loaded from a directory with [`PluginDir`].
+//!
 //! ```
 //! use toolkit::{ToolContext, ToolRegistry};
 //! use toolkit_builtins::config::ToolsFile;
