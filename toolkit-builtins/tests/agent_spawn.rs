@@ -148,3 +148,34 @@ async fn several_tasks_get_distinct_ids() {
     assert_eq!(ids.len(), 20);
     assert_eq!(spawner.running().len(), 20);
 }
+
+/// A host's own spawner, here one that has no room for more work.
+struct Full;
+
+#[toolkit::async_trait]
+impl toolkit_builtins::agent::Spawner for Full {
+    async fn spawn(
+        &self,
+        request: toolkit_builtins::agent::SpawnRequest,
+    ) -> Result<String, toolkit_builtins::agent::SpawnError> {
+        Err(toolkit_builtins::agent::SpawnError(format!(
+            "too many tasks to start '{}'",
+            request.label
+        )))
+    }
+}
+
+#[tokio::test]
+async fn a_spawner_that_refuses_gives_an_error_result() {
+    let ctx = ToolContext::new().with_state(Subagents::new(Full));
+    let out = registry()
+        .call("spawn", json!({"task": "x", "label": "big job"}), &ctx)
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("the task was not started: too many tasks to start 'big job'"),
+        "{}",
+        out.content
+    );
+}

@@ -140,6 +140,19 @@ async fn toml_files_work_too() {
 }
 
 #[test]
+fn broken_toml_names_the_file() {
+    let err = load_file(fixture("broken.toml"))
+        .map(drop)
+        .expect_err("broken");
+    let file = fixture("broken.toml").display().to_string();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{file}: not valid TOML")),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_mistake_is_reported_with_file_tool_and_field() {
     let err = load_file(fixture("broken.json")).err().expect("an error");
     let text = err.to_string();

@@ -121,3 +121,36 @@ async fn blank_facts_and_missing_workspaces_are_errors() {
     assert!(out.is_error);
     assert!(out.content.contains("no workspace"), "{}", out.content);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn facts_saved_at_the_same_time_are_all_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new().with_workspace(dir.path());
+    let registry = std::sync::Arc::new(registry());
+    let calls: Vec<_> = (0..16)
+        .map(|i| {
+            let registry = std::sync::Arc::clone(&registry);
+            let ctx = ctx.clone();
+            tokio::spawn(async move {
+                registry
+                    .call(
+                        "save_memory",
+                        json!({"fact": format!("fact number {i}")}),
+                        &ctx,
+                    )
+                    .await
+            })
+        })
+        .collect();
+    for call in calls {
+        assert!(!call.await.unwrap().is_error);
+    }
+    let text = std::fs::read_to_string(dir.path().join("CONTEXT.md")).unwrap();
+    for i in 0..16 {
+        assert!(
+            text.contains(&format!("- fact number {i}\n")),
+            "fact {i} was lost:\n{text}"
+        );
+    }
+    assert_eq!(text.matches("## Agent Memories").count(), 1);
+}

@@ -50,8 +50,15 @@ fn parse_json(text: &str, file: &str) -> Result<Value, ConfigError> {
 }
 
 fn parse_toml(text: &str, file: &str) -> Result<Value, ConfigError> {
-    toml::from_str::<Value>(text)
-        .map_err(|e| ConfigError::in_file(file, format!("not valid TOML: {}", e.message())))
+    toml::from_str::<Value>(text).map_err(|e| {
+        let at = e.span().map_or_else(String::new, |span| {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!(" at line {line} column {column}")
+        });
+        ConfigError::in_file(file, format!("not valid TOML{at}: {}", e.message().trim()))
+    })
 }
 
 /// Build the tools a parsed definition file describes, reporting every problem.
