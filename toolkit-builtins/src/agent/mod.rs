@@ -25,13 +25,12 @@
 
 pub mod cron;
 mod echo;
-pub(crate) mod files;
+mod files;
 mod memory;
 mod message;
 mod spawn;
 
-pub use cron::CronTool;
-pub use cron::{CronJobs, Scheduler, TokioScheduler, cron};
+pub use cron::{CronJobs, CronTool, Scheduler, TokioScheduler, cron};
 pub use echo::{EchoTool, echo};
 pub use memory::{MemoryFile, SaveMemoryTool, save_memory};
 pub use message::{
