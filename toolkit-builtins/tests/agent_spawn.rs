@@ -179,3 +179,27 @@ async fn a_spawner_that_refuses_gives_an_error_result() {
         out.content
     );
 }
+
+#[tokio::test]
+async fn a_panicking_task_is_reported_as_failed() {
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let spawner = TaskSpawner::new(sink, |request| async move {
+        if request.task == "explode" {
+            panic!("boom");
+        }
+        Ok(String::new())
+    });
+    let ctx = ToolContext::new()
+        .with_channel("cli", "direct")
+        .with_state(Subagents::new(spawner.clone()));
+    let out = registry()
+        .call("spawn", json!({"task": "explode"}), &ctx)
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    let report = outbox.recv().await.unwrap();
+    assert_eq!(
+        report.content,
+        "[Subagent 'explode' failed]\n\nTask: explode\n\nError:\nthe task crashed"
+    );
+    assert!(spawner.running().is_empty());
+}

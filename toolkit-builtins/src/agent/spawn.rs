@@ -2,9 +2,11 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use futures_util::FutureExt;
 use tokio::task::AbortHandle;
 use toolkit::{ToolContext, ToolError, async_trait, tool};
 
@@ -158,7 +160,11 @@ impl Spawner for TaskSpawner {
         // The task waits for the lock we hold, so it cannot finish (and
         // remove its entry) before the entry is inserted below.
         let task = runtime.spawn(async move {
-            let outcome = work(request.clone()).await;
+            // A panic in the host's work is reported like a failure, not lost.
+            let outcome = AssertUnwindSafe(work(request.clone()))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| Err("the task crashed".to_owned()));
             let still_wanted = registry
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
