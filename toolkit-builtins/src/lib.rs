@@ -22,3 +22,9 @@ pub mod web;
 
 #[doc = include_str!("../GUARDS.md")]
 pub mod guards {}
+
+#[cfg(feature = "agent")]
+pub mod agent;
+
+#[cfg(all(feature = "config", unix))]
+pub mod config;
