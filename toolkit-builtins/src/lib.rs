@@ -8,4 +8,9 @@
 
 pub mod sandbox;
 
+#[cfg(feature = "fs")]
+pub mod fs;
+#[cfg(feature = "fs")]
+pub mod search;
+
 pub use sandbox::{Access, SandboxError, Workspace};
