@@ -1,0 +1,82 @@
+//! `glob`: files whose path matches a pattern, newest first.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use ignore::WalkState;
+use toolkit::{ToolContext, ToolError, tool};
+
+use super::pattern::PathGlob;
+use super::walk::SearchRoot;
+use crate::fs::FsLimits;
+use crate::sandbox::Workspace;
+
+/// Find files by name pattern, most recently modified first.
+///
+/// `*.rs` matches file names at any depth; a pattern with `/` such as
+/// `src/**/*.test.ts` matches paths from `path` down. Files ignored by
+/// `.gitignore` and noise directories (`.git`, `node_modules`, `target`,
+/// virtualenvs, build output) are skipped. Prefer this over `find`.
+#[tool(read_only, idempotent, category = filesystem_read)]
+pub fn glob(
+    ctx: &ToolContext,
+    /// The glob, such as `**/*.py` or `*.{ts,tsx}`.
+    #[arg(min_length = 1)]
+    pattern: String,
+    /// Directory to search, relative to the workspace root.
+    #[arg(default = ".".to_owned())]
+    path: String,
+    /// Most paths to return (default 200).
+    #[arg(minimum = 1)]
+    max_results: Option<usize>,
+) -> Result<String, ToolError> {
+    let workspace = Workspace::of(ctx)?;
+    let max = max_results.unwrap_or(FsLimits::of(ctx).default_glob_results);
+    let glob = PathGlob::new(&pattern).map_err(ToolError::failed)?;
+    let root = SearchRoot::open(&workspace, &path)?;
+    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    root.walker().build_parallel().run(|| {
+        let (root, glob, found) = (&root, &glob, &found);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if entry.depth() == 0 || entry.file_type().is_none_or(|t| t.is_dir()) {
+                return WalkState::Continue;
+            }
+            let relative = root.relative(entry.path());
+            if glob.is_match(relative) {
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let relative = relative.to_path_buf();
+                found
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push((modified, relative));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    if found.is_empty() {
+        return Ok(format!("No files match `{pattern}` in `{path}`."));
+    }
+    let total = found.len();
+    // Newest first; equal times by path, so the order is stable between calls.
+    found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out = String::new();
+    for (_, relative) in found.iter().take(max) {
+        out.push_str(&root.display(relative));
+        out.push('\n');
+    }
+    if total > max {
+        out.push_str(&format!(
+            "(showing the {max} newest of {total} files; narrow the pattern or path, or raise max_results)\n"
+        ));
+    }
+    Ok(out)
+}
