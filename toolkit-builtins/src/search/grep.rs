@@ -161,8 +161,13 @@ fn build_matcher(
         builder.line_terminator(Some(b'\n'));
     }
     builder.build(pattern).map_err(|e| {
+        let hint = if !multiline && e.to_string().contains(r#""\n""#) {
+            "Set multiline=true to match across lines."
+        } else {
+            "Escape special characters, or set fixed_strings=true to search for the text as written."
+        };
         ToolError::failed(format!(
-            "`{pattern}` is not a valid regular expression: {e}\nEscape special characters, or set fixed_strings=true to search for the text as written."
+            "`{pattern}` is not a valid regular expression: {e}\n{hint}"
         ))
     })
 }
