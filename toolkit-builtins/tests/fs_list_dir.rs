@@ -33,10 +33,16 @@ async fn one_level_marks_directories_and_skips_noise() {
 async fn recursion_lists_everything_below() {
     let env = Env::new();
     tree(&env);
-    let out = env.ok("list_dir", json!({"path": "src", "recursive": "true"})).await;
+    let out = env
+        .ok("list_dir", json!({"path": "src", "recursive": "true"}))
+        .await;
     assert_eq!(out.content, "bin/\nbin/main.rs  (0 B)\nlib.rs  (2.0 KB)\n");
     let out = env.ok("list_dir", json!({"recursive": true})).await;
-    assert!(out.content.contains("src/bin/main.rs  (0 B)\n"), "{}", out.content);
+    assert!(
+        out.content.contains("src/bin/main.rs  (0 B)\n"),
+        "{}",
+        out.content
+    );
     assert!(!out.content.contains("node_modules/pkg"), "{}", out.content);
 }
 
@@ -64,7 +70,9 @@ async fn the_entry_cap_stops_the_listing_with_a_note() {
         lines[5],
         "(stopped at 5 entries; list a subdirectory or raise max_entries to see more)"
     );
-    let err = env.err("list_dir", json!({"path": "d", "max_entries": 0})).await;
+    let err = env
+        .err("list_dir", json!({"path": "d", "max_entries": 0}))
+        .await;
     assert!(err.contains("max_entries"), "{err}");
 }
 
@@ -74,7 +82,10 @@ async fn files_missing_paths_and_empty_directories_are_explained() {
     env.write("a.txt", "");
     std::fs::create_dir(env.ws.join("empty")).unwrap();
     let err = env.err("list_dir", json!({"path": "a.txt"})).await;
-    assert!(err.contains("is a file, not a directory; use read_file"), "{err}");
+    assert!(
+        err.contains("is a file, not a directory; use read_file"),
+        "{err}"
+    );
     let err = env.err("list_dir", json!({"path": "nope"})).await;
     assert!(err.contains("`nope` does not exist"), "{err}");
     let out = env.ok("list_dir", json!({"path": "empty"})).await;

@@ -53,7 +53,10 @@ async fn replacing_a_code_cell_clears_its_outputs() {
             json!({"path": "nb.ipynb", "cell_index": 1, "new_source": "x = 2\nprint(x)"}),
         )
         .await;
-    assert_eq!(out.content, "Replaced cell 1 (code) in `nb.ipynb`; it now has 2 cells.");
+    assert_eq!(
+        out.content,
+        "Replaced cell 1 (code) in `nb.ipynb`; it now has 2 cells."
+    );
     assert!(out.display.unwrap().contains("-print(1 + 1)\n"));
     let nb = load(&env);
     assert_valid(&nb);
@@ -91,7 +94,10 @@ async fn insert_places_a_valid_new_cell() {
             json!({"path": "nb.ipynb", "edit_mode": "insert", "cell_index": 0, "new_source": "import os"}),
         )
         .await;
-    assert_eq!(out.content, "Inserted a code cell at index 0 in `nb.ipynb`; it now has 3 cells.");
+    assert_eq!(
+        out.content,
+        "Inserted a code cell at index 0 in `nb.ipynb`; it now has 3 cells."
+    );
     // After a given id, as markdown.
     env.ok(
         "notebook_edit",
@@ -115,8 +121,22 @@ async fn insert_places_a_valid_new_cell() {
             other => other.as_str().unwrap().to_owned(),
         })
         .collect();
-    assert_eq!(sources, ["import os", "# Title\ntext", "more", "print(1 + 1)", "last()"]);
-    let ids: std::collections::HashSet<_> = nb["cells"].as_array().unwrap().iter().map(|c| c["id"].clone()).collect();
+    assert_eq!(
+        sources,
+        [
+            "import os",
+            "# Title\ntext",
+            "more",
+            "print(1 + 1)",
+            "last()"
+        ]
+    );
+    let ids: std::collections::HashSet<_> = nb["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].clone())
+        .collect();
     assert_eq!(ids.len(), 5, "ids are unique");
 }
 
@@ -125,9 +145,15 @@ async fn delete_removes_the_cell() {
     let env = Env::new();
     env.write("nb.ipynb", serde_json::to_string(&notebook(4)).unwrap());
     let out = env
-        .ok("notebook_edit", json!({"path": "nb.ipynb", "edit_mode": "delete", "cell_index": 0}))
+        .ok(
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "edit_mode": "delete", "cell_index": 0}),
+        )
         .await;
-    assert_eq!(out.content, "Deleted cell 0 in `nb.ipynb`; it now has 1 cells.");
+    assert_eq!(
+        out.content,
+        "Deleted cell 0 in `nb.ipynb`; it now has 1 cells."
+    );
     let nb = load(&env);
     assert_valid(&nb);
     assert_eq!(nb["cells"][0]["id"], "calc");
@@ -141,14 +167,38 @@ async fn bad_requests_leave_the_notebook_alone() {
     env.write("broken.ipynb", "{not json");
     env.write("old.ipynb", r#"{"nbformat": 3, "worksheets": []}"#);
     let cases = [
-        (json!({"path": "nb.ipynb", "cell_index": 7, "new_source": "x"}), "cell_index 7 is out of range: `nb.ipynb` has 2 cells (0-1)"),
-        (json!({"path": "nb.ipynb", "cell_id": "nope", "new_source": "x"}), "no cell in `nb.ipynb` has id `nope`"),
-        (json!({"path": "nb.ipynb", "new_source": "x"}), "name the cell with cell_index"),
-        (json!({"path": "nb.ipynb", "cell_index": 0}), "new_source is required"),
-        (json!({"path": "nb.ipynb", "edit_mode": "move", "cell_index": 0}), "edit_mode"),
-        (json!({"path": "broken.ipynb", "cell_index": 0, "new_source": "x"}), "is not valid notebook JSON"),
-        (json!({"path": "old.ipynb", "cell_index": 0, "new_source": "x"}), "only nbformat 4"),
-        (json!({"path": "none.ipynb", "cell_index": 0, "new_source": "x"}), "does not exist"),
+        (
+            json!({"path": "nb.ipynb", "cell_index": 7, "new_source": "x"}),
+            "cell_index 7 is out of range: `nb.ipynb` has 2 cells (0-1)",
+        ),
+        (
+            json!({"path": "nb.ipynb", "cell_id": "nope", "new_source": "x"}),
+            "no cell in `nb.ipynb` has id `nope`",
+        ),
+        (
+            json!({"path": "nb.ipynb", "new_source": "x"}),
+            "name the cell with cell_index",
+        ),
+        (
+            json!({"path": "nb.ipynb", "cell_index": 0}),
+            "new_source is required",
+        ),
+        (
+            json!({"path": "nb.ipynb", "edit_mode": "move", "cell_index": 0}),
+            "edit_mode",
+        ),
+        (
+            json!({"path": "broken.ipynb", "cell_index": 0, "new_source": "x"}),
+            "is not valid notebook JSON",
+        ),
+        (
+            json!({"path": "old.ipynb", "cell_index": 0, "new_source": "x"}),
+            "only nbformat 4",
+        ),
+        (
+            json!({"path": "none.ipynb", "cell_index": 0, "new_source": "x"}),
+            "does not exist",
+        ),
     ];
     for (args, expected) in cases {
         let err = env.err("notebook_edit", args).await;

@@ -29,7 +29,10 @@ async fn offset_and_limit_page_with_a_note_on_how_to_continue() {
     env.write("a.txt", numbered(5000));
     // Lenient casting: the model sent numbers as strings.
     let out = env
-        .ok("read_file", json!({"path": "a.txt", "offset": "201", "limit": "3"}))
+        .ok(
+            "read_file",
+            json!({"path": "a.txt", "offset": "201", "limit": "3"}),
+        )
         .await;
     assert_eq!(
         out.content,
@@ -65,9 +68,18 @@ async fn the_character_cap_stops_the_output_with_a_note() {
     let out = env.ok("read_file", json!({"path": "a.txt"})).await;
     let body: Vec<&str> = out.content.lines().collect();
     let note = body.last().unwrap();
-    assert!(note.starts_with("(output capped at 100 characters; showing lines 1-"), "{note}");
+    assert!(
+        note.starts_with("(output capped at 100 characters; showing lines 1-"),
+        "{note}"
+    );
     let shown = body.len() - 1;
-    assert!(note.ends_with(&format!("of 100; call read_file with offset={} to continue)", shown + 1)), "{note}");
+    assert!(
+        note.ends_with(&format!(
+            "of 100; call read_file with offset={} to continue)",
+            shown + 1
+        )),
+        "{note}"
+    );
     assert!(out.content.len() < 100 + note.len() + 2);
 }
 
@@ -81,7 +93,10 @@ async fn long_lines_are_cut() {
     let out = env.ok("read_file", json!({"path": "a.txt"})).await;
     assert_eq!(
         out.content,
-        format!("1|{}… [line cut: 100 bytes in all]\n2|short\n", "é".repeat(10))
+        format!(
+            "1|{}… [line cut: 100 bytes in all]\n2|short\n",
+            "é".repeat(10)
+        )
     );
 }
 
@@ -89,9 +104,16 @@ async fn long_lines_are_cut() {
 async fn bad_offsets_and_missing_files_are_explained() {
     let env = Env::new();
     env.write("a.txt", "one\ntwo\n");
-    let err = env.err("read_file", json!({"path": "a.txt", "offset": 9})).await;
-    assert!(err.contains("offset 9 is past the end of `a.txt`, which has 2 lines"), "{err}");
-    let err = env.err("read_file", json!({"path": "a.txt", "offset": 0})).await;
+    let err = env
+        .err("read_file", json!({"path": "a.txt", "offset": 9}))
+        .await;
+    assert!(
+        err.contains("offset 9 is past the end of `a.txt`, which has 2 lines"),
+        "{err}"
+    );
+    let err = env
+        .err("read_file", json!({"path": "a.txt", "offset": 0}))
+        .await;
     assert!(err.contains("offset"), "{err}");
     let err = env.err("read_file", json!({"path": "nope.txt"})).await;
     assert!(err.contains("`nope.txt` does not exist"), "{err}");
@@ -151,17 +173,25 @@ async fn devices_pipes_and_process_files_are_refused() {
 
     // A workspace rooted at `/` still refuses /dev and /proc/<pid>/fd.
     let ctx = ToolContext::new().with_state(Workspace::new("/").unwrap());
-    for path in ["/dev/zero", "/dev/urandom", "dev/null", "/proc/self/fd/0", "/proc/1/fd/1"] {
-        let err = read_file(&ctx, path.to_owned(), 1, None).unwrap_err().to_string();
-        assert!(
-            err.contains("is a device or process file"),
-            "{path}: {err}"
-        );
+    for path in [
+        "/dev/zero",
+        "/dev/urandom",
+        "dev/null",
+        "/proc/self/fd/0",
+        "/proc/1/fd/1",
+    ] {
+        let err = read_file(&ctx, path.to_owned(), 1, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a device or process file"), "{path}: {err}");
     }
 }
 
 fn rustix_mkfifo(path: &std::path::Path) {
-    let status = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
     assert!(status.success());
 }
 
@@ -172,7 +202,8 @@ async fn a_huge_file_is_streamed_not_loaded() {
     let env = Env::new();
     let path = env.ws.join("huge.log");
     {
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).unwrap());
+        let mut file =
+            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).unwrap());
         // 1,000,200 numbered lines, then a sparse tail up to 2 GB.
         for i in 1..=1_000_200u64 {
             writeln!(file, "row {i:>10} {}", "x".repeat(40)).unwrap();
@@ -182,18 +213,20 @@ async fn a_huge_file_is_streamed_not_loaded() {
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(2 * 1024 * 1024 * 1024).unwrap();
     let before = peak_rss_kb();
-    let out = read_file(
-        &env.ctx,
-        "huge.log".to_owned(),
-        1_000_000,
-        Some(101),
-    )
-    .unwrap();
+    let out = read_file(&env.ctx, "huge.log".to_owned(), 1_000_000, Some(101)).unwrap();
     let grown = peak_rss_kb().saturating_sub(before);
     let lines: Vec<&str> = out.content.lines().collect();
     assert_eq!(lines.len(), 102, "{}", lines.last().unwrap());
-    assert!(lines[0].starts_with("1000000|row    1000000 "), "{}", lines[0]);
-    assert!(lines[100].starts_with("1000100|row    1000100 "), "{}", lines[100]);
+    assert!(
+        lines[0].starts_with("1000000|row    1000000 "),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[100].starts_with("1000100|row    1000100 "),
+        "{}",
+        lines[100]
+    );
     assert_eq!(
         *lines.last().unwrap(),
         "(showing lines 1000000-1000100 of a 2.0 GB file; call read_file with offset=1000101 to continue)"

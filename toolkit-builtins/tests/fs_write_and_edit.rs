@@ -12,7 +12,10 @@ use serde_json::json;
 async fn write_creates_parents_and_shows_a_diff() {
     let env = Env::new();
     let out = env
-        .ok("write_file", json!({"path": "deep/er/new.txt", "content": "one\ntwo\n"}))
+        .ok(
+            "write_file",
+            json!({"path": "deep/er/new.txt", "content": "one\ntwo\n"}),
+        )
         .await;
     assert_eq!(env.read("deep/er/new.txt"), "one\ntwo\n");
     assert_eq!(out.content, "Created `deep/er/new.txt` (2 lines, 8 bytes).");
@@ -27,19 +30,30 @@ async fn write_replaces_atomically_keeping_the_mode() {
     let env = Env::new();
     let path = env.write("run.sh", "echo old\n");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
-    let inode_before = std::fs::metadata(&path).map(|m| std::os::unix::fs::MetadataExt::ino(&m)).unwrap();
+    let inode_before = std::fs::metadata(&path)
+        .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+        .unwrap();
     let out = env
-        .ok("write_file", json!({"path": "run.sh", "content": "echo new\n"}))
+        .ok(
+            "write_file",
+            json!({"path": "run.sh", "content": "echo new\n"}),
+        )
         .await;
     assert_eq!(env.read("run.sh"), "echo new\n");
-    assert_eq!(out.content, "Replaced `run.sh` (+1 -1 lines; now 1 lines, 9 bytes).");
+    assert_eq!(
+        out.content,
+        "Replaced `run.sh` (+1 -1 lines; now 1 lines, 9 bytes)."
+    );
     assert!(out.display.unwrap().contains("-echo old\n+echo new\n"));
     let meta = std::fs::metadata(&path).unwrap();
     // A rename put a new file in place: a new inode, the old permissions.
     assert_ne!(std::os::unix::fs::MetadataExt::ino(&meta), inode_before);
     assert_eq!(meta.permissions().mode() & 0o777, 0o750);
     // No temporary file is left behind.
-    let names: Vec<_> = std::fs::read_dir(&env.ws).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(&env.ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
 }
 
@@ -50,21 +64,28 @@ async fn writing_the_same_content_changes_nothing() {
     let out = env
         .ok("write_file", json!({"path": "a.txt", "content": "same\n"}))
         .await;
-    assert_eq!(out.content, "`a.txt` already has this content; nothing changed.");
+    assert_eq!(
+        out.content,
+        "`a.txt` already has this content; nothing changed."
+    );
 }
 
 #[tokio::test]
 async fn write_refuses_directories_and_read_only_dirs() {
     let env = Env::new().with_read_only_outside();
     env.write("d/x", "");
-    let err = env.err("write_file", json!({"path": "d", "content": "x"})).await;
+    let err = env
+        .err("write_file", json!({"path": "d", "content": "x"}))
+        .await;
     assert!(err.contains("`d` is a directory"), "{err}");
     let target = env.secret_path().display().to_string();
     // Readable...
     let out = env.ok("read_file", json!({"path": target})).await;
     assert!(out.content.contains(fs_support::SECRET));
     // ...but never writable.
-    let err = env.err("write_file", json!({"path": target, "content": "x"})).await;
+    let err = env
+        .err("write_file", json!({"path": target, "content": "x"}))
+        .await;
     assert!(err.contains("is in a read-only directory"), "{err}");
     env.assert_outside_untouched();
 }
@@ -77,7 +98,11 @@ async fn write_and_edit_are_marked_as_writers() {
         assert!(!spec.annotations.read_only, "{name}");
         assert!(spec.annotations.destructive, "{name}");
         assert!(spec.annotations.exclusive, "{name}");
-        assert_eq!(spec.category, Some(toolkit::ToolCategory::FilesystemWrite), "{name}");
+        assert_eq!(
+            spec.category,
+            Some(toolkit::ToolCategory::FilesystemWrite),
+            "{name}"
+        );
     }
     let write = env.registry.get("write_file").unwrap().spec().clone();
     assert!(write.annotations.idempotent);
@@ -93,8 +118,14 @@ async fn edit_replaces_an_exact_match_and_returns_a_diff() {
             json!({"path": "lib.rs", "old_text": "fn b() {}", "new_text": "fn b() {\n    todo!()\n}"}),
         )
         .await;
-    assert_eq!(env.read("lib.rs"), "fn a() {}\nfn b() {\n    todo!()\n}\nfn c() {}\n");
-    assert_eq!(out.content, "Edited `lib.rs`: replaced 1 occurrence at line 2 (+3 -1 lines).");
+    assert_eq!(
+        env.read("lib.rs"),
+        "fn a() {}\nfn b() {\n    todo!()\n}\nfn c() {}\n"
+    );
+    assert_eq!(
+        out.content,
+        "Edited `lib.rs`: replaced 1 occurrence at line 2 (+3 -1 lines)."
+    );
     assert_eq!(
         out.display.as_deref().unwrap(),
         "--- a/lib.rs\n+++ b/lib.rs\n@@ -1,3 +1,5 @@\n fn a() {}\n-fn b() {}\n+fn b() {\n+    todo!()\n+}\n fn c() {}\n"
@@ -119,7 +150,12 @@ async fn edit_falls_back_to_a_whitespace_tolerant_match() {
             }),
         )
         .await;
-    assert!(out.content.ends_with("(matched ignoring whitespace differences)."), "{}", out.content);
+    assert!(
+        out.content
+            .ends_with("(matched ignoring whitespace differences)."),
+        "{}",
+        out.content
+    );
     assert_eq!(
         env.read("m.py"),
         "class A:\n    def f(self):\n        x = 2\n        return x\n\n    def g(self):\n        pass\n"
@@ -151,10 +187,19 @@ async fn a_missing_text_gets_a_hint_with_the_most_similar_passage() {
             json!({"path": "calc.rs", "old_text": "fn compute(value: u32) -> u32 {\n    value * 2\n}", "new_text": "x"}),
         )
         .await;
-    assert!(err.contains("old_text was not found in `calc.rs`. The most similar text (96% alike, "), "{err}");
-    assert!(err.contains("lines 3-5) is:\nfn compute(value: i32) -> i32 {\n    value * 2\n}\n"), "{err}");
+    assert!(
+        err.contains("old_text was not found in `calc.rs`. The most similar text (96% alike, "),
+        "{err}"
+    );
+    assert!(
+        err.contains("lines 3-5) is:\nfn compute(value: i32) -> i32 {\n    value * 2\n}\n"),
+        "{err}"
+    );
     let err = env
-        .err("edit_file", json!({"path": "calc.rs", "old_text": "qqqqqqqqqqqqqqqqqq", "new_text": "x"}))
+        .err(
+            "edit_file",
+            json!({"path": "calc.rs", "old_text": "qqqqqqqqqqqqqqqqqq", "new_text": "x"}),
+        )
         .await;
     assert!(err.contains("nothing in it is similar"), "{err}");
     assert!(env.read("calc.rs").starts_with("use std::fmt;"));
@@ -165,10 +210,19 @@ async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
     let env = Env::new();
     env.write("t.txt", "x = 1\ny = 2\nx = 1\nz\nx = 1\n");
     let err = env
-        .err("edit_file", json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 9"}))
+        .err(
+            "edit_file",
+            json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 9"}),
+        )
         .await;
-    assert!(err.contains("old_text occurs 3 times in `t.txt` (at lines 1, 3, 5)"), "{err}");
-    assert!(err.contains("replace_all=true") && err.contains("occurrence=N"), "{err}");
+    assert!(
+        err.contains("old_text occurs 3 times in `t.txt` (at lines 1, 3, 5)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("replace_all=true") && err.contains("occurrence=N"),
+        "{err}"
+    );
     assert_eq!(env.read("t.txt"), "x = 1\ny = 2\nx = 1\nz\nx = 1\n");
 
     // The second one only (lenient: "2" as a string).
@@ -178,7 +232,10 @@ async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
             json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 2", "occurrence": "2"}),
         )
         .await;
-    assert_eq!(out.content, "Edited `t.txt`: replaced 1 occurrence at line 3 (+1 -1 lines).");
+    assert_eq!(
+        out.content,
+        "Edited `t.txt`: replaced 1 occurrence at line 3 (+1 -1 lines)."
+    );
     assert_eq!(env.read("t.txt"), "x = 1\ny = 2\nx = 2\nz\nx = 1\n");
 
     let err = env
@@ -187,7 +244,10 @@ async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
             json!({"path": "t.txt", "old_text": "x = 1", "new_text": "q", "occurrence": 5}),
         )
         .await;
-    assert!(err.contains("occurrence 5 asked for, but old_text occurs 2 time(s)"), "{err}");
+    assert!(
+        err.contains("occurrence 5 asked for, but old_text occurs 2 time(s)"),
+        "{err}"
+    );
 
     let out = env
         .ok(
@@ -195,7 +255,10 @@ async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
             json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 0", "replace_all": "true"}),
         )
         .await;
-    assert_eq!(out.content, "Edited `t.txt`: replaced 2 occurrences, the first at line 1 (+2 -2 lines).");
+    assert_eq!(
+        out.content,
+        "Edited `t.txt`: replaced 2 occurrences, the first at line 1 (+2 -2 lines)."
+    );
     assert_eq!(env.read("t.txt"), "x = 0\ny = 2\nx = 2\nz\nx = 0\n");
 }
 
@@ -204,15 +267,27 @@ async fn edit_refusals_are_explained() {
     let env = Env::new();
     env.write("a.txt", "abc\n");
     let err = env
-        .err("edit_file", json!({"path": "gone.txt", "old_text": "a", "new_text": "b"}))
+        .err(
+            "edit_file",
+            json!({"path": "gone.txt", "old_text": "a", "new_text": "b"}),
+        )
         .await;
-    assert!(err.contains("does not exist; use write_file to create it"), "{err}");
+    assert!(
+        err.contains("does not exist; use write_file to create it"),
+        "{err}"
+    );
     let err = env
-        .err("edit_file", json!({"path": "a.txt", "old_text": "abc", "new_text": "abc"}))
+        .err(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "abc", "new_text": "abc"}),
+        )
         .await;
     assert!(err.contains("the same"), "{err}");
     let err = env
-        .err("edit_file", json!({"path": "a.txt", "old_text": "", "new_text": "x"}))
+        .err(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "", "new_text": "x"}),
+        )
         .await;
     assert!(err.contains("old_text"), "{err}");
     let err = env
@@ -224,7 +299,10 @@ async fn edit_refusals_are_explained() {
     assert!(err.contains("not both"), "{err}");
     env.write("bin", b"\xff\xfe\0\x01");
     let err = env
-        .err("edit_file", json!({"path": "bin", "old_text": "a", "new_text": "b"}))
+        .err(
+            "edit_file",
+            json!({"path": "bin", "old_text": "a", "new_text": "b"}),
+        )
         .await;
     assert!(err.contains("is a binary file"), "{err}");
 }

@@ -40,7 +40,9 @@ async fn patterns_with_slashes_match_from_the_path() {
     tree(&env);
     let out = env.ok("glob", json!({"pattern": "src/**/*.rs"})).await;
     assert_eq!(out.content, "src/new.rs\nsrc/deep/mid.rs\nsrc/old.rs\n");
-    let out = env.ok("glob", json!({"pattern": "*.rs", "path": "src/deep"})).await;
+    let out = env
+        .ok("glob", json!({"pattern": "*.rs", "path": "src/deep"}))
+        .await;
     assert_eq!(out.content, "src/deep/mid.rs\n");
     let out = env.ok("glob", json!({"pattern": "*.{md,toml}"})).await;
     assert_eq!(out.content, "README.md\n");
@@ -69,6 +71,8 @@ async fn nothing_found_and_bad_patterns_are_explained() {
     assert!(err.contains("is not a valid glob"), "{err}");
     let err = env.err("glob", json!({"pattern": "../*.rs"})).await;
     assert!(err.contains("must be relative to `path`"), "{err}");
-    let err = env.err("glob", json!({"pattern": "*.rs", "path": "../outside"})).await;
+    let err = env
+        .err("glob", json!({"pattern": "*.rs", "path": "../outside"}))
+        .await;
     assert!(err.contains("outside the workspace"), "{err}");
 }

@@ -35,7 +35,10 @@ async fn case_insensitive_and_fixed_strings() {
     let env = Env::new();
     tree(&env);
     let out = env
-        .ok("grep", json!({"pattern": "ALPHA", "case_insensitive": true, "output_mode": "count"}))
+        .ok(
+            "grep",
+            json!({"pattern": "ALPHA", "case_insensitive": true, "output_mode": "count"}),
+        )
         .await;
     assert_eq!(
         out.content,
@@ -60,14 +63,20 @@ async fn content_mode_numbers_lines_with_context() {
             json!({"pattern": r"fn \w+\(\) -> u32", "output_mode": "content", "path": "src"}),
         )
         .await;
-    assert_eq!(out.content, "src/lib.rs\n3:pub fn alpha() -> u32 {\n7:pub fn beta() -> u32 {\n");
+    assert_eq!(
+        out.content,
+        "src/lib.rs\n3:pub fn alpha() -> u32 {\n7:pub fn beta() -> u32 {\n"
+    );
     let out = env
         .ok(
             "grep",
             json!({"pattern": "fn beta", "output_mode": "content", "before_context": 1, "after_context": "2"}),
         )
         .await;
-    assert_eq!(out.content, "src/lib.rs\n6-\n7:pub fn beta() -> u32 {\n8-    2\n9-}\n");
+    assert_eq!(
+        out.content,
+        "src/lib.rs\n6-\n7:pub fn beta() -> u32 {\n8-    2\n9-}\n"
+    );
     let out = env
         .ok(
             "grep",
@@ -84,15 +93,28 @@ async fn content_mode_numbers_lines_with_context() {
 async fn glob_and_type_filters_narrow_the_files() {
     let env = Env::new();
     tree(&env);
-    let out = env.ok("grep", json!({"pattern": "alpha", "type": "py"})).await;
+    let out = env
+        .ok("grep", json!({"pattern": "alpha", "type": "py"}))
+        .await;
     assert_eq!(out.content, "app.py\n");
-    let out = env.ok("grep", json!({"pattern": "alpha", "glob": "*.md"})).await;
+    let out = env
+        .ok("grep", json!({"pattern": "alpha", "glob": "*.md"}))
+        .await;
     assert_eq!(out.content, "notes.md\n");
-    let out = env.ok("grep", json!({"pattern": "alpha", "glob": "!*.md"})).await;
+    let out = env
+        .ok("grep", json!({"pattern": "alpha", "glob": "!*.md"}))
+        .await;
     assert_eq!(out.content, "app.py\nsrc/lib.rs\n");
-    let out = env.ok("grep", json!({"pattern": "fn", "glob": "src/*.rs", "type": "rust"})).await;
+    let out = env
+        .ok(
+            "grep",
+            json!({"pattern": "fn", "glob": "src/*.rs", "type": "rust"}),
+        )
+        .await;
     assert_eq!(out.content, "src/lib.rs\nsrc/main.rs\n");
-    let err = env.err("grep", json!({"pattern": "alpha", "type": "pythn"})).await;
+    let err = env
+        .err("grep", json!({"pattern": "alpha", "type": "pythn"}))
+        .await;
     assert!(err.contains("`pythn` is not a known file type"), "{err}");
     assert!(err.contains("py"), "{err}");
 }
@@ -102,9 +124,15 @@ async fn a_single_file_can_be_searched() {
     let env = Env::new();
     tree(&env);
     let out = env
-        .ok("grep", json!({"pattern": "u32", "path": "src/lib.rs", "output_mode": "content"}))
+        .ok(
+            "grep",
+            json!({"pattern": "u32", "path": "src/lib.rs", "output_mode": "content"}),
+        )
         .await;
-    assert_eq!(out.content, "src/lib.rs\n3:pub fn alpha() -> u32 {\n7:pub fn beta() -> u32 {\n");
+    assert_eq!(
+        out.content,
+        "src/lib.rs\n3:pub fn alpha() -> u32 {\n7:pub fn beta() -> u32 {\n"
+    );
 }
 
 #[tokio::test]
@@ -117,7 +145,10 @@ async fn multiline_patterns_span_lines() {
             json!({"pattern": r"alpha\(\) -> u32 \{\n\s+1", "multiline": true, "output_mode": "content"}),
         )
         .await;
-    assert_eq!(out.content, "src/lib.rs\n3:pub fn alpha() -> u32 {\n4:    1\n");
+    assert_eq!(
+        out.content,
+        "src/lib.rs\n3:pub fn alpha() -> u32 {\n4:    1\n"
+    );
     let err = env.err("grep", json!({"pattern": r"u32 \{\n\s+1"})).await;
     assert!(err.contains("Set multiline=true"), "{err}");
 }
@@ -138,21 +169,32 @@ async fn results_are_paged_with_head_limit_and_offset() {
         "many.txt\n11:hit 11\n12:hit 12\n13:hit 13\n(showing 11-13 of 30 matching lines; call grep with offset=13 to see more)\n"
     );
     let out = env
-        .ok("grep", json!({"pattern": "hit", "head_limit": "2", "offset": "2"}))
+        .ok(
+            "grep",
+            json!({"pattern": "hit", "head_limit": "2", "offset": "2"}),
+        )
         .await;
     assert_eq!(
         out.content,
         "f2.txt\nf3.txt\n(showing 3-4 of 6 files; call grep with offset=4 to see more)\n"
     );
     let out = env
-        .ok("grep", json!({"pattern": "hit", "output_mode": "count", "head_limit": 1}))
+        .ok(
+            "grep",
+            json!({"pattern": "hit", "output_mode": "count", "head_limit": 1}),
+        )
         .await;
     assert_eq!(
         out.content,
         "f0.txt:1\n(showing 1-1 of 6 files; call grep with offset=1 to see more)\n(total: 35 matching lines in 6 files)\n"
     );
-    let out = env.ok("grep", json!({"pattern": "hit", "offset": 50})).await;
-    assert_eq!(out.content, "(offset 50 is past the end: there are 6 files)\n");
+    let out = env
+        .ok("grep", json!({"pattern": "hit", "offset": 50}))
+        .await;
+    assert_eq!(
+        out.content,
+        "(offset 50 is past the end: there are 6 files)\n"
+    );
 }
 
 #[tokio::test]
@@ -163,9 +205,17 @@ async fn the_character_cap_bounds_content_mode() {
     });
     let lines: String = (1..=100).map(|i| format!("match number {i}\n")).collect();
     env.write("big.txt", &lines);
-    let out = env.ok("grep", json!({"pattern": "match", "output_mode": "content"})).await;
+    let out = env
+        .ok(
+            "grep",
+            json!({"pattern": "match", "output_mode": "content"}),
+        )
+        .await;
     let last = out.content.lines().last().unwrap();
-    assert!(last.starts_with("(output capped at 50 characters; showing matches 1-"), "{last}");
+    assert!(
+        last.starts_with("(output capped at 50 characters; showing matches 1-"),
+        "{last}"
+    );
     assert!(last.contains("of 100; call grep with offset="), "{last}");
     assert!(out.content.len() < 200, "{}", out.content);
 }

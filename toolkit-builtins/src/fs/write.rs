@@ -6,7 +6,7 @@ use toolkit::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
 use super::diff;
-use crate::sandbox::{SandboxError, Workspace};
+use crate::sandbox::{Access, SandboxError, Workspace};
 
 /// Create a file or replace its whole content.
 ///
@@ -68,11 +68,14 @@ pub(super) enum Previous {
 }
 
 /// Read the file at `path` for a diff, if it exists and is small text.
+/// Refuses first if the path may not be written: a read-only file is never
+/// read on a writer's behalf.
 pub(super) fn read_previous(
     workspace: &Workspace,
     path: &str,
     max_bytes: u64,
 ) -> Result<Previous, ToolError> {
+    workspace.resolve(path, Access::Write)?;
     let opened = match workspace.open_file(path) {
         Ok(opened) => opened,
         Err(SandboxError::NotFound { .. }) => return Ok(Previous::Missing),

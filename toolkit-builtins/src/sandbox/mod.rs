@@ -178,6 +178,25 @@ impl OpenedDir {
         }
     }
 
+    /// The metadata of the entry at `relative` below this directory, not
+    /// following a symlink in its last component: a check that the entry is
+    /// reached without leaving the directory, and its size and times.
+    pub fn metadata(&self, relative: &Path) -> io::Result<std::fs::Metadata> {
+        match open_beneath(
+            self.fd.as_fd(),
+            relative,
+            PROBE | OFlags::NOFOLLOW,
+            Mode::empty(),
+        ) {
+            Ok(fd) => File::from(fd).metadata(),
+            Err(BeneathError::Io(e)) => Err(e),
+            Err(BeneathError::Escapes) => Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "leads outside the searched directory",
+            )),
+        }
+    }
+
     /// Open the subdirectory at `relative` below this one.
     pub fn open_subdir(&self, relative: &Path) -> io::Result<OpenedDir> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY;

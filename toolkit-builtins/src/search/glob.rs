@@ -47,11 +47,13 @@ pub fn glob(
             }
             let relative = root.relative(entry.path());
             if glob.is_match(relative) {
-                let modified = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                // The walk lists directories by path; looking the match up
+                // again below the held handle drops anything a symlink
+                // swapped in mid-walk showed from outside.
+                let Ok(metadata) = root.dir.metadata(relative) else {
+                    return WalkState::Continue;
+                };
+                let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                 let relative = relative.to_path_buf();
                 found
                     .lock()

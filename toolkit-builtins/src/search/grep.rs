@@ -120,7 +120,10 @@ pub fn grep(
         line_chars: limits.max_line_chars,
     };
     let (hits, root) = match SearchRoot::open(&workspace, &path) {
-        Ok(root) => (search.tree(&root, file_type.as_deref(), filter.as_ref())?, Some(root)),
+        Ok(root) => (
+            search.tree(&root, file_type.as_deref(), filter.as_ref())?,
+            Some(root),
+        ),
         Err(_) if is_file(&workspace, &path) => (search.one_file(&workspace, &path)?, None),
         Err(e) => return Err(e),
     };
@@ -261,7 +264,11 @@ impl Search {
 fn file_types(name: &str) -> Result<ignore::types::Types, ToolError> {
     let mut builder = TypesBuilder::new();
     builder.add_defaults();
-    let known: Vec<String> = builder.definitions().into_iter().map(|d| d.name().to_owned()).collect();
+    let known: Vec<String> = builder
+        .definitions()
+        .into_iter()
+        .map(|d| d.name().to_owned())
+        .collect();
     if !known.iter().any(|k| k == name) {
         let close: Vec<&str> = known
             .iter()
@@ -416,4 +423,3 @@ impl Page {
         }
     }
 }
-

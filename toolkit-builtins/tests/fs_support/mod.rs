@@ -48,7 +48,8 @@ impl Env {
         std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
         let ws = ws.canonicalize().unwrap();
         let outside = outside.canonicalize().unwrap();
-        let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(FS_TOOLS)).unwrap();
+        let registry =
+            ToolRegistry::from_inventory(&ToolFilter::default().names(FS_TOOLS)).unwrap();
         let ctx = ToolContext::new()
             .with_state(Workspace::new(&ws).unwrap())
             .with_state(limits);
@@ -86,7 +87,11 @@ impl Env {
     /// A failed call's text; panics if it succeeded.
     pub async fn err(&self, name: &str, args: Value) -> String {
         let out = self.call(name, args.clone()).await;
-        assert!(out.is_error, "{name}({args}) should fail but said: {}", out.content);
+        assert!(
+            out.is_error,
+            "{name}({args}) should fail but said: {}",
+            out.content
+        );
         out.content
     }
 
@@ -116,7 +121,11 @@ impl Env {
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("secret.txt")], "{names:?}");
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("secret.txt")],
+            "{names:?}"
+        );
     }
 }
 
