@@ -70,6 +70,22 @@ pub fn classify(head: &[u8]) -> Kind {
     Kind::Text
 }
 
+/// A size for people and models: `912 B`, `12.3 KB`, `2.0 GB`.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,21 +108,5 @@ mod tests {
         assert_eq!(human_size(912), "912 B");
         assert_eq!(human_size(12_595), "12.3 KB");
         assert_eq!(human_size(2 * 1024 * 1024 * 1024), "2.0 GB");
-    }
-}
-
-/// A size for people and models: `912 B`, `12.3 KB`, `2.0 GB`.
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }

@@ -6,8 +6,14 @@
 //! shows to be wrong: `..` above the base, absolute paths elsewhere, `~`, NUL
 //! bytes, overlong paths. The file is then opened *relative to a directory
 //! handle* held since the workspace was made, with the kernel refusing to
-//! leave it (see [`beneath`]): a symlink pointing out, or one swapped in
-//! between a check and a use, cannot lead the open outside.
+//! leave it (`openat2` with `RESOLVE_BENEATH`): a symlink pointing out, or
+//! one swapped in between a check and a use, cannot lead the open outside.
+//! Symlinks are followed only while they stay below the handle, and only
+//! relative ones: an absolute link target is always refused.
+//!
+//! Writes create missing directories with `mkdirat` on the handle of their
+//! parent and replace files by renaming a temporary file within the same
+//! held directory, so they cannot be redirected either.
 //!
 //! Prefer [`Workspace::open_file`], [`Workspace::open_dir`] and
 //! [`Workspace::write_atomic`] over [`Workspace::resolve`]: a path string
@@ -178,23 +184,23 @@ impl OpenedDir {
         }
     }
 
-    /// The metadata of the entry at `relative` below this directory, not
-    /// following a symlink in its last component: a check that the entry is
-    /// reached without leaving the directory, and its size and times.
-    pub fn metadata(&self, relative: &Path) -> io::Result<std::fs::Metadata> {
-        match open_beneath(
-            self.fd.as_fd(),
-            relative,
-            PROBE | OFlags::NOFOLLOW,
-            Mode::empty(),
-        ) {
-            Ok(fd) => File::from(fd).metadata(),
-            Err(BeneathError::Io(e)) => Err(e),
-            Err(BeneathError::Escapes) => Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "leads outside the searched directory",
-            )),
+    /// When the entry called `name` directly in this directory was last
+    /// modified (a symlink's own time, not its target's). One `fstatat` on
+    /// the held handle: the cheap way to look up many entries of one
+    /// directory.
+    pub fn modified_of(&self, name: &std::ffi::OsStr) -> io::Result<std::time::SystemTime> {
+        if name.as_encoded_bytes().contains(&b'/') || name == ".." {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a name in this directory",
+            ));
         }
+        let stat = rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+        let since_epoch = std::time::Duration::new(
+            u64::try_from(stat.st_mtime).unwrap_or(0),
+            u32::try_from(stat.st_mtime_nsec).unwrap_or(0),
+        );
+        Ok(std::time::UNIX_EPOCH + since_epoch)
     }
 
     /// Open the subdirectory at `relative` below this one.

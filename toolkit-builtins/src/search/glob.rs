@@ -1,6 +1,6 @@
 //! `glob`: files whose path matches a pattern, newest first.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -10,7 +10,7 @@ use toolkit::{ToolContext, ToolError, tool};
 use super::pattern::PathGlob;
 use super::walk::SearchRoot;
 use crate::fs::FsLimits;
-use crate::sandbox::Workspace;
+use crate::sandbox::{OpenedDir, Workspace};
 
 /// Find files by name pattern, most recently modified first.
 ///
@@ -38,6 +38,9 @@ pub fn glob(
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
     root.walker().build_parallel().run(|| {
         let (root, glob, found) = (&root, &glob, &found);
+        // The directory of the last match, held open: a walker thread takes
+        // one directory at a time, so most lookups reuse it.
+        let mut parent_dir: Option<(PathBuf, OpenedDir)> = None;
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
@@ -48,12 +51,25 @@ pub fn glob(
             let relative = root.relative(entry.path());
             if glob.is_match(relative) {
                 // The walk lists directories by path; looking the match up
-                // again below the held handle drops anything a symlink
-                // swapped in mid-walk showed from outside.
-                let Ok(metadata) = root.dir.metadata(relative) else {
+                // again in a directory opened below the held handle drops
+                // anything a symlink swapped in mid-walk showed from outside.
+                let parent = relative.parent().unwrap_or(Path::new(""));
+                let Some(name) = relative.file_name() else {
                     return WalkState::Continue;
                 };
-                let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                if parent_dir.as_ref().is_none_or(|(path, _)| path != parent) {
+                    parent_dir = root
+                        .dir
+                        .open_subdir(parent)
+                        .ok()
+                        .map(|d| (parent.to_path_buf(), d));
+                }
+                let Some((_, dir)) = &parent_dir else {
+                    return WalkState::Continue;
+                };
+                let Ok(modified) = dir.modified_of(name) else {
+                    return WalkState::Continue;
+                };
                 let relative = relative.to_path_buf();
                 found
                     .lock()
