@@ -57,7 +57,10 @@ pub fn glob(
                 let Some(name) = relative.file_name() else {
                     return WalkState::Continue;
                 };
-                if parent_dir.as_ref().is_none_or(|(path, _)| path != parent) {
+                // Compared as bytes: `Path`'s `==` parses both into components.
+                let cached =
+                    |(path, _): &(PathBuf, OpenedDir)| path.as_os_str() == parent.as_os_str();
+                if !parent_dir.as_ref().is_some_and(cached) {
                     parent_dir = root
                         .dir
                         .open_subdir(parent)
@@ -84,8 +87,15 @@ pub fn glob(
         return Ok(format!("No files match `{pattern}` in `{path}`."));
     }
     let total = found.len();
-    // Newest first; equal times by path, so the order is stable between calls.
-    found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    // Newest first; equal times (common: files unpacked together) by path,
+    // as bytes, so the order is stable between calls and cheap to compute.
+    found.sort_unstable_by(|a, b| {
+        b.0.cmp(&a.0).then_with(|| {
+            a.1.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.1.as_os_str().as_encoded_bytes())
+        })
+    });
     let mut out = String::new();
     for (_, relative) in found.iter().take(max) {
         out.push_str(&root.display(relative));
