@@ -47,9 +47,7 @@ pub fn list_dir(
             ),
             other => other.into(),
         })?;
-    let dir = rustix::io::dup(dir.as_fd())
-        .map_err(|e| ToolError::failed(format!("cannot list `{path}`: {e}")))?;
-    let listing = walk(dir, recursive, max)
+    let listing = walk(dir.into_fd(), recursive, max)
         .map_err(|e| ToolError::failed(format!("cannot list `{path}`: {e}")))?;
     Ok(listing.render(&path, max))
 }

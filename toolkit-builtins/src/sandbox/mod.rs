@@ -219,6 +219,11 @@ impl OpenedDir {
         }
     }
 
+    /// The handle itself, for a caller that reads the directory on its own.
+    pub fn into_fd(self) -> OwnedFd {
+        self.fd
+    }
+
     /// The raw handle, for `*at` calls of the caller's own.
     pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
