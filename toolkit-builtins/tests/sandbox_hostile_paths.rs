@@ -183,14 +183,19 @@ fn resolve_keeps_its_contract() {
             .unwrap(),
         env.ws.join("inside/new/file.txt")
     );
+    // A symlink leading out is `Outside`, as callers of `resolve` expect.
     assert!(matches!(
         workspace.resolve("up_link/secret.txt", Access::Read),
-        Err(SandboxError::Escapes { .. })
+        Err(SandboxError::Outside { .. })
     ));
     assert!(matches!(
         workspace.resolve("up_link/missing/deeper.txt", Access::Write),
-        Err(SandboxError::Escapes { .. })
+        Err(SandboxError::Outside { .. })
     ));
+    assert_eq!(
+        workspace.resolve("good_link", Access::Read).unwrap(),
+        env.ws.join("inside/ok.txt")
+    );
     assert!(matches!(
         workspace.resolve("../x", Access::Read),
         Err(SandboxError::Outside { .. })

@@ -75,7 +75,7 @@ pub(super) fn read_previous(
     path: &str,
     max_bytes: u64,
 ) -> Result<Previous, ToolError> {
-    workspace.resolve(path, Access::Write)?;
+    workspace.locate(path, Access::Write)?;
     let opened = match workspace.open_file(path) {
         Ok(opened) => opened,
         Err(SandboxError::NotFound { .. }) => return Ok(Previous::Missing),

@@ -39,13 +39,6 @@ use located::{Base, Located, locate};
 
 pub use located::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 
-/// Flags for opening a path only to learn that it resolves: `O_PATH` where
-/// there is one, so even unreadable files can be probed.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const PROBE: OFlags = OFlags::PATH;
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-const PROBE: OFlags = OFlags::RDONLY;
-
 /// What a tool means to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -273,7 +266,7 @@ impl Workspace {
     }
 
     /// Split `path` into its base and relative part, checking `access`.
-    fn locate(&self, path: &str, access: Access) -> Result<Located, SandboxError> {
+    pub(crate) fn locate(&self, path: &str, access: Access) -> Result<Located, SandboxError> {
         let located = locate(path, &self.root.path, &self.read_only_paths)?;
         if access == Access::Write && located.base != Base::Root {
             return Err(SandboxError::ReadOnly {
@@ -369,28 +362,63 @@ impl Workspace {
 
     /// Resolve `path` (relative to the root, or absolute) for `access`.
     ///
-    /// Returns an absolute path inside an allowed directory. The part of the
-    /// path that exists is opened below the directory's handle, so a symlink
-    /// leading out is refused; a path that does not exist yet is checked
+    /// Returns an absolute path inside an allowed directory, following
+    /// symlinks of the part that exists (a symlink leading out is refused as
+    /// [`SandboxError::Outside`]); a path that does not exist yet is checked
     /// through its nearest existing ancestor. The answer is only true when
-    /// given: prefer the `open_*` methods, which leave no gap between the
-    /// check and the use.
+    /// given: prefer the `open_*` methods and [`Workspace::write_atomic`],
+    /// which leave no gap between the check and the use.
     pub fn resolve(&self, path: &str, access: Access) -> Result<PathBuf, SandboxError> {
         let located = self.locate(path, access)?;
         let handle = self.handle(located.base);
-        let mut existing = located.relative.as_path();
-        loop {
-            match open_beneath(handle.fd.as_fd(), existing, PROBE, Mode::empty()) {
-                Ok(_) => break,
-                Err(BeneathError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
-                    match existing.parent() {
-                        Some(parent) => existing = parent,
-                        None => break,
-                    }
-                }
-                Err(e) => return Err(Self::refusal(path, e)),
-            }
+        let joined = handle.path.join(&located.relative);
+        let resolved = canonicalize_existing_prefix(&joined).map_err(|e| SandboxError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let allowed = resolved.starts_with(&self.root.path)
+            || (access == Access::Read
+                && self.read_only_paths.iter().any(|d| resolved.starts_with(d)));
+        if allowed {
+            Ok(resolved)
+        } else {
+            Err(SandboxError::Outside {
+                path: path.to_owned(),
+            })
         }
-        Ok(handle.path.join(&located.relative))
+    }
+}
+
+/// Canonicalize the longest existing prefix of `path` and append the rest,
+/// refusing `..` in the part that does not exist yet.
+fn canonicalize_existing_prefix(path: &Path) -> io::Result<PathBuf> {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        match existing.canonicalize() {
+            Ok(canonical) => {
+                let mut out = canonical;
+                for part in rest.iter().rev() {
+                    out.push(part);
+                }
+                return Ok(out);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let name = match existing.components().next_back() {
+                    Some(std::path::Component::Normal(name)) => name.to_owned(),
+                    _ => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            "`..` past a missing directory",
+                        ));
+                    }
+                };
+                rest.push(name);
+                if !existing.pop() {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
