@@ -216,11 +216,6 @@ impl OpenedDir {
     pub fn into_fd(self) -> OwnedFd {
         self.fd
     }
-
-    /// The raw handle, for `*at` calls of the caller's own.
-    pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
 }
 
 impl Workspace {
