@@ -45,6 +45,40 @@ async fn offset_and_limit_page_with_a_note_on_how_to_continue() {
 }
 
 #[tokio::test]
+async fn end_line_is_another_way_to_give_the_limit() {
+    let env = Env::new();
+    env.write("a.txt", numbered(100));
+    let out = env
+        .ok(
+            "read_file",
+            json!({"path": "a.txt", "offset": 40, "end_line": 42}),
+        )
+        .await;
+    assert_eq!(
+        out.content,
+        "40|line 40\n41|line 41\n42|line 42\n(showing lines 40-42 of 100; call read_file with offset=43 to continue)\n"
+    );
+    // With both, the shorter wins.
+    let out = env
+        .ok(
+            "read_file",
+            json!({"path": "a.txt", "offset": 40, "end_line": 60, "limit": 1}),
+        )
+        .await;
+    assert!(
+        out.content
+            .starts_with("40|line 40\n(showing lines 40-40 of 100;")
+    );
+    let err = env
+        .err(
+            "read_file",
+            json!({"path": "a.txt", "offset": 40, "end_line": 39}),
+        )
+        .await;
+    assert!(err.contains("end_line 39 is before offset 40"), "{err}");
+}
+
+#[tokio::test]
 async fn without_a_limit_the_default_line_count_applies() {
     let env = Env::with_limits(FsLimits {
         default_read_lines: 10,
@@ -180,7 +214,7 @@ async fn devices_pipes_and_process_files_are_refused() {
         "/proc/self/fd/0",
         "/proc/1/fd/1",
     ] {
-        let err = read_file(&ctx, path.to_owned(), 1, None)
+        let err = read_file(&ctx, path.to_owned(), 1, None, None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("is a device or process file"), "{path}: {err}");
@@ -213,7 +247,7 @@ async fn a_huge_file_is_streamed_not_loaded() {
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(2 * 1024 * 1024 * 1024).unwrap();
     let before = peak_rss_kb();
-    let out = read_file(&env.ctx, "huge.log".to_owned(), 1_000_000, Some(101)).unwrap();
+    let out = read_file(&env.ctx, "huge.log".to_owned(), 1_000_000, Some(101), None).unwrap();
     let grown = peak_rss_kb().saturating_sub(before);
     let lines: Vec<&str> = out.content.lines().collect();
     assert_eq!(lines.len(), 102, "{}", lines.last().unwrap());

@@ -30,6 +30,10 @@ pub fn read_file(
     /// How many lines to return at most (default 2000).
     #[arg(minimum = 1)]
     limit: Option<u64>,
+    /// Last line to return, 1-based and inclusive: another way to say
+    /// `limit` (`offset=40, end_line=60` reads lines 40 to 60).
+    #[arg(minimum = 1)]
+    end_line: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
@@ -53,7 +57,17 @@ pub fn read_file(
             human_size(size)
         ))),
         Kind::Text => {
-            let limit = limit.unwrap_or(limits.default_read_lines);
+            let limit = match (limit, end_line) {
+                (_, Some(end)) if end < offset => {
+                    return Err(ToolError::failed(format!(
+                        "end_line {end} is before offset {offset}; give end_line >= offset"
+                    )));
+                }
+                (Some(limit), Some(end)) => limit.min(end - offset + 1),
+                (None, Some(end)) => end - offset + 1,
+                (Some(limit), None) => limit,
+                (None, None) => limits.default_read_lines,
+            };
             read_text(&path, reader, offset, limit, size, &limits)
                 .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?
                 .map(ToolOutput::text)
