@@ -9,6 +9,11 @@
 
 pub mod sandbox;
 
+#[cfg(feature = "fs")]
+pub mod fs;
+#[cfg(feature = "fs")]
+pub mod search;
+
 pub use sandbox::{Access, SandboxError, Workspace};
 
 #[cfg(all(feature = "shell", unix))]
