@@ -29,19 +29,25 @@ async fn built_ins_with_their_guards() {
     // ANCHOR_END: setup
 
     // ANCHOR: calls
-    let out = registry.call("read_file", json!({"path": "notes.md"}), &ctx).await;
+    let out = registry
+        .call("read_file", json!({"path": "notes.md"}), &ctx)
+        .await;
     assert_eq!(out.content.lines().next(), Some("1|tea"));
 
     // Paths that lead out of the workspace are refused, whatever the spelling.
     for path in ["../outside.txt", "/etc/passwd", "~/.ssh/id_rsa"] {
-        let out = registry.call("read_file", json!({"path": path}), &ctx).await;
+        let out = registry
+            .call("read_file", json!({"path": path}), &ctx)
+            .await;
         assert!(out.is_error, "{path}: {}", out.content);
     }
 
     // The shell runs in the workspace, behind its filter.
     let out = registry.call("exec", json!({"command": "ls"}), &ctx).await;
     assert!(out.content.contains("notes.md"), "{}", out.content);
-    let out = registry.call("exec", json!({"command": "rm -rf /"}), &ctx).await;
+    let out = registry
+        .call("exec", json!({"command": "rm -rf /"}), &ctx)
+        .await;
     assert!(out.is_error, "{}", out.content);
     // ANCHOR_END: calls
 
