@@ -9,3 +9,6 @@
 pub mod sandbox;
 
 pub use sandbox::{Access, SandboxError, Workspace};
+
+#[cfg(feature = "browser")]
+pub mod browser;
