@@ -1,10 +1,11 @@
 //! The `browser` tool against a real headless Chromium and real pages served
-//! on loopback. One browser serves the whole file: the scenarios run one at a
-//! time on a shared runtime, as a host would call the tool turn after turn.
+//! on loopback. One browser serves every scenario, in turn, as a host would
+//! call the tool turn after turn; the browser is dropped at the end, so no
+//! Chromium outlives the test.
 
 mod browser_common;
 
-use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -24,7 +25,65 @@ struct Shared {
     ctx: ToolContext,
 }
 
-static SHARED: LazyLock<Shared> = LazyLock::new(|| {
+type Scenario = (&'static str, fn(&Shared));
+
+const SCENARIOS: &[Scenario] = &[
+    (
+        "navigate_then_read_as_markdown_and_as_text",
+        navigate_then_read_as_markdown_and_as_text,
+    ),
+    ("reading_is_bounded", reading_is_bounded),
+    (
+        "clicking_a_button_changes_the_text",
+        clicking_a_button_changes_the_text,
+    ),
+    (
+        "typing_into_a_form_and_submitting_it",
+        typing_into_a_form_and_submitting_it,
+    ),
+    (
+        "waiting_for_an_element_and_timing_out_on_one_that_never_comes",
+        waiting_for_an_element_and_timing_out_on_one_that_never_comes,
+    ),
+    (
+        "going_back_returns_to_the_previous_page",
+        going_back_returns_to_the_previous_page,
+    ),
+    (
+        "a_screenshot_is_a_png_of_the_viewport",
+        a_screenshot_is_a_png_of_the_viewport,
+    ),
+    (
+        "a_page_that_never_loads_times_out_and_the_browser_stays_usable",
+        a_page_that_never_loads_times_out_and_the_browser_stays_usable,
+    ),
+    (
+        "a_loopback_port_off_the_allow_list_is_refused_before_any_request",
+        a_loopback_port_off_the_allow_list_is_refused_before_any_request,
+    ),
+    (
+        "a_redirect_to_a_forbidden_port_is_stopped_and_named",
+        a_redirect_to_a_forbidden_port_is_stopped_and_named,
+    ),
+    (
+        "a_link_clicked_to_a_forbidden_port_is_stopped_and_named",
+        a_link_clicked_to_a_forbidden_port_is_stopped_and_named,
+    ),
+    (
+        "an_iframe_to_a_forbidden_port_is_blocked_and_listed",
+        an_iframe_to_a_forbidden_port_is_blocked_and_listed,
+    ),
+    (
+        "missing_fields_are_named_for_each_action",
+        missing_fields_are_named_for_each_action,
+    ),
+];
+
+/// Runs every scenario (all of them, even after a failure), then drops the
+/// browser and reports the failures by name.
+#[test]
+fn the_browser_tool_against_real_pages() {
+    require_chromium();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -35,23 +94,24 @@ static SHARED: LazyLock<Shared> = LazyLock::new(|| {
         .with_viewport(WIDTH, HEIGHT)
         .with_max_read_chars(2_000)
         .allow(site.allowed.clone());
-    let ctx = ToolContext::new().with_state(BrowserSession::new(config));
-    let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["browser"])).unwrap();
-    Shared {
+    let shared = Shared {
         runtime,
         site,
-        registry,
-        ctx,
-    }
-});
-
-/// One scenario at a time: they share the browser's page.
-static TURN: Mutex<()> = Mutex::new(());
-
-fn turn() -> (MutexGuard<'static, ()>, &'static Shared) {
-    require_chromium();
-    let guard = TURN.lock().unwrap_or_else(PoisonError::into_inner);
-    (guard, &SHARED)
+        registry: ToolRegistry::from_inventory(&ToolFilter::default().names(["browser"])).unwrap(),
+        ctx: ToolContext::new().with_state(BrowserSession::new(config)),
+    };
+    let failed: Vec<&str> = SCENARIOS
+        .iter()
+        .filter(|(name, scenario)| {
+            eprintln!("scenario {name}");
+            catch_unwind(AssertUnwindSafe(|| scenario(&shared))).is_err()
+        })
+        .map(|(name, _)| *name)
+        .collect();
+    let Shared { runtime, ctx, .. } = shared;
+    runtime.block_on(ctx.state::<BrowserSession>().unwrap().shutdown());
+    drop(ctx);
+    assert!(failed.is_empty(), "failed scenarios: {failed:?}");
 }
 
 impl Shared {
@@ -81,9 +141,7 @@ impl Shared {
     }
 }
 
-#[test]
-fn navigate_then_read_as_markdown_and_as_text() {
-    let (_turn, s) = turn();
+fn navigate_then_read_as_markdown_and_as_text(s: &Shared) {
     let opened = s.open("/");
     assert!(opened.content.contains("Home"), "{}", opened.content);
     assert!(
@@ -108,9 +166,7 @@ fn navigate_then_read_as_markdown_and_as_text() {
     assert!(!text.contains("](/button)"), "{text}");
 }
 
-#[test]
-fn reading_is_bounded() {
-    let (_turn, s) = turn();
+fn reading_is_bounded(s: &Shared) {
     s.open("/long");
     let text = s.read_text();
     assert!(
@@ -125,9 +181,7 @@ fn reading_is_bounded() {
     );
 }
 
-#[test]
-fn clicking_a_button_changes_the_text() {
-    let (_turn, s) = turn();
+fn clicking_a_button_changes_the_text(s: &Shared) {
     s.open("/button");
     assert!(s.read_text().contains("before the click"));
     let clicked = s.ok(json!({"action": "click", "selector": "#go"}));
@@ -141,9 +195,7 @@ fn clicking_a_button_changes_the_text() {
     assert!(!text.contains("before the click"), "{text}");
 }
 
-#[test]
-fn typing_into_a_form_and_submitting_it() {
-    let (_turn, s) = turn();
+fn typing_into_a_form_and_submitting_it(s: &Shared) {
     s.open("/form");
     s.ok(json!({"action": "type", "selector": "input[name=q]", "text": "hello browser"}));
     let sent = s.ok(json!({"action": "click", "selector": "#send"}));
@@ -155,9 +207,7 @@ fn typing_into_a_form_and_submitting_it() {
     assert!(s.read_text().contains("You typed: hello browser"));
 }
 
-#[test]
-fn waiting_for_an_element_and_timing_out_on_one_that_never_comes() {
-    let (_turn, s) = turn();
+fn waiting_for_an_element_and_timing_out_on_one_that_never_comes(s: &Shared) {
     s.open("/delayed");
     s.ok(json!({"action": "wait_for", "selector": "#late"}));
     assert!(s.read_text().contains("arrived late"));
@@ -170,9 +220,7 @@ fn waiting_for_an_element_and_timing_out_on_one_that_never_comes() {
     assert!(bad.contains("not a valid CSS selector"), "{bad}");
 }
 
-#[test]
-fn going_back_returns_to_the_previous_page() {
-    let (_turn, s) = turn();
+fn going_back_returns_to_the_previous_page(s: &Shared) {
     s.open("/");
     s.open("/button");
     let back = s.ok(json!({"action": "back"}));
@@ -180,9 +228,7 @@ fn going_back_returns_to_the_previous_page() {
     assert!(s.read_text().contains("Welcome"));
 }
 
-#[test]
-fn a_screenshot_is_a_png_of_the_viewport() {
-    let (_turn, s) = turn();
+fn a_screenshot_is_a_png_of_the_viewport(s: &Shared) {
     s.open("/button");
     let shot = s.ok(json!({"action": "screenshot"}));
     assert_eq!(shot.images.len(), 1);
@@ -197,18 +243,14 @@ fn a_screenshot_is_a_png_of_the_viewport() {
     assert_eq!((width, height), (WIDTH, HEIGHT));
 }
 
-#[test]
-fn a_page_that_never_loads_times_out_and_the_browser_stays_usable() {
-    let (_turn, s) = turn();
+fn a_page_that_never_loads_times_out_and_the_browser_stays_usable(s: &Shared) {
     let hung = s.err(json!({"action": "navigate", "url": s.site.url("/hang"), "timeout": 2}));
     assert!(hung.contains("did not finish within 2 s"), "{hung}");
     s.open("/");
     assert!(s.read_text().contains("Welcome"));
 }
 
-#[test]
-fn a_loopback_port_off_the_allow_list_is_refused_before_any_request() {
-    let (_turn, s) = turn();
+fn a_loopback_port_off_the_allow_list_is_refused_before_any_request(s: &Shared) {
     let forbidden = &s.site.forbidden;
     let direct = s.err(json!({"action": "navigate", "url": format!("http://{forbidden}/")}));
     assert!(direct.contains(forbidden.as_str()), "{direct}");
@@ -222,9 +264,7 @@ fn a_loopback_port_off_the_allow_list_is_refused_before_any_request() {
     assert_eq!(s.site.forbidden_hits(), 0);
 }
 
-#[test]
-fn a_redirect_to_a_forbidden_port_is_stopped_and_named() {
-    let (_turn, s) = turn();
+fn a_redirect_to_a_forbidden_port_is_stopped_and_named(s: &Shared) {
     let forbidden = &s.site.forbidden;
     let redirected = s.err(json!({"action": "navigate", "url": s.site.url("/redirect-out")}));
     assert!(
@@ -235,9 +275,7 @@ fn a_redirect_to_a_forbidden_port_is_stopped_and_named() {
     assert_eq!(s.site.forbidden_hits(), 0);
 }
 
-#[test]
-fn a_link_clicked_to_a_forbidden_port_is_stopped_and_named() {
-    let (_turn, s) = turn();
+fn a_link_clicked_to_a_forbidden_port_is_stopped_and_named(s: &Shared) {
     let forbidden = &s.site.forbidden;
     s.open("/link-out");
     let clicked = s.err(json!({"action": "click", "selector": "#out"}));
@@ -248,9 +286,7 @@ fn a_link_clicked_to_a_forbidden_port_is_stopped_and_named() {
     assert_eq!(s.site.forbidden_hits(), 0);
 }
 
-#[test]
-fn an_iframe_to_a_forbidden_port_is_blocked_and_listed() {
-    let (_turn, s) = turn();
+fn an_iframe_to_a_forbidden_port_is_blocked_and_listed(s: &Shared) {
     let forbidden = &s.site.forbidden;
     let opened = s.open("/iframe-out");
     assert!(opened.content.contains("refused"), "{}", opened.content);
@@ -265,9 +301,7 @@ fn an_iframe_to_a_forbidden_port_is_blocked_and_listed() {
     assert_eq!(s.site.forbidden_hits(), 0);
 }
 
-#[test]
-fn missing_fields_are_named_before_the_browser_starts() {
-    let (_turn, s) = turn();
+fn missing_fields_are_named_for_each_action(s: &Shared) {
     let cases = [
         (
             json!({"action": "navigate"}),
