@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolkit::{ToolContext, ToolFilter, ToolRegistry};
 use toolkit_builtins::browser::{BrowserConfig, BrowserSession};
+use toolkit_builtins::net::NetPolicy;
 
 use browser_common::{Site, require_chromium};
 
@@ -75,7 +76,8 @@ fn started_on_first_use_reused_and_gone_after_shutdown() {
     runtime.block_on(async {
         let site = Site::start().await;
         let ctx = ToolContext::new().with_state(BrowserSession::new(
-            BrowserConfig::default().allow(site.allowed.clone()),
+            BrowserConfig::default()
+                .with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap()),
         ));
         let session = ctx.state::<BrowserSession>().unwrap();
         let registry = registry();
@@ -124,7 +126,7 @@ fn dropping_the_context_with_its_registry_stops_the_browser() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let site = runtime.block_on(Site::start());
     let ctx = ToolContext::new().with_state(BrowserSession::new(
-        BrowserConfig::default().allow(site.allowed.clone()),
+        BrowserConfig::default().with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap()),
     ));
     let registry = registry();
     let out = runtime.block_on(registry.call(

@@ -15,6 +15,7 @@ use toolkit::ToolOutput;
 use toolkit::serde::de::DeserializeOwned;
 
 use super::content::{HTML_PER_OUTPUT_CHAR, bound, frame, html_to_markdown};
+use super::guard::check;
 use super::intercept::Blocked;
 use super::session::{BrowserSession, Running};
 
@@ -37,9 +38,7 @@ pub(crate) async fn navigate(
     url: &str,
     timeout: Duration,
 ) -> ActionResult {
-    session
-        .guard()
-        .check(url)
+    check(session.policy(), url)
         .await
         .map_err(|r| r.to_string())?;
     running.blocked.take();
@@ -49,7 +48,7 @@ pub(crate) async fn navigate(
         Err(timed_out) => {
             running.blocked.take();
             running
-                .replace_page(std::sync::Arc::clone(session.guard()))
+                .replace_page(std::sync::Arc::clone(session.policy()))
                 .await
                 .map_err(|e| format!("{timed_out}; the browser could not open a new page: {e}"))?;
             return Err(format!("{timed_out}; a new blank page replaces it"));

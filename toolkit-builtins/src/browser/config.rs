@@ -2,6 +2,8 @@
 //! the page may reach.
 
 use std::path::PathBuf;
+
+use crate::net::NetPolicy;
 use std::time::Duration;
 
 /// How the browser is launched and bounded. Start from
@@ -10,11 +12,12 @@ use std::time::Duration;
 /// ```
 /// use std::time::Duration;
 /// use toolkit_builtins::browser::BrowserConfig;
+/// use toolkit_builtins::net::NetPolicy;
 ///
 /// let config = BrowserConfig::default()
 ///     .with_chromium("/usr/bin/chromium")
 ///     .with_action_timeout(Duration::from_secs(10))
-///     .allow("127.0.0.1:8080");
+///     .with_net_policy(NetPolicy::new().allow("127.0.0.1:8080").unwrap());
 /// assert_eq!(config.action_timeout(), Duration::from_secs(10));
 /// ```
 #[derive(Debug, Clone)]
@@ -25,7 +28,7 @@ pub struct BrowserConfig {
     max_action_timeout: Duration,
     viewport: (u32, u32),
     max_read_chars: usize,
-    allow: Vec<String>,
+    net: NetPolicy,
 }
 
 impl Default for BrowserConfig {
@@ -37,7 +40,7 @@ impl Default for BrowserConfig {
             max_action_timeout: Duration::from_secs(120),
             viewport: (1280, 800),
             max_read_chars: 20_000,
-            allow: Vec::new(),
+            net: NetPolicy::new(),
         }
     }
 }
@@ -82,10 +85,11 @@ impl BrowserConfig {
         self
     }
 
-    /// Let the page reach `host` (any port) or `host:port` although it is not
-    /// a public address, such as `127.0.0.1:8080` or `[::1]:3000`.
-    pub fn allow(mut self, entry: impl Into<String>) -> Self {
-        self.allow.push(entry.into());
+    /// What the page may reach: every request it makes (navigations,
+    /// redirects, frames, sub-resources) is checked against this policy, the
+    /// one `web_fetch` uses. Default: public addresses only.
+    pub fn with_net_policy(mut self, policy: NetPolicy) -> Self {
+        self.net = policy;
         self
     }
 
@@ -119,9 +123,9 @@ impl BrowserConfig {
         self.max_read_chars
     }
 
-    /// The allow list, as given.
-    pub fn allowed(&self) -> &[String] {
-        &self.allow
+    /// The network policy every request of the page is checked against.
+    pub fn net_policy(&self) -> &NetPolicy {
+        &self.net
     }
 
     /// The timeout of one action: the model's choice if any, capped.

@@ -16,7 +16,8 @@ use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
-use super::guard::{Refusal, UrlGuard};
+use super::guard::{Refusal, check};
+use crate::net::NetPolicy;
 
 /// A request the guard refused.
 #[derive(Debug, Clone)]
@@ -48,7 +49,7 @@ impl BlockedLog {
 /// page goes away or it is aborted.
 pub(crate) async fn intercept(
     page: &Page,
-    guard: Arc<UrlGuard>,
+    guard: Arc<NetPolicy>,
     log: BlockedLog,
 ) -> chromiumoxide::Result<JoinHandle<()>> {
     let mut paused = page.event_listener::<EventRequestPaused>().await?;
@@ -71,7 +72,7 @@ pub(crate) async fn intercept(
             let (page, guard, log) = (page.clone(), Arc::clone(&guard), log.clone());
             tokio::spawn(async move {
                 let id = event.request_id.clone();
-                let outcome = match guard.check(&event.request.url).await {
+                let outcome = match check(&guard, &event.request.url).await {
                     Ok(()) => page.execute(ContinueRequestParams::new(id)).await.map(drop),
                     Err(refusal) => {
                         log.push(Blocked {

@@ -11,9 +11,9 @@ use tokio::sync::{Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
 use super::config::BrowserConfig;
-use super::guard::UrlGuard;
 use super::intercept::{BlockedLog, intercept};
 use super::launch::{Profile, find_chromium, launch_config};
+use crate::net::NetPolicy;
 
 /// Why the browser could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +51,7 @@ pub enum BrowserError {
 #[derive(Debug)]
 pub struct BrowserSession {
     config: BrowserConfig,
-    guard: Arc<UrlGuard>,
+    guard: Arc<NetPolicy>,
     running: Mutex<Option<Running>>,
 }
 
@@ -70,7 +70,7 @@ pub(crate) struct Running {
 impl BrowserSession {
     /// A session that starts Chromium on first use.
     pub fn new(config: BrowserConfig) -> Self {
-        let guard = Arc::new(UrlGuard::new(config.allowed()));
+        let guard = Arc::new(config.net_policy().clone());
         Self {
             config,
             guard,
@@ -83,7 +83,7 @@ impl BrowserSession {
         &self.config
     }
 
-    pub(crate) fn guard(&self) -> &Arc<UrlGuard> {
+    pub(crate) fn policy(&self) -> &Arc<NetPolicy> {
         &self.guard
     }
 
@@ -160,7 +160,7 @@ impl BrowserSession {
 /// A blank page whose every request goes through the guard.
 async fn open_page(
     browser: &Browser,
-    guard: Arc<UrlGuard>,
+    guard: Arc<NetPolicy>,
     blocked: BlockedLog,
 ) -> Result<(Page, JoinHandle<()>), CdpError> {
     let page = browser.new_page("about:blank").await?;
@@ -172,7 +172,7 @@ impl Running {
     /// Swaps the page for a fresh one. After a navigation that never
     /// finished, the DevTools client keeps waiting on it and would queue
     /// every later navigation of that page behind it.
-    pub(crate) async fn replace_page(&mut self, guard: Arc<UrlGuard>) -> Result<(), CdpError> {
+    pub(crate) async fn replace_page(&mut self, guard: Arc<NetPolicy>) -> Result<(), CdpError> {
         let (page, interceptor) = open_page(&self.browser, guard, self.blocked.clone()).await?;
         self.interceptor.abort();
         self.interceptor = interceptor;
