@@ -59,6 +59,10 @@ const SCENARIOS: &[Scenario] = &[
         a_page_that_never_loads_times_out_and_the_browser_stays_usable,
     ),
     (
+        "a_page_whose_script_never_yields_is_replaced",
+        a_page_whose_script_never_yields_is_replaced,
+    ),
+    (
         "a_loopback_port_off_the_allow_list_is_refused_before_any_request",
         a_loopback_port_off_the_allow_list_is_refused_before_any_request,
     ),
@@ -249,6 +253,17 @@ fn a_page_that_never_loads_times_out_and_the_browser_stays_usable(s: &Shared) {
     assert!(hung.contains("did not finish within 2 s"), "{hung}");
     s.open("/");
     assert!(s.read_text().contains("Welcome"));
+}
+
+fn a_page_whose_script_never_yields_is_replaced(s: &Shared) {
+    s.open("/busy");
+    let stuck = s.err(json!({"action": "click", "selector": "#spin", "timeout": 1}));
+    assert!(
+        stuck.contains("did not finish within 1 s: the page stopped responding"),
+        "{stuck}"
+    );
+    s.open("/button");
+    assert!(s.read_text().contains("before the click"));
 }
 
 fn a_loopback_port_off_the_allow_list_is_refused_before_any_request(s: &Shared) {

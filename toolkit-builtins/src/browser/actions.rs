@@ -1,5 +1,6 @@
-//! What each action does to the page. Every action is bounded by its
-//! timeout and reports what the request guard refused while it ran.
+//! What each action does to the page, and what the request guard refused
+//! while it ran. The tool bounds every action by its timeout; navigations
+//! and waits also bound themselves, to say precisely what did not finish.
 
 use std::future::Future;
 use std::time::Duration;
@@ -97,48 +98,35 @@ pub(crate) async fn read(running: &Running, format: Format, max_chars: usize) ->
     )))
 }
 
-pub(crate) async fn click(running: &Running, selector: &str, timeout: Duration) -> ActionResult {
+pub(crate) async fn click(running: &Running, selector: &str) -> ActionResult {
     let page = &running.page;
-    bounded(page, timeout, "clicking", async {
-        find(page, selector).await?;
-        let element = page
-            .find_element(selector)
-            .await
-            .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))?;
-        element
-            .click()
-            .await
-            .map_err(|e| format!("cannot click `{selector}`: {}", describe(&e)))?;
-        settle(page).await;
-        Ok::<_, String>(())
-    })
-    .await??;
+    find(page, selector).await?;
+    let element = page
+        .find_element(selector)
+        .await
+        .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))?;
+    element
+        .click()
+        .await
+        .map_err(|e| format!("cannot click `{selector}`: {}", describe(&e)))?;
+    settle(page).await;
     after_interaction(running, &format!("Clicked `{selector}`.")).await
 }
 
-pub(crate) async fn type_text(
-    running: &Running,
-    selector: &str,
-    text: &str,
-    timeout: Duration,
-) -> ActionResult {
+pub(crate) async fn type_text(running: &Running, selector: &str, text: &str) -> ActionResult {
     let page = &running.page;
-    bounded(page, timeout, "typing", async {
-        find(page, selector).await?;
-        let element = page
-            .find_element(selector)
-            .await
-            .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))?;
-        element
-            .focus()
-            .await
-            .map_err(|e| format!("cannot focus `{selector}`: {}", describe(&e)))?
-            .type_str(text)
-            .await
-            .map_err(|e| format!("cannot type into `{selector}`: {}", describe(&e)))?;
-        Ok::<_, String>(())
-    })
-    .await??;
+    find(page, selector).await?;
+    let element = page
+        .find_element(selector)
+        .await
+        .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))?;
+    element
+        .focus()
+        .await
+        .map_err(|e| format!("cannot focus `{selector}`: {}", describe(&e)))?
+        .type_str(text)
+        .await
+        .map_err(|e| format!("cannot type into `{selector}`: {}", describe(&e)))?;
     let typed = text.chars().count();
     after_interaction(
         running,
@@ -191,20 +179,16 @@ pub(crate) async fn back(running: &Running, timeout: Duration) -> ActionResult {
     after_interaction(running, "Went back.").await
 }
 
-pub(crate) async fn screenshot(running: &Running, timeout: Duration) -> ActionResult {
+pub(crate) async fn screenshot(running: &Running) -> ActionResult {
     let page = &running.page;
-    let shot = bounded(
-        page,
-        timeout,
-        "taking the screenshot",
-        page.execute(
+    let shot = page
+        .execute(
             CaptureScreenshotParams::builder()
                 .format(CaptureScreenshotFormat::Png)
                 .build(),
-        ),
-    )
-    .await?
-    .map_err(|e| format!("cannot take a screenshot: {}", describe(&e)))?;
+        )
+        .await
+        .map_err(|e| format!("cannot take a screenshot: {}", describe(&e)))?;
     let (url, title) = location(page).await;
     let data: String = shot.result.data.into();
     Ok(

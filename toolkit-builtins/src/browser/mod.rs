@@ -38,6 +38,9 @@ mod intercept;
 mod launch;
 mod session;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use toolkit::schemars::JsonSchema;
 use toolkit::serde::Deserialize;
 use toolkit::{ToolOutput, tool};
@@ -130,20 +133,40 @@ pub async fn browser(
     let Some(running) = running.as_mut() else {
         return Err("the browser is not running".into());
     };
-    match request {
-        Request::Navigate(url) => actions::navigate(session, running, &url, timeout).await,
-        Request::Read(format) => {
-            actions::read(running, format, session.config().max_read_chars()).await
+    let max_read_chars = session.config().max_read_chars();
+    let action_done = async {
+        match request {
+            Request::Navigate(url) => actions::navigate(session, running, &url, timeout).await,
+            Request::Read(format) => actions::read(running, format, max_read_chars).await,
+            Request::Screenshot => actions::screenshot(running).await,
+            Request::Click(selector) => actions::click(running, &selector).await,
+            Request::Type(selector, text) => actions::type_text(running, &selector, &text).await,
+            Request::WaitFor(selector) => actions::wait_for(running, &selector, timeout).await,
+            Request::Back => actions::back(running, timeout).await,
         }
-        Request::Screenshot => actions::screenshot(running, timeout).await,
-        Request::Click(selector) => actions::click(running, &selector, timeout).await,
-        Request::Type(selector, text) => {
-            actions::type_text(running, &selector, &text, timeout).await
+    };
+    // The actions bound their own waits; this catches the rest, such as a
+    // page whose script never yields and so never answers at all.
+    match tokio::time::timeout(timeout + UNRESPONSIVE_GRACE, action_done).await {
+        Ok(done) => done,
+        Err(_) => {
+            running
+                .replace_page(Arc::clone(session.policy()))
+                .await
+                .map_err(|e| format!("the browser stopped responding: {e}"))?;
+            Err(format!(
+                "the `{}` action did not finish within {} s: the page stopped responding, so a new blank page replaces it",
+                action_name(action),
+                timeout.as_secs()
+            ))
         }
-        Request::WaitFor(selector) => actions::wait_for(running, &selector, timeout).await,
-        Request::Back => actions::back(running, timeout).await,
     }
 }
+
+/// How much longer than its timeout an action may take before its page is
+/// taken for unresponsive: the actions' own timeouts fire first and say
+/// more precisely what did not finish.
+const UNRESPONSIVE_GRACE: Duration = Duration::from_secs(3);
 
 /// A validated action with the fields it needs.
 enum Request {

@@ -100,7 +100,10 @@ impl BrowserSession {
     /// Holding the guard serializes actions: there is one page.
     pub(crate) async fn running(&self) -> Result<MutexGuard<'_, Option<Running>>, BrowserError> {
         let mut running = self.running.lock().await;
-        if running.as_ref().is_some_and(|r| r.handler.is_finished()) {
+        let gone = running
+            .as_mut()
+            .is_some_and(|r| r.handler.is_finished() || !matches!(r.browser.try_wait(), Ok(None)));
+        if gone {
             // Chromium went away (crashed or was killed): start a new one.
             if let Some(dead) = running.take() {
                 dead.stop().await;

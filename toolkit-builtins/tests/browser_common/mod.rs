@@ -125,6 +125,11 @@ async fn serve(mut stream: TcpStream, forbidden: String) {
             "Frame out",
             &format!("<p>outer page</p><iframe src=\"http://{forbidden}/secret\"></iframe>"),
         ),
+        "/busy" => page(
+            "Busy",
+            "<p>a page whose script never yields</p>\
+             <button id=\"spin\" onclick=\"for (;;) {}\">Spin</button>",
+        ),
         "/hang" => {
             // Accept and never answer: the browser waits forever for it.
             std::future::pending::<()>().await;
