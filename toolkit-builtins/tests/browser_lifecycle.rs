@@ -116,7 +116,38 @@ fn started_on_first_use_reused_and_gone_after_shutdown() {
         assert!(!registry.call("browser", open, &ctx).await.is_error);
         let second = session.pid().await.expect("started again");
         assert_ne!(second, first);
+
+        // A browser that died (crashed, or killed from outside) is replaced.
+        let tree = process_tree(second);
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &second.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while session.pid().await.is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "the session never noticed the browser died"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let out = registry
+            .call(
+                "browser",
+                json!({"action": "navigate", "url": site.url("/button")}),
+                &ctx,
+            )
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        let third = session.pid().await.expect("started once more");
+        assert_ne!(third, second);
         session.shutdown().await;
+        assert_eq!(
+            wait_gone(&tree),
+            Vec::<u32>::new(),
+            "left running after the kill"
+        );
     });
 }
 

@@ -87,12 +87,17 @@ impl BrowserSession {
         &self.guard
     }
 
-    /// The process id of the running Chromium, if it has started.
+    /// The process id of Chromium while it runs: `None` before the first
+    /// call, after [`shutdown`](Self::shutdown), and once it has died.
     pub async fn pid(&self) -> Option<u32> {
         let mut running = self.running.lock().await;
+        let running = running.as_mut()?;
+        if !running.is_alive() {
+            return None;
+        }
         running
-            .as_mut()
-            .and_then(|r| r.browser.get_mut_child())
+            .browser
+            .get_mut_child()
             .and_then(|child| child.as_mut_inner().id())
     }
 
@@ -100,10 +105,7 @@ impl BrowserSession {
     /// Holding the guard serializes actions: there is one page.
     pub(crate) async fn running(&self) -> Result<MutexGuard<'_, Option<Running>>, BrowserError> {
         let mut running = self.running.lock().await;
-        let gone = running
-            .as_mut()
-            .is_some_and(|r| r.handler.is_finished() || !matches!(r.browser.try_wait(), Ok(None)));
-        if gone {
+        if running.as_mut().is_some_and(|r| !r.is_alive()) {
             // Chromium went away (crashed or was killed): start a new one.
             if let Some(dead) = running.take() {
                 dead.stop().await;
@@ -126,9 +128,10 @@ impl BrowserSession {
         let (mut browser, mut handler) = Browser::launch(launch)
             .await
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
-        // The handler drives the DevTools connection; it ends when the
-        // browser does.
-        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        // The handler drives the DevTools connection. An error from it means
+        // the connection is lost (invalid messages are skipped, not
+        // reported), so the task ends and the next call starts a new browser.
+        let handler = tokio::spawn(async move { while let Some(Ok(())) = handler.next().await {} });
         let blocked = BlockedLog::default();
         let started = open_page(&browser, Arc::clone(&self.guard), blocked.clone());
         match tokio::time::timeout(self.config.launch_timeout(), started).await {
@@ -184,9 +187,19 @@ impl Running {
         Ok(())
     }
 
+    /// Whether Chromium still runs and its connection is up.
+    fn is_alive(&mut self) -> bool {
+        !self.handler.is_finished() && matches!(self.browser.try_wait(), Ok(None))
+    }
+
     /// Asks Chromium to close, then makes sure it has.
     async fn stop(mut self) {
         self.interceptor.abort();
+        if !self.is_alive() {
+            // Already gone, or no connection left to ask it through.
+            let _ = self.browser.kill().await;
+            return;
+        }
         let closed = tokio::time::timeout(Duration::from_secs(5), async {
             self.browser.close().await.ok()?;
             self.browser.wait().await.ok()
