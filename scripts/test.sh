@@ -19,5 +19,8 @@ python3 scripts/check_msrv.py
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
+./scripts/install_chromium.sh
+
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
