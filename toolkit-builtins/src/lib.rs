@@ -17,6 +17,9 @@ pub mod shell;
 #[cfg(feature = "net")]
 pub mod net;
 
+#[cfg(feature = "web")]
+pub mod web;
+
 #[doc = include_str!("../GUARDS.md")]
 pub mod guards {}
 

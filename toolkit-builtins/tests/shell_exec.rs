@@ -328,7 +328,7 @@ async fn the_tool_is_off_until_the_host_enables_it() {
     assert!(out.is_error);
     assert!(
         out.content
-            .contains("toolkit_builtins::shell::policy::ShellPolicy"),
+            .contains("it needs a `toolkit_builtins::shell::ShellPolicy` in its context"),
         "{}",
         out.content
     );

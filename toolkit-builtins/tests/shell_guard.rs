@@ -57,6 +57,16 @@ fn recursive_delete_in_every_spelling() {
         "if true; then rm -rf x; fi",
         "(rm -rf x)",
         "X=1 rm -rf x",
+        "/usr/bin/env rm -rf x",
+        "busybox rm -rf x",
+        "command rm -rf x",
+        "exec rm -rf x",
+        "time rm -rf x",
+        "! rm -rf x",
+        "{ rm -rf x; }",
+        "r\\\nm -rf x",
+        "rm -rf x &",
+        "xargs -I{} rm -rf {}",
         "rmdir /s c:\\x",
         "del /f /q x",
     ] {
@@ -146,6 +156,7 @@ fn protected_files_are_not_written() {
 fn code_the_filter_cannot_read_is_refused() {
     for command in [
         "$CMD -rf x",
+        "a=rm; $a -rf x",
         "${X}rm -rf x",
         "$(echo rm) -rf x",
         "`printf rm` -rf x",
@@ -212,6 +223,9 @@ fn allow_patterns_override_only_when_every_segment_matches() {
 fn paths_must_stay_inside_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
     let root = workspace.root().display().to_string();
     let policy = ShellPolicy::new();
@@ -233,6 +247,9 @@ fn paths_must_stay_inside_the_workspace() {
         "echo x > /tmp/out",
         "tar --file=/etc/shadow -x",
         "../bin/tool",
+        "cat escape/secret",
+        "echo x > escape/new",
+        "cp x --target-directory=escape",
     ] {
         assert_eq!(check(command), Err(Rule::OutsideWorkspace), "{command}");
     }
@@ -242,6 +259,8 @@ fn paths_must_stay_inside_the_workspace() {
         "echo hi > /dev/null",
         "head -c 10 /dev/zero",
         "/usr/bin/env ls",
+        "cat inner/main.rs",
+        "sed s/a/b/g src/x",
     ] {
         assert_eq!(check(command), Ok(()), "{command}");
     }
@@ -252,6 +271,44 @@ fn paths_must_stay_inside_the_workspace() {
             .check_command("cat /etc/hostname", Some(&workspace))
             .is_ok()
     );
+}
+
+#[test]
+fn ordinary_commands_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let policy = ShellPolicy::new();
+    for command in [
+        "git commit -m \"fix: never rm -rf or reboot\"",
+        "echo reboot",
+        "ls -la | grep foo > out.txt",
+        "cargo test 2>&1 | tail -20",
+        "python3 -c 'print(1)'",
+        "cd src && ls",
+        "grep -rn TODO . | head",
+        "curl -s https://example.com/a -o page.html",
+        "rm build/old.o",
+        "find . -name '*.rs' -exec wc -l {} +",
+        "for f in *.txt; do wc -l \"$f\"; done",
+        "FOO=1 cargo build --release",
+        "sed -i s/a/b/ src/lib.rs",
+        "tar -czf out.tgz src",
+        "make -j2 && ./target/app --help",
+    ] {
+        let result = policy.check_command(command, Some(&workspace));
+        assert!(result.is_ok(), "`{command}` should run: {result:?}");
+    }
+}
+
+#[test]
+fn heredoc_bodies_are_data_unless_they_substitute() {
+    allowed("cat <<EOF > notes.md\nNever run rm -rf / or reboot.\nEOF");
+    allowed("cat <<'EOF' > notes.md\n$(reboot)\nEOF");
+    refused(
+        "cat <<EOF > notes.md\n$(rm -rf x)\nEOF",
+        Rule::RecursiveDelete,
+    );
+    refused("cat <<EOF\nhello\nEOF\nreboot", Rule::PowerOff);
 }
 
 #[test]
@@ -268,11 +325,27 @@ fn refusals_say_what_was_seen() {
 #[test]
 fn odd_input_does_not_panic() {
     let policy = ShellPolicy::new();
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
     for command in [
         "'", "\"", "$(", "`", "\\", "((((", "))))", "|||", ";;", "&&&", ">", "a() {", "${", "$'",
         "\n\n",
     ] {
         let _ = policy.check_command(command, None);
+    }
+    // Random mixes of the characters the lexer treats specially.
+    let alphabet: Vec<char> = "ab $(){}[]'\"`\\|&;<>-\n\t#=~/.:*!r m f".chars().collect();
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..5000 {
+        let mut command = String::new();
+        for _ in 0..(state % 40) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            command.push(alphabet[(state % alphabet.len() as u64) as usize]);
+        }
+        let _ = policy.check_command(&command, None);
+        let _ = policy.check_command(&command, Some(&workspace));
     }
     let deep = "sh -c ".repeat(3) + &"$(".repeat(20) + "ls" + &")".repeat(20);
     let _ = policy.check_command(&deep, None);

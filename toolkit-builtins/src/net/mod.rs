@@ -10,6 +10,9 @@ use std::net::SocketAddr;
 
 pub use classify::{AddressKind, classify_ip};
 pub use policy::NetPolicy;
+/// The URL type [`NetPolicy::check_url`] takes, re-exported so callers use
+/// the same version.
+pub use url::{self, Url};
 
 /// Why a destination was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

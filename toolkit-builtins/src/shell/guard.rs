@@ -13,7 +13,7 @@ use regex::Regex;
 
 use super::ShellPolicy;
 use super::words::{Segment, Word, parse};
-use crate::sandbox::{Access, Workspace};
+use crate::sandbox::{Access, SandboxError, Workspace};
 
 /// Which guard refused a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -598,15 +598,20 @@ fn outside(
     if path.split('/').any(|part| part == "..") {
         return Some("uses `..`");
     }
-    if is_command
-        || !path.starts_with('/')
-        || HARMLESS_DEVICES.contains(&path)
-        || path.starts_with("/dev/fd/")
-    {
+    if is_command || HARMLESS_DEVICES.contains(&path) || path.starts_with("/dev/fd/") {
         return None;
     }
+    if path.starts_with('/') {
+        return match workspace.resolve(path, Access::Write) {
+            Ok(_) => None,
+            Err(_) => Some("is outside the workspace"),
+        };
+    }
+    // A relative word that names an existing symlink leading out of the
+    // workspace (`link/passwd` with `link -> /etc`) is refused too; words
+    // that are not paths resolve inside and pass.
     match workspace.resolve(path, Access::Write) {
-        Ok(_) => None,
-        Err(_) => Some("is outside the workspace"),
+        Err(SandboxError::Outside { .. }) => Some("leads outside the workspace through a symlink"),
+        _ => None,
     }
 }

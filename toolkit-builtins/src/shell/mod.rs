@@ -105,7 +105,6 @@ pub fn quote(value: &str) -> String {
 #[tool(exclusive, destructive, open_world, category = shell, timeout = 660)]
 pub async fn exec(
     ctx: &ToolContext,
-    policy: &ShellPolicy,
     /// The shell command to run.
     #[arg(min_length = 1)]
     command: String,
@@ -115,6 +114,10 @@ pub async fn exec(
     #[arg(minimum = 1)]
     timeout: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
+    // Looked up by hand so the message names the public path of the type.
+    let policy = ctx.state::<ShellPolicy>().ok_or(ToolError::MissingState(
+        "toolkit_builtins::shell::ShellPolicy",
+    ))?;
     let workspace = Workspace::of(ctx)?;
     let request = CommandRequest {
         command,

@@ -108,6 +108,10 @@ impl ShellPolicy {
     }
 
     /// The longest timeout a call may ask for; larger requests are clamped.
+    ///
+    /// `exec` itself runs under a 660 s tool timeout (so the default 600 s
+    /// maximum always fits); above that, a batch runner stops the call first,
+    /// which still kills the command's whole process group.
     pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
         self.max_timeout = timeout;
         self

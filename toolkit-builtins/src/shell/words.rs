@@ -85,8 +85,21 @@ struct Lexer {
     parsed: Parsed,
     segment: Segment,
     word: Option<Word>,
+    /// Whether the current word has quotes or escapes (for heredoc delimiters).
+    word_quoted: bool,
     /// A redirect operator waiting for its target word.
     pending_redirect: Option<String>,
+    /// Heredocs whose bodies start after the next newline.
+    heredocs: Vec<Heredoc>,
+}
+
+/// A `<<` redirect waiting for its body.
+struct Heredoc {
+    delimiter: String,
+    /// A quoted delimiter makes the body literal: nothing in it runs.
+    literal: bool,
+    /// `<<-` strips leading tabs from the body and the delimiter line.
+    strip_tabs: bool,
 }
 
 impl Lexer {
@@ -97,7 +110,9 @@ impl Lexer {
             parsed: Parsed::default(),
             segment: Segment::default(),
             word: None,
+            word_quoted: false,
             pending_redirect: None,
+            heredocs: Vec::new(),
         }
     }
 
@@ -117,10 +132,70 @@ impl Lexer {
     }
 
     fn end_word(&mut self) {
+        let quoted = std::mem::take(&mut self.word_quoted);
         if let Some(word) = self.word.take() {
             match self.pending_redirect.take() {
-                Some(op) => self.segment.redirects.push(Redirect { op, target: word }),
+                Some(op) => {
+                    if op == "<<" || op == "<<-" {
+                        self.heredocs.push(Heredoc {
+                            delimiter: word.text.clone(),
+                            literal: quoted,
+                            strip_tabs: op == "<<-",
+                        });
+                    }
+                    self.segment.redirects.push(Redirect { op, target: word });
+                }
                 None => self.segment.words.push(word),
+            }
+        }
+    }
+
+    /// Skip the bodies of the heredocs opened on the line just ended. A
+    /// body is data, not commands, but an unquoted one still runs its
+    /// `$(…)` and backticks, so those are kept as substitutions.
+    fn heredoc_bodies(&mut self) {
+        for heredoc in std::mem::take(&mut self.heredocs) {
+            let mut body = String::new();
+            while self.pos < self.chars.len() {
+                let end = self.chars[self.pos..]
+                    .iter()
+                    .position(|c| *c == '\n')
+                    .map_or(self.chars.len(), |i| self.pos + i);
+                let line: String = self.chars[self.pos..end].iter().collect();
+                self.pos = end + 1;
+                let compared = if heredoc.strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line.as_str()
+                };
+                if compared == heredoc.delimiter {
+                    break;
+                }
+                body.push_str(&line);
+                body.push('\n');
+            }
+            if !heredoc.literal {
+                self.substitutions_in(&body);
+            }
+        }
+    }
+
+    fn substitutions_in(&mut self, text: &str) {
+        let mut inner = Lexer::new(text);
+        while let Some(c) = inner.peek(0) {
+            match (c, inner.peek(1)) {
+                ('\\', _) => inner.pos += 2,
+                ('$', Some('(')) => {
+                    inner.pos += 2;
+                    let found = inner.until_close_paren();
+                    self.parsed.substitutions.push(found);
+                }
+                ('`', _) => {
+                    inner.pos += 1;
+                    let found = inner.until_backtick();
+                    self.parsed.substitutions.push(found);
+                }
+                _ => inner.pos += 1,
             }
         }
     }
@@ -151,7 +226,12 @@ impl Lexer {
                     self.end_word();
                     self.pos += 1;
                 }
-                '\n' | ';' | '(' | ')' => {
+                '\n' => {
+                    self.end_segment(false);
+                    self.pos += 1;
+                    self.heredoc_bodies();
+                }
+                ';' | '(' | ')' => {
                     self.end_segment(false);
                     self.pos += 1;
                 }
@@ -182,6 +262,7 @@ impl Lexer {
                 }
                 '<' | '>' => self.redirect(),
                 '\\' => {
+                    self.word_quoted = true;
                     match self.peek(1) {
                         Some('\n') => {}
                         Some(next) => self.push_char(next),
@@ -190,6 +271,7 @@ impl Lexer {
                     self.pos += 2;
                 }
                 '\'' => {
+                    self.word_quoted = true;
                     self.word();
                     self.pos += 1;
                     while let Some(c) = self.peek(0) {
@@ -201,6 +283,7 @@ impl Lexer {
                     }
                 }
                 '"' => {
+                    self.word_quoted = true;
                     self.word();
                     self.pos += 1;
                     self.double_quoted();
@@ -248,6 +331,10 @@ impl Lexer {
             } else {
                 break;
             }
+        }
+        if op == "<<" && self.peek(0) == Some('-') {
+            op.push('-');
+            self.pos += 1;
         }
         self.pending_redirect = Some(op);
     }
@@ -461,8 +548,35 @@ mod tests {
     }
 
     #[test]
+    fn heredoc_bodies_are_data_but_their_substitutions_run() {
+        let parsed = parse("cat <<EOF > notes.md\nrm -rf is dangerous\n$(reboot)\nEOF\necho next");
+        let names: Vec<&str> = parsed
+            .segments
+            .iter()
+            .map(|s| s.words[0].text.as_str())
+            .collect();
+        assert_eq!(names, ["cat", "echo"]);
+        assert_eq!(parsed.substitutions, ["reboot"]);
+        let literal = parse("cat <<'EOF'\n$(reboot)\nEOF\n");
+        assert!(literal.substitutions.is_empty());
+        let tabs = parse("cat <<-END\n\trm -rf x\n\tEND\nls");
+        assert_eq!(tabs.segments.len(), 2);
+    }
+
+    #[test]
     fn unterminated_input_does_not_panic() {
-        for input in ["'abc", "\"abc", "$(abc", "`abc", "a \\", "${x", "$'ab", ">"] {
+        for input in [
+            "'abc",
+            "\"abc",
+            "$(abc",
+            "`abc",
+            "a \\",
+            "${x",
+            "$'ab",
+            ">",
+            "cat <<E\nx",
+            "<<\n",
+        ] {
             let _ = parse(input);
         }
     }
