@@ -79,6 +79,10 @@ const SCENARIOS: &[Scenario] = &[
         an_iframe_to_a_forbidden_port_is_blocked_and_listed,
     ),
     (
+        "a_websocket_to_a_forbidden_port_is_refused_at_the_proxy",
+        a_websocket_to_a_forbidden_port_is_refused_at_the_proxy,
+    ),
+    (
         "missing_fields_are_named_for_each_action",
         missing_fields_are_named_for_each_action,
     ),
@@ -325,6 +329,18 @@ fn an_iframe_to_a_forbidden_port_is_blocked_and_listed(s: &Shared) {
         opened.content
     );
     assert!(s.read_text().contains("outer page"));
+    assert_eq!(s.site.forbidden_hits(), 0);
+}
+
+fn a_websocket_to_a_forbidden_port_is_refused_at_the_proxy(s: &Shared) {
+    let forbidden = &s.site.forbidden;
+    let opened = s.open("/websocket-out");
+    // WebSocket handshakes bypass request interception; the connection
+    // itself is refused, and the refusal reported by the action during
+    // which it happened.
+    let closed = s.ok(json!({"action": "wait_for", "selector": "#closed"}));
+    let reported = format!("{}\n{}", opened.content, closed.content);
+    assert!(reported.contains(forbidden.as_str()), "{reported}");
     assert_eq!(s.site.forbidden_hits(), 0);
 }
 

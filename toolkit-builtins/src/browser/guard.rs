@@ -3,6 +3,8 @@
 //! network tool shares, [`NetPolicy`]: http and https only, public addresses
 //! only unless the allow list names the host or `host:port`.
 
+use std::net::SocketAddr;
+
 use url::Url;
 
 use crate::net::NetPolicy;
@@ -20,6 +22,14 @@ pub struct Refusal {
 /// Checks one URL against `policy`, resolving its host so a name that leads
 /// to a private address is refused like the address itself.
 pub(crate) async fn check(policy: &NetPolicy, url: &str) -> Result<(), Refusal> {
+    check_addresses(policy, url).await.map(drop)
+}
+
+/// [`check`], returning the addresses checked: the only ones to connect to.
+pub(crate) async fn check_addresses(
+    policy: &NetPolicy,
+    url: &str,
+) -> Result<Vec<SocketAddr>, Refusal> {
     let refuse = |reason: String| Refusal {
         url: url.to_owned(),
         reason,
@@ -28,7 +38,6 @@ pub(crate) async fn check(policy: &NetPolicy, url: &str) -> Result<(), Refusal> 
     policy
         .check_url(&parsed)
         .await
-        .map(drop)
         .map_err(|e| refuse(e.to_string()))
 }
 

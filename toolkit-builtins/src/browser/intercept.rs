@@ -32,7 +32,7 @@ pub(crate) struct Blocked {
 pub(crate) struct BlockedLog(Arc<Mutex<Vec<Blocked>>>);
 
 impl BlockedLog {
-    fn push(&self, blocked: Blocked) {
+    pub(crate) fn push(&self, blocked: Blocked) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -1,6 +1,7 @@
 //! Starting Chromium: its flags and its throw-away profile directory.
 
 use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -79,6 +80,7 @@ pub(crate) fn launch_config(
     config: &BrowserConfig,
     chromium: &Path,
     profile: &Profile,
+    proxy: SocketAddr,
 ) -> Result<LaunchConfig, String> {
     let (width, height) = config.viewport();
     let mut args = vec![
@@ -96,7 +98,6 @@ pub(crate) fn launch_config(
         "disable-dev-shm-usage",
         "metrics-recording-only",
         "no-pings",
-        "no-proxy-server",
         "mute-audio",
         "hide-scrollbars",
         "block-new-web-contents",
@@ -105,6 +106,15 @@ pub(crate) fn launch_config(
         "password-store=basic",
         "use-mock-keychain",
     ];
+    // Every connection goes through the guarding proxy, loopback included
+    // (`<-loopback>` undoes Chromium's built-in bypass for it); WebRTC may
+    // not send UDP around it.
+    let proxy_server = format!("proxy-server=http://{proxy}");
+    args.extend([
+        proxy_server.as_str(),
+        "proxy-bypass-list=<-loopback>",
+        "force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ]);
     // chromiumoxide adds the leading `--` to each flag.
     // Chromium's sandbox refuses to start as root.
     if is_root() {

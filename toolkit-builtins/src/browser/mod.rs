@@ -8,20 +8,28 @@
 //!
 //! # Network safety
 //!
-//! Every request the page makes (the URL the model asks for, each redirect,
-//! iframes, scripts, images, `fetch` calls) is paused through the DevTools
-//! `Fetch` domain and checked before Chromium sends it: only `http`/`https`
-//! to public addresses, unless the configuration's allow list names the host
-//! or `host:port`. A refused navigation becomes an error result naming the
-//! address; refused sub-requests are listed in the result. Pop-up windows
-//! are blocked and all frames share one renderer, so no request escapes the
-//! interception.
+//! Two layers, both using the network guard `web_fetch` uses
+//! ([`crate::net::NetPolicy`], set with [`BrowserConfig::with_net_policy`]):
+//! only `http`/`https`, and only public addresses unless the allow list
+//! names the host or `host:port`.
 //!
-//! Limits: Chromium resolves names itself, after the check, so a name whose
-//! DNS answer changes between the two (DNS rebinding) can still reach the
-//! second address; WebSocket connections are not paused by the `Fetch`
-//! domain. Hosts that must be safe against both should use an egress
-//! firewall as well.
+//! - Every request the page makes (the URL the model asks for, each
+//!   redirect, iframes, scripts, images, `fetch` calls) is paused through the
+//!   DevTools `Fetch` domain and checked before Chromium sends it. A refused
+//!   navigation becomes an error result naming the address; refused
+//!   sub-requests are listed in the result.
+//! - Chromium connects to nothing itself: every connection goes through a
+//!   proxy on loopback that checks the destination again and connects to the
+//!   addresses it checked. This catches what the interception never sees
+//!   (WebSocket handshakes) and DNS rebinding (a name whose answer changes
+//!   between the check and the connection), since Chromium never resolves
+//!   the names it is asked for.
+//!
+//! Chromium's network predictor (which opens connections ahead of requests)
+//! is off, pop-up windows are blocked, all frames share one renderer so the
+//! interception sees iframes, and WebRTC may not send UDP around the proxy.
+//! Limits: a page's service workers run outside the page and are not
+//! intercepted (their connections still meet the proxy).
 //!
 //! # Why `chromiumoxide`
 //!
@@ -36,6 +44,7 @@ mod content;
 mod guard;
 mod intercept;
 mod launch;
+mod proxy;
 mod session;
 
 use std::sync::Arc;

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use super::config::BrowserConfig;
 use super::intercept::{BlockedLog, intercept};
 use super::launch::{Profile, find_chromium, launch_config};
+use super::proxy::GuardProxy;
 use crate::net::NetPolicy;
 
 /// Why the browser could not be used.
@@ -63,6 +64,7 @@ pub(crate) struct Running {
     interceptor: JoinHandle<()>,
     pub(crate) page: Page,
     pub(crate) blocked: BlockedLog,
+    _proxy: GuardProxy,
     // Dropped last: the directory goes once the process is gone.
     _profile: Profile,
 }
@@ -123,8 +125,12 @@ impl BrowserSession {
         })?;
         let profile = Profile::create()
             .map_err(|e| BrowserError::Launch(format!("cannot create a profile directory: {e}")))?;
-        let launch =
-            launch_config(&self.config, &chromium, &profile).map_err(BrowserError::Launch)?;
+        let blocked = BlockedLog::default();
+        let proxy = GuardProxy::start(Arc::clone(&self.guard), blocked.clone())
+            .await
+            .map_err(|e| BrowserError::Launch(format!("cannot start the guarding proxy: {e}")))?;
+        let launch = launch_config(&self.config, &chromium, &profile, proxy.addr())
+            .map_err(BrowserError::Launch)?;
         let (mut browser, mut handler) = Browser::launch(launch)
             .await
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
@@ -132,7 +138,6 @@ impl BrowserSession {
         // the connection is lost (invalid messages are skipped, not
         // reported), so the task ends and the next call starts a new browser.
         let handler = tokio::spawn(async move { while let Some(Ok(())) = handler.next().await {} });
-        let blocked = BlockedLog::default();
         let started = open_page(&browser, Arc::clone(&self.guard), blocked.clone());
         match tokio::time::timeout(self.config.launch_timeout(), started).await {
             Ok(Ok((page, interceptor))) => Ok(Running {
@@ -141,6 +146,7 @@ impl BrowserSession {
                 interceptor,
                 page,
                 blocked,
+                _proxy: proxy,
                 _profile: profile,
             }),
             failed => {

@@ -130,6 +130,14 @@ async fn serve(mut stream: TcpStream, forbidden: String) {
             "<p>a page whose script never yields</p>\
              <button id=\"spin\" onclick=\"for (;;) {}\">Spin</button>",
         ),
+        "/websocket-out" => page(
+            "WebSocket out",
+            &format!(
+                "<script>const ws = new WebSocket('ws://{forbidden}/'); \
+                 ws.onclose = () => {{ const p = document.createElement('p'); \
+                 p.id = 'closed'; p.textContent = 'socket closed'; document.body.appendChild(p); }};</script>"
+            ),
+        ),
         "/hang" => {
             // Accept and never answer: the browser waits forever for it.
             std::future::pending::<()>().await;
