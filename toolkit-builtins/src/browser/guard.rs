@@ -12,11 +12,11 @@ use crate::net::NetPolicy;
 /// A URL the browser was not allowed to request, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("refused `{url}`: {reason}")]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The URL as requested.
-    pub url: String,
+    pub(crate) url: String,
     /// What the network guard said.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// Checks one URL against `policy`, resolving its host so a name that leads

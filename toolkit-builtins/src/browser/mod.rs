@@ -55,7 +55,6 @@ use toolkit::serde::Deserialize;
 use toolkit::{ToolOutput, tool};
 
 pub use config::BrowserConfig;
-pub use guard::Refusal;
 pub use session::{BrowserError, BrowserSession};
 
 use actions::Format;
