@@ -20,6 +20,9 @@ python3 scripts/check_msrv.py
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
+./scripts/install_chromium.sh
+
 step "the book (mdbook build, every include and local link resolves)"
 ./scripts/book.sh
 

@@ -33,3 +33,6 @@ pub mod agent;
 
 #[cfg(all(feature = "config", unix))]
 pub mod config;
+
+#[cfg(feature = "browser")]
+pub mod browser;
