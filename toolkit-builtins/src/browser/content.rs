@@ -2,6 +2,8 @@
 //! external content, exactly like `web_fetch`'s, so the model treats it as
 //! data, not instructions.
 
+use crate::web::extract::cap_chars;
+pub(crate) use crate::web::extract::html_to_markdown;
 use crate::web::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
 
 /// How much HTML is read out of the page for one `read`, in characters of
@@ -9,31 +11,12 @@ use crate::web::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
 /// page of hundreds of megabytes must not be copied whole.
 pub(crate) const HTML_PER_OUTPUT_CHAR: usize = 16;
 
-/// HTML to Markdown; links, headings, lists and tables keep their shape.
-pub(crate) fn html_to_markdown(html: &str) -> String {
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec![
-            "script", "style", "noscript", "template", "iframe", "object", "embed", "svg",
-            "canvas", "head",
-        ])
-        .build();
-    match converter.convert(html) {
-        Ok(markdown) => markdown,
-        // htmd fails only on writer errors; fall back to the raw markup
-        // rather than lose the page.
-        Err(_) => html.to_owned(),
-    }
-}
-
 /// Cuts `text` to at most `max` characters, on a character boundary, with a
 /// visible marker saying how much was left out.
 pub(crate) fn bound(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => {
-            let rest = text[cut..].chars().count();
-            format!("{}\n[… {rest} more characters not shown]", &text[..cut])
-        }
+    match cap_chars(text, max) {
+        (kept, None) => kept,
+        (kept, Some(rest)) => format!("{kept}\n[… {rest} more characters not shown]"),
     }
 }
 

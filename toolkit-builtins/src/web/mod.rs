@@ -18,7 +18,7 @@
 //! ```
 
 mod client;
-mod extract;
+pub(crate) mod extract;
 mod fetch;
 mod request;
 mod search;
