@@ -58,7 +58,8 @@ def table(group, title, rows):
             print(f"  {first} / {second}: missing")
             continue
         a, b = found[first], found[second]
-        print(f"  {first:<28} {show(a):>10}   {second:<26} {show(b):>10}   x{a / b:.2f}")
+        ratio = f"x{a / b:.2f}" if a / b >= 0.1 else f"x{a / b:.4f} ({b / a:.0f} times faster)"
+        print(f"  {first:<28} {show(a):>10}   {second:<26} {show(b):>10}   {ratio}")
     print()
 
 
@@ -77,6 +78,8 @@ table("peers_dispatch", "dispatch: one call of the 3-argument tool", [
 table("peers_definitions", "definitions: 200 tools", [
     ("ours_build_and_fetch", "rmcp_build_and_fetch"),
     ("ours_build_and_fetch", "rig_build_and_fetch"),
+    ("ours_build_only", "rmcp_build_only"),
+    ("ours_build_only", "rig_build_only"),
     ("ours_fetch_again", "rmcp_fetch_again"),
     ("ours_fetch_again", "rig_fetch_again"),
     ("ours_fetch_again_as_json", "rmcp_fetch_again_as_json"),

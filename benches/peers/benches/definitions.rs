@@ -72,6 +72,12 @@ fn definitions(c: &mut Criterion) {
     group.bench_function("rig_build_and_fetch", |b| {
         b.iter(|| black_box(rig_definitions(&rig_handlers())))
     });
+    // Build only, to show how the first figures split.
+    group.bench_function("ours_build_only", |b| b.iter(|| black_box(ours_registry())));
+    group.bench_function("rmcp_build_only", |b| {
+        b.iter(|| black_box(with_rmcp::Rmcp200::tool_router()))
+    });
+    group.bench_function("rig_build_only", |b| b.iter(|| black_box(rig_handlers())));
     // Fetch again from a set already built, as every turn of an agent does.
     group.bench_function("ours_fetch_again", |b| {
         b.iter(|| black_box(registry.definitions(DefinitionFormat::OpenAi)))
