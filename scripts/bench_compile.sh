@@ -2,13 +2,19 @@
 # Compile time of 100 tools written with our `#[tool]` against the same 100
 # tools written with rmcp's `#[tool_router]`/`#[tool]`, in one run.
 #
-# Generates two crates into .cache/compile-bench/ (one workspace, one lock
-# file copied from benches/peers so the versions are the peers benchmark's),
-# builds every dependency once, then times only the crate itself:
-#   clean        `cargo clean -p CRATE` then `cargo build -p CRATE`
-#   incremental  one tool's body edited, then `cargo build -p CRATE`
-# RUNS times each (default 5), alternating the two crates, and prints the
-# medians and the ratios ours / rmcp. Debug profile, as while developing.
+# Generates two crates into .cache/compile-bench/ (one workspace, with the lock
+# file of benches/peers so the versions are the peers benchmark's). Each crate
+# is a library of 100 tools (src/lib.rs, written by benches/peers/generator)
+# and a binary that builds the registry or router of all of them and counts
+# their definitions (src/main.rs), so whatever code generation the library
+# leaves to its user is paid too, and the binary is linked.
+#
+# Every dependency is built once first; only the crate itself is timed:
+#   clean        `cargo clean -p CRATE`, then `cargo build -p CRATE --lib`
+#                (the library), then `cargo build -p CRATE` (the binary on top)
+#   incremental  the body of one tool edited, then the same two builds
+# RUNS times each (default 5), alternating the two crates; prints the medians
+# and the ratios ours / rmcp. Debug profile, as while developing.
 #
 # Usage: scripts/bench_compile.sh            (RUNS=3 scripts/bench_compile.sh)
 set -euo pipefail
@@ -33,7 +39,7 @@ members = ["ours100", "rmcp100"]
 EOF
 cp "$peers/Cargo.lock" "$bench/Cargo.lock"
 
-write_crate() { # name, dependencies, generator kind
+write_crate() { # name, generator kind, dependencies, main.rs
     mkdir -p "$bench/$1/src"
     cat >"$bench/$1/Cargo.toml" <<EOF
 [package]
@@ -43,24 +49,42 @@ edition = "2024"
 publish = false
 
 [dependencies]
-$2
+$3
 EOF
-    "$generator" "$3" "$tools" >"$bench/$1/src/lib.rs"
+    "$generator" "$2" "$tools" >"$bench/$1/src/lib.rs"
+    printf '%s\n' "$4" >"$bench/$1/src/main.rs"
 }
-write_crate ours100 "toolkit = { path = \"$root/toolkit\" }" ours
-write_crate rmcp100 'rmcp = { version = "3.9", default-features = false, features = ["server", "macros"] }
+write_crate ours100 ours "toolkit = { path = \"$root/toolkit\" }" \
+    '//! Builds the registry of the 100 tools and counts their definitions.
+use toolkit::{DefinitionFormat, ToolFilter, ToolRegistry};
+// Links the library, whose tools register themselves.
+use ours100 as _;
+
+fn main() {
+    let registry = ToolRegistry::from_inventory(&ToolFilter::all()).expect("unique names");
+    println!("{}", registry.definitions(DefinitionFormat::OpenAi).len());
+}'
+write_crate rmcp100 rmcp 'rmcp = { version = "3.9", default-features = false, features = ["server", "macros"] }
 schemars = { version = "1", default-features = false, features = ["derive", "std"] }
-serde = { version = "1", features = ["derive"] }' rmcp
+serde = { version = "1", features = ["derive"] }' \
+    '//! Builds the router of the 100 tools and counts their definitions.
+fn main() {
+    println!("{}", rmcp100::Tools::tool_router().list_all().len());
+}'
 
 cd "$bench"
 echo "building the dependencies once (not timed)"
 cargo build --quiet -p ours100 -p rmcp100
+for crate in ours100 rmcp100; do
+    count="$("$CARGO_TARGET_DIR/debug/$crate")"
+    [[ "$count" == "$tools" ]] || { echo "$crate lists $count tools, not $tools" >&2; exit 1; }
+done
 
 now() { date +%s.%N; }
-timed_build() { # crate; prints seconds
+timed() { # command...; prints seconds
     local start end
     start="$(now)"
-    cargo build --quiet -p "$1"
+    "$@"
     end="$(now)"
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
@@ -71,13 +95,15 @@ edit_one_tool() { # crate, run
     grep -q ":50 edit $2\"" "$1/src/lib.rs" || { echo "could not edit tool 50 of $1" >&2; exit 1; }
 }
 
-declare -A clean incremental
+declare -A times
 for run in $(seq 1 "$runs"); do
     for crate in ours100 rmcp100; do
         cargo clean --quiet -p "$crate"
-        clean[$crate]+="$(timed_build "$crate") "
+        times[clean_lib_$crate]+="$(timed cargo build --quiet -p "$crate" --lib) "
+        times[clean_bin_$crate]+="$(timed cargo build --quiet -p "$crate") "
         edit_one_tool "$crate" "$run"
-        incremental[$crate]+="$(timed_build "$crate") "
+        times[incr_lib_$crate]+="$(timed cargo build --quiet -p "$crate" --lib) "
+        times[incr_bin_$crate]+="$(timed cargo build --quiet -p "$crate") "
     done
     echo "run $run/$runs done" >&2
 done
@@ -85,20 +111,30 @@ done
 median() { # numbers...
     printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
 }
-report() { # label, ours times, rmcp times
-    local ours rmcp
+sum_medians() { # key: median of the library step plus median of the binary step
     # shellcheck disable=SC2086 # the times are one word each
-    ours="$(median $2)"
-    # shellcheck disable=SC2086
-    rmcp="$(median $3)"
-    printf '%-28s %9.2f s %9.2f s %8s\n' "$1" "$ours" "$rmcp" "x$(awk -v a="$ours" -v b="$rmcp" 'BEGIN { printf "%.2f", a / b }')"
-    echo "    ours: $2"
-    echo "    rmcp: $3"
+    awk -v a="$(median ${times[${1}_lib_$2]})" -v b="$(median ${times[${1}_bin_$2]})" 'BEGIN { printf "%.3f", a + b }'
+}
+row() { # label, ours seconds, rmcp seconds
+    printf '%-34s %9.2f s %9.2f s   x%s\n' "$1" "$2" "$3" \
+        "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')"
 }
 
 echo
 echo "compile time of $tools tools, median of $runs runs (dependencies prebuilt; debug profile)"
-printf '%-28s %11s %11s %8s\n' "build" "#[tool]" "rmcp" "ratio"
-report "clean (crate only)" "${clean[ours100]}" "${clean[rmcp100]}"
-report "incremental (one tool edited)" "${incremental[ours100]}" "${incremental[rmcp100]}"
+printf '%-34s %11s %11s   %s\n' "build" "#[tool]" "rmcp" "ratio"
+for kind in clean incr; do
+    label="clean"
+    [[ "$kind" == incr ]] && label="incremental (one tool edited)"
+    for step in lib bin; do
+        # shellcheck disable=SC2086
+        row "$label, $step" "$(median ${times[${kind}_${step}_ours100]})" "$(median ${times[${kind}_${step}_rmcp100]})"
+    done
+    row "$label, library + binary" "$(sum_medians "$kind" ours100)" "$(sum_medians "$kind" rmcp100)"
+done
+echo
+echo "every run, in seconds:"
+for key in $(printf '%s\n' "${!times[@]}" | sort); do
+    echo "  $key: ${times[$key]}"
+done
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); rustc $(rustc --version | cut -d' ' -f2)"
