@@ -14,7 +14,8 @@
 #                (the library), then `cargo build -p CRATE` (the binary on top)
 #   incremental  the body of one tool edited, then the same two builds
 # RUNS times each (default 5), alternating the two crates; prints the medians
-# and the ratios ours / rmcp. Debug profile, as while developing.
+# of the wall time and of the CPU time (user + system), and the ratios
+# ours / rmcp. Debug profile, as while developing.
 #
 # Usage: scripts/bench_compile.sh            (RUNS=3 scripts/bench_compile.sh)
 set -euo pipefail
@@ -80,13 +81,16 @@ for crate in ours100 rmcp100; do
     [[ "$count" == "$tools" ]] || { echo "$crate lists $count tools, not $tools" >&2; exit 1; }
 done
 
-now() { date +%s.%N; }
-timed() { # command...; prints seconds
-    local start end
-    start="$(now)"
-    "$@"
-    end="$(now)"
-    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
+# Runs a build; prints its wall time and its CPU time (user + system, of
+# cargo and rustc together), in seconds. On a shared machine the CPU time
+# moves much less than the wall time when others are busy.
+timed() { # command...
+    local TIMEFORMAT='%R %U %S' report
+    report="$({ time "$@" >"$bench/last-build.log" 2>&1; } 2>&1)" || {
+        cat "$bench/last-build.log" >&2
+        exit 1
+    }
+    awk '{ printf "%.3f %.3f", $1, $2 + $3 }' <<<"$report"
 }
 # Edit the body of tool 50, a different text each run, so the crate really
 # changes, as it does when someone edits one tool.
@@ -95,15 +99,22 @@ edit_one_tool() { # crate, run
     grep -q ":50 edit $2\"" "$1/src/lib.rs" || { echo "could not edit tool 50 of $1" >&2; exit 1; }
 }
 
-declare -A times
+declare -A wall cpu
+measure() { # key, command...
+    local key="$1" both
+    shift
+    both="$(timed "$@")"
+    wall[$key]+="${both% *} "
+    cpu[$key]+="${both#* } "
+}
 for run in $(seq 1 "$runs"); do
     for crate in ours100 rmcp100; do
         cargo clean --quiet -p "$crate"
-        times[clean_lib_$crate]+="$(timed cargo build --quiet -p "$crate" --lib) "
-        times[clean_bin_$crate]+="$(timed cargo build --quiet -p "$crate") "
+        measure "clean_lib_$crate" cargo build --quiet -p "$crate" --lib
+        measure "clean_bin_$crate" cargo build --quiet -p "$crate"
         edit_one_tool "$crate" "$run"
-        times[incr_lib_$crate]+="$(timed cargo build --quiet -p "$crate" --lib) "
-        times[incr_bin_$crate]+="$(timed cargo build --quiet -p "$crate") "
+        measure "incr_lib_$crate" cargo build --quiet -p "$crate" --lib
+        measure "incr_bin_$crate" cargo build --quiet -p "$crate"
     done
     echo "run $run/$runs done" >&2
 done
@@ -111,30 +122,41 @@ done
 median() { # numbers...
     printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
 }
-sum_medians() { # key: median of the library step plus median of the binary step
-    # shellcheck disable=SC2086 # the times are one word each
-    awk -v a="$(median ${times[${1}_lib_$2]})" -v b="$(median ${times[${1}_bin_$2]})" 'BEGIN { printf "%.3f", a + b }'
-}
 row() { # label, ours seconds, rmcp seconds
-    printf '%-34s %9.2f s %9.2f s   x%s\n' "$1" "$2" "$3" \
+    printf '%-48s %9.2f s %9.2f s   x%s\n' "$1" "$2" "$3" \
         "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')"
+}
+table() { # name of the array of times
+    local -n times="$1"
+    local kind step label ours rmcp total_ours total_rmcp
+    printf '%-48s %11s %11s   %s\n' "build" "#[tool]" "rmcp" "ratio"
+    for kind in clean incr; do
+        label="clean"
+        [[ "$kind" == incr ]] && label="incremental (one tool edited)"
+        total_ours=0
+        total_rmcp=0
+        for step in lib bin; do
+            # shellcheck disable=SC2086 # the times are one word each
+            ours="$(median ${times[${kind}_${step}_ours100]})"
+            # shellcheck disable=SC2086
+            rmcp="$(median ${times[${kind}_${step}_rmcp100]})"
+            row "$label, $step" "$ours" "$rmcp"
+            total_ours="$(awk -v a="$total_ours" -v b="$ours" 'BEGIN { print a + b }')"
+            total_rmcp="$(awk -v a="$total_rmcp" -v b="$rmcp" 'BEGIN { print a + b }')"
+        done
+        row "$label, library + binary" "$total_ours" "$total_rmcp"
+    done
 }
 
 echo
 echo "compile time of $tools tools, median of $runs runs (dependencies prebuilt; debug profile)"
-printf '%-34s %11s %11s   %s\n' "build" "#[tool]" "rmcp" "ratio"
-for kind in clean incr; do
-    label="clean"
-    [[ "$kind" == incr ]] && label="incremental (one tool edited)"
-    for step in lib bin; do
-        # shellcheck disable=SC2086
-        row "$label, $step" "$(median ${times[${kind}_${step}_ours100]})" "$(median ${times[${kind}_${step}_rmcp100]})"
-    done
-    row "$label, library + binary" "$(sum_medians "$kind" ours100)" "$(sum_medians "$kind" rmcp100)"
-done
+echo "wall time:"
+table wall
+echo "CPU time (user + system):"
+table cpu
 echo
-echo "every run, in seconds:"
-for key in $(printf '%s\n' "${!times[@]}" | sort); do
-    echo "  $key: ${times[$key]}"
+echo "every run, wall / CPU seconds:"
+for key in $(printf '%s\n' "${!wall[@]}" | sort); do
+    echo "  $key: ${wall[$key]}/ ${cpu[$key]}"
 done
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); rustc $(rustc --version | cut -d' ' -f2)"
