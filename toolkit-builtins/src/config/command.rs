@@ -19,7 +19,7 @@ use toolkit::{
 use super::params::Params;
 use super::template::{Piece, Template};
 use crate::sandbox::Workspace;
-use crate::shell::{CommandRequest, Ended, ShellPolicy, quote, run_command};
+use crate::shell::{CommandRequest, ShellPolicy, quote, run_command};
 
 /// A tool that runs a configured shell command with the model's values in it.
 ///
@@ -112,15 +112,7 @@ impl Tool for CommandTool {
             timeout: self.timeout,
         };
         let output = run_command(policy, &workspace, &request, ctx.cancellation()).await?;
-        let text = output.to_model_text();
-        let result = if output.ended == Ended::Exited {
-            ToolOutput::text(text)
-        } else {
-            ToolOutput::error(text)
-        };
-        Ok(result
-            .with_metadata("exit_code", output.exit_code)
-            .with_metadata("timed_out", output.ended == Ended::TimedOut))
+        Ok(output.to_tool_output())
     }
 }
 

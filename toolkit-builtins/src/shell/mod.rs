@@ -125,13 +125,5 @@ pub async fn exec(
         timeout: timeout.map(Duration::from_secs),
     };
     let output = run_command(policy, &workspace, &request, ctx.cancellation()).await?;
-    let text = output.to_model_text();
-    let result = if output.ended == Ended::Exited {
-        ToolOutput::text(text)
-    } else {
-        ToolOutput::error(text)
-    };
-    Ok(result
-        .with_metadata("exit_code", output.exit_code)
-        .with_metadata("timed_out", output.ended == Ended::TimedOut))
+    Ok(output.to_tool_output())
 }

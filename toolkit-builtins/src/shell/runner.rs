@@ -7,7 +7,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use toolkit::CancellationToken;
+use toolkit::{CancellationToken, ToolOutput};
 
 use super::capture::{Captured, capture};
 use super::{ShellError, ShellPolicy};
@@ -69,6 +69,21 @@ impl CommandOutput {
     /// Whether it exited on its own with code 0.
     pub fn success(&self) -> bool {
         self.ended == Ended::Exited && self.exit_code == Some(0)
+    }
+
+    /// The tool result a model reads: [`Self::to_model_text`], marked as an
+    /// error when the command did not exit on its own, with its exit code and
+    /// whether it timed out as metadata.
+    pub fn to_tool_output(&self) -> ToolOutput {
+        let text = self.to_model_text();
+        let result = if self.ended == Ended::Exited {
+            ToolOutput::text(text)
+        } else {
+            ToolOutput::error(text)
+        };
+        result
+            .with_metadata("exit_code", self.exit_code)
+            .with_metadata("timed_out", self.ended == Ended::TimedOut)
     }
 
     /// The text a model reads: the outcome, stdout, stderr, the exit code
