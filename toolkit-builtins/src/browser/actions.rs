@@ -11,6 +11,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     NavigateToHistoryEntryParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::element::Element;
 use chromiumoxide::error::CdpError;
 use toolkit::ToolOutput;
 use toolkit::serde::de::DeserializeOwned;
@@ -100,11 +101,7 @@ pub(crate) async fn read(running: &Running, format: Format, max_chars: usize) ->
 
 pub(crate) async fn click(running: &Running, selector: &str) -> ActionResult {
     let page = &running.page;
-    find(page, selector).await?;
-    let element = page
-        .find_element(selector)
-        .await
-        .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))?;
+    let element = element(page, selector).await?;
     element
         .click()
         .await
@@ -115,11 +112,7 @@ pub(crate) async fn click(running: &Running, selector: &str) -> ActionResult {
 
 pub(crate) async fn type_text(running: &Running, selector: &str, text: &str) -> ActionResult {
     let page = &running.page;
-    find(page, selector).await?;
-    let element = page
-        .find_element(selector)
-        .await
-        .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))?;
+    let element = element(page, selector).await?;
     element
         .focus()
         .await
@@ -219,6 +212,14 @@ async fn bounded<T>(
             ))
         }
     }
+}
+
+/// The element `selector` matches, once there is one; the caller bounds the wait.
+async fn element(page: &Page, selector: &str) -> Result<Element, String> {
+    find(page, selector).await?;
+    page.find_element(selector)
+        .await
+        .map_err(|e| format!("cannot find `{selector}`: {}", describe(&e)))
 }
 
 /// Waits until `selector` matches an element; the caller bounds the wait.
