@@ -288,12 +288,7 @@ impl Lexer {
                     self.pos += 1;
                     self.double_quoted();
                 }
-                '`' => {
-                    self.pos += 1;
-                    let inner = self.until_backtick();
-                    self.parsed.substitutions.push(inner);
-                    self.word().dynamic = true;
-                }
+                '`' => self.backtick_substitution(),
                 '$' => self.dollar(),
                 _ => {
                     self.push_char(c);
@@ -358,12 +353,7 @@ impl Lexer {
                     }
                     self.pos += 2;
                 }
-                '`' => {
-                    self.pos += 1;
-                    let inner = self.until_backtick();
-                    self.parsed.substitutions.push(inner);
-                    self.word().dynamic = true;
-                }
+                '`' => self.backtick_substitution(),
                 '$' => self.dollar(),
                 _ => {
                     self.push_char(c);
@@ -465,6 +455,15 @@ impl Lexer {
     }
 
     /// The text up to the next unescaped backtick.
+    /// A `` `...` `` command substitution, at its opening backtick: its text is
+    /// a substitution to check, and it makes the word it stands in dynamic.
+    fn backtick_substitution(&mut self) {
+        self.pos += 1;
+        let inner = self.until_backtick();
+        self.parsed.substitutions.push(inner);
+        self.word().dynamic = true;
+    }
+
     fn until_backtick(&mut self) -> String {
         let mut inner = String::new();
         while let Some(c) = self.peek(0) {
