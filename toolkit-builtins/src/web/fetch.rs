@@ -5,7 +5,7 @@ use reqwest::header::HeaderMap;
 use toolkit::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
-use super::extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END, cap_chars, readable};
+use super::extract::{EXTERNAL_CONTENT_END, cap_chars, readable, response_head};
 use super::{WebPolicy, parse_url};
 
 /// Fetch a web page or file over http or https and return its readable
@@ -48,23 +48,15 @@ pub async fn web_fetch(
         .map_err(|e| ToolError::internal(format!("content conversion failed: {e}")))?;
     let (text, cut) = cap_chars(&text, max_chars);
 
-    let mut out = format!(
-        "{EXTERNAL_CONTENT_BANNER}\nURL: {}\nStatus: {}\nContent-Type: {}\n",
-        fetched.url,
-        fetched.status.as_u16(),
-        if media_type.is_empty() {
-            "(none)"
-        } else {
-            &media_type
-        },
+    let mut out = response_head(
+        &format!(
+            "URL: {}\nStatus: {}\n",
+            fetched.url,
+            fetched.status.as_u16()
+        ),
+        &media_type,
+        fetched.truncated.then_some(policy.max_response_bytes),
     );
-    if fetched.truncated {
-        out.push_str(&format!(
-            "Note: the response is larger than {} bytes; only that much was read.\n",
-            policy.max_response_bytes
-        ));
-    }
-    out.push('\n');
     out.push_str(&text);
     if let Some(rest) = cut {
         out.push_str(&format!("\n[… {rest} more characters not shown]"));

@@ -10,7 +10,7 @@ use toolkit::serde::Deserialize;
 use toolkit::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
-use super::extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
+use super::extract::{EXTERNAL_CONTENT_END, response_head};
 use super::{HttpPolicy, WebError, parse_url};
 
 /// An HTTP method.
@@ -116,22 +116,11 @@ pub async fn http_request(
     } else {
         String::from_utf8_lossy(&fetched.body).into_owned()
     };
-    let mut out = format!(
-        "{EXTERNAL_CONTENT_BANNER}\nStatus: {}\nContent-Type: {}\n",
-        fetched.status,
-        if media_type.is_empty() {
-            "(none)"
-        } else {
-            &media_type
-        },
+    let mut out = response_head(
+        &format!("Status: {}\n", fetched.status),
+        &media_type,
+        fetched.truncated.then_some(policy.max_response_bytes),
     );
-    if fetched.truncated {
-        out.push_str(&format!(
-            "Note: the response is larger than {} bytes; only that much was read.\n",
-            policy.max_response_bytes
-        ));
-    }
-    out.push('\n');
     out.push_str(&body);
     out.push('\n');
     out.push_str(EXTERNAL_CONTENT_END);
