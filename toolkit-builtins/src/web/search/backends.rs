@@ -1,32 +1,56 @@
 //! The JSON search APIs: Brave, Tavily and SearXNG.
 
+use std::fmt;
+
 use toolkit::async_trait;
 use toolkit::serde_json::json;
 
 use super::{SearchBackend, SearchError, SearchResult, endpoint, json_of, results_from};
 
-fn require_key(backend: &'static str, key: &str) -> Result<(), SearchError> {
-    if key.trim().is_empty() {
-        return Err(SearchError::NotConfigured {
-            backend,
-            missing: "it needs an API key".into(),
-        });
+/// A hosted search API: its key and where it is. Brave and Tavily differ
+/// only in how they ask and answer, not in this.
+#[derive(Clone)]
+struct KeyedApi {
+    api_key: String,
+    base_url: String,
+}
+
+impl KeyedApi {
+    fn new(api_key: impl Into<String>, base_url: &str) -> Self {
+        Self {
+            api_key: api_key.into(),
+            base_url: base_url.into(),
+        }
     }
-    Ok(())
+
+    /// The URL of `path` on this API, once there is a key to send there.
+    fn endpoint(&self, backend: &'static str, path: &str) -> Result<url::Url, SearchError> {
+        if self.api_key.trim().is_empty() {
+            return Err(SearchError::NotConfigured {
+                backend,
+                missing: "it needs an API key".into(),
+            });
+        }
+        endpoint(backend, &self.base_url, path)
+    }
+}
+
+/// `Debug` for a backend named `name`: its base URL, never its key.
+fn debug_backend(name: &str, base_url: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.debug_struct(name)
+        .field("base_url", &base_url)
+        .finish_non_exhaustive()
 }
 
 /// The Brave Search API (`X-Subscription-Token`).
 #[derive(Clone)]
 pub struct Brave {
-    api_key: String,
-    base_url: String,
+    api: KeyedApi,
 }
 
-impl std::fmt::Debug for Brave {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Brave")
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
+impl fmt::Debug for Brave {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_backend("Brave", &self.api.base_url, f)
     }
 }
 
@@ -34,14 +58,13 @@ impl Brave {
     /// Brave at `https://api.search.brave.com` with `api_key`.
     pub fn new(api_key: impl Into<String>) -> Self {
         Self {
-            api_key: api_key.into(),
-            base_url: "https://api.search.brave.com".into(),
+            api: KeyedApi::new(api_key, "https://api.search.brave.com"),
         }
     }
 
     /// Use another base URL (a proxy, or a test server).
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into();
+        self.api.base_url = base_url.into();
         self
     }
 }
@@ -58,15 +81,14 @@ impl SearchBackend for Brave {
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
-        require_key(self.name(), &self.api_key)?;
-        let mut url = endpoint(self.name(), &self.base_url, "res/v1/web/search")?;
+        let mut url = self.api.endpoint(self.name(), "res/v1/web/search")?;
         url.query_pairs_mut()
             .append_pair("q", query)
             .append_pair("count", &count.to_string());
         let request = http
             .get(url)
             .header("Accept", "application/json")
-            .header("X-Subscription-Token", &self.api_key);
+            .header("X-Subscription-Token", &self.api.api_key);
         let answer = json_of(self.name(), request).await?;
         results_from(self.name(), answer.pointer("/web/results"), "description")
     }
@@ -75,15 +97,12 @@ impl SearchBackend for Brave {
 /// The Tavily search API (bearer key).
 #[derive(Clone)]
 pub struct Tavily {
-    api_key: String,
-    base_url: String,
+    api: KeyedApi,
 }
 
-impl std::fmt::Debug for Tavily {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tavily")
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
+impl fmt::Debug for Tavily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_backend("Tavily", &self.api.base_url, f)
     }
 }
 
@@ -91,14 +110,13 @@ impl Tavily {
     /// Tavily at `https://api.tavily.com` with `api_key`.
     pub fn new(api_key: impl Into<String>) -> Self {
         Self {
-            api_key: api_key.into(),
-            base_url: "https://api.tavily.com".into(),
+            api: KeyedApi::new(api_key, "https://api.tavily.com"),
         }
     }
 
     /// Use another base URL.
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into();
+        self.api.base_url = base_url.into();
         self
     }
 }
@@ -115,12 +133,11 @@ impl SearchBackend for Tavily {
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
-        require_key(self.name(), &self.api_key)?;
-        let url = endpoint(self.name(), &self.base_url, "search")?;
+        let url = self.api.endpoint(self.name(), "search")?;
         let body = json!({ "query": query, "max_results": count });
         let request = http
             .post(url)
-            .bearer_auth(&self.api_key)
+            .bearer_auth(&self.api.api_key)
             .header("Content-Type", "application/json")
             .body(body.to_string());
         let answer = json_of(self.name(), request).await?;
@@ -135,11 +152,9 @@ pub struct Searxng {
     api_key: Option<String>,
 }
 
-impl std::fmt::Debug for Searxng {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Searxng")
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
+impl fmt::Debug for Searxng {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_backend("Searxng", &self.base_url, f)
     }
 }
 
