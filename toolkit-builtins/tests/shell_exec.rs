@@ -7,7 +7,9 @@ use std::time::Duration;
 use serde_json::json;
 use toolkit::{CancellationToken, ToolContext, ToolFilter, ToolRegistry};
 use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{CommandRequest, Ended, ShellError, ShellPolicy, run_command};
+use toolkit_builtins::shell::{
+    CommandOutput, CommandRequest, Ended, ShellError, ShellPolicy, run_command,
+};
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -21,6 +23,30 @@ fn request(command: &str, timeout_secs: u64) -> CommandRequest {
         working_dir: None,
         timeout: Some(Duration::from_secs(timeout_secs)),
     }
+}
+
+/// `command` under the default policy, with nothing to cancel it.
+async fn run(
+    ws: &Workspace,
+    command: &str,
+    timeout_secs: u64,
+) -> Result<CommandOutput, ShellError> {
+    run_command(
+        &ShellPolicy::new(),
+        ws,
+        &request(command, timeout_secs),
+        &CancellationToken::new(),
+    )
+    .await
+}
+
+/// The pid a command wrote to `path`.
+fn read_pid(path: &Path) -> u32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// The state letter of a process (`R`, `S`, `Z`…), or `None` if it is gone.
@@ -86,14 +112,9 @@ fn first_pid(text: &str) -> u32 {
 #[tokio::test]
 async fn output_streams_and_exit_code_are_reported() {
     let (_dir, ws) = workspace();
-    let out = run_command(
-        &ShellPolicy::new(),
-        &ws,
-        &request("echo out; echo err >&2; exit 3", 10),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let out = run(&ws, "echo out; echo err >&2; exit 3", 10)
+        .await
+        .unwrap();
     assert_eq!(out.ended, Ended::Exited);
     assert_eq!(out.exit_code, Some(3));
     assert_eq!(out.stdout.text(), "out\n");
@@ -104,14 +125,7 @@ async fn output_streams_and_exit_code_are_reported() {
 #[tokio::test]
 async fn a_grandchild_is_killed_at_the_timeout_and_nothing_is_left() {
     let (_dir, ws) = workspace();
-    let out = run_command(
-        &ShellPolicy::new(),
-        &ws,
-        &request("sleep 300 & echo $!; sleep 300", 1),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let out = run(&ws, "sleep 300 & echo $!; sleep 300", 1).await.unwrap();
     assert_eq!(out.ended, Ended::TimedOut);
     assert_eq!(out.exit_code, None);
     assert_eq!(out.signal, Some(9));
@@ -133,14 +147,7 @@ async fn background_processes_die_when_the_command_exits() {
     let (_dir, ws) = workspace();
     // The background sleep keeps stdout open: without the group kill, the
     // call would wait for it.
-    let out = run_command(
-        &ShellPolicy::new(),
-        &ws,
-        &request("sleep 300 & echo $!", 60),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let out = run(&ws, "sleep 300 & echo $!", 60).await.unwrap();
     assert_eq!(out.ended, Ended::Exited);
     assert_eq!(out.exit_code, Some(0));
     assert_dies(first_pid(&out.stdout.text())).await;
@@ -175,11 +182,7 @@ async fn cancellation_kills_the_whole_group() {
         out.to_model_text()
             .starts_with("Error: the call was cancelled")
     );
-    let pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pid_file);
     assert_dies(pid).await;
     assert_eq!(our_zombies(), Vec::<u32>::new());
 }
@@ -204,11 +207,7 @@ async fn dropping_the_call_kills_the_group() {
         }
     }
     drop(call);
-    let pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pid_file);
     assert_dies(pid).await;
 }
 
@@ -256,14 +255,7 @@ async fn a_gigabyte_of_output_stays_within_the_cap() {
 #[tokio::test]
 async fn a_long_timeout_is_clamped_and_says_so() {
     let (_dir, ws) = workspace();
-    let out = run_command(
-        &ShellPolicy::new(),
-        &ws,
-        &request("echo hi", 900),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let out = run(&ws, "echo hi", 900).await.unwrap();
     assert_eq!(out.timeout, Duration::from_secs(600));
     assert_eq!(
         out.to_model_text(),
@@ -297,14 +289,7 @@ async fn the_working_directory_stays_inside_the_workspace() {
 async fn refused_commands_never_start() {
     let (dir, ws) = workspace();
     let marker = dir.path().join("ran");
-    let err = run_command(
-        &ShellPolicy::new(),
-        &ws,
-        &request("touch ran; rm -rf ../x", 10),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = run(&ws, "touch ran; rm -rf ../x", 10).await.unwrap_err();
     assert!(matches!(err, ShellError::Refused(_)), "{err}");
     assert!(!marker.exists());
 }
