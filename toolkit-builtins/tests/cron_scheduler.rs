@@ -3,13 +3,15 @@
 
 #![cfg(feature = "agent")]
 
+use std::path::Path;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use tokio::sync::mpsc::Receiver;
 use toolkit_builtins::agent::cron::{
     Clock, CronError, NewJob, Schedule, Scheduler, TokioScheduler,
 };
-use toolkit_builtins::agent::{ChannelSink, Messenger};
+use toolkit_builtins::agent::{ChannelSink, Messenger, OutboundMessage};
 
 const START: &str = "2026-01-15T12:00:00Z";
 
@@ -21,17 +23,21 @@ fn job(schedule: Schedule, message: &str) -> NewJob {
     NewJob::new(schedule, message, "telegram", "42")
 }
 
+/// A scheduler keeping its jobs in `dir`, on tokio's clock from `START`,
+/// that sends each due job's message to the outbox it returns.
+fn messaging_scheduler(dir: &Path) -> (TokioScheduler, Clock, Receiver<OutboundMessage>) {
+    let (sink, outbox) = ChannelSink::new(8);
+    let clock = Clock::tokio(ts(START));
+    let scheduler =
+        TokioScheduler::open_with_clock(dir.join("jobs.json"), Messenger::new(sink), clock.clone())
+            .unwrap();
+    (scheduler, clock, outbox)
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_recurring_job_fires_each_period_and_a_one_shot_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (sink, mut outbox) = ChannelSink::new(8);
-    let clock = Clock::tokio(ts(START));
-    let scheduler = TokioScheduler::open_with_clock(
-        dir.path().join("jobs.json"),
-        Messenger::new(sink),
-        clock.clone(),
-    )
-    .unwrap();
+    let (scheduler, clock, mut outbox) = messaging_scheduler(dir.path());
     let every = scheduler
         .add(job(Schedule::every(60).unwrap(), "stretch"))
         .await
@@ -77,14 +83,7 @@ async fn a_recurring_job_fires_each_period_and_a_one_shot_once() {
 #[tokio::test(start_paused = true)]
 async fn a_job_added_while_the_loop_sleeps_wakes_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (sink, mut outbox) = ChannelSink::new(8);
-    let clock = Clock::tokio(ts(START));
-    let scheduler = TokioScheduler::open_with_clock(
-        dir.path().join("jobs.json"),
-        Messenger::new(sink),
-        clock.clone(),
-    )
-    .unwrap();
+    let (scheduler, clock, mut outbox) = messaging_scheduler(dir.path());
     let _loop = scheduler.start();
     // Let the loop go to sleep with nothing to do.
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -99,13 +98,7 @@ async fn a_job_added_while_the_loop_sleeps_wakes_it() {
 #[tokio::test(start_paused = true)]
 async fn removed_jobs_do_not_fire() {
     let dir = tempfile::tempdir().unwrap();
-    let (sink, mut outbox) = ChannelSink::new(8);
-    let scheduler = TokioScheduler::open_with_clock(
-        dir.path().join("jobs.json"),
-        Messenger::new(sink),
-        Clock::tokio(ts(START)),
-    )
-    .unwrap();
+    let (scheduler, _clock, mut outbox) = messaging_scheduler(dir.path());
     let doomed = scheduler
         .add(job(Schedule::every(30).unwrap(), "doomed"))
         .await
