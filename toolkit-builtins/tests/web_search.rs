@@ -32,20 +32,29 @@ fn result(title: &str, url: &str, snippet: &str) -> SearchResult {
     }
 }
 
+/// The Tokio result that the Brave, SearXNG and DuckDuckGo recordings list first.
+fn tokio_result() -> SearchResult {
+    result(
+        "Tokio - An asynchronous Rust runtime",
+        "https://tokio.rs/",
+        "Tokio is an event-driven, non-blocking I/O platform for writing asynchronous applications with the Rust programming language.",
+    )
+}
+
+/// A loopback server answering every request with the JSON fixture `name`.
+async fn serving_json(name: &'static str) -> Server {
+    Server::start(move |_| Reply::ok("application/json", fixture(name))).await
+}
+
 #[tokio::test]
 async fn brave_parses_a_recorded_response() {
-    let server =
-        Server::start(|_| Reply::ok("application/json", fixture("brave_web_search.json"))).await;
+    let server = serving_json("brave_web_search.json").await;
     let config = SearchConfig::new(Brave::new("brave-key").with_base_url(server.url("/")));
     let results = config.search("rust async runtime", 2).await.unwrap();
     assert_eq!(
         results,
         [
-            result(
-                "Tokio - An asynchronous Rust runtime",
-                "https://tokio.rs/",
-                "Tokio is an event-driven, non-blocking I/O platform for writing asynchronous applications with the Rust programming language."
-            ),
+            tokio_result(),
             result(
                 "Asynchronous Programming in Rust",
                 "https://rust-lang.github.io/async-book/",
@@ -68,8 +77,7 @@ async fn brave_parses_a_recorded_response() {
 
 #[tokio::test]
 async fn tavily_parses_a_recorded_response() {
-    let server =
-        Server::start(|_| Reply::ok("application/json", fixture("tavily_search.json"))).await;
+    let server = serving_json("tavily_search.json").await;
     let config = SearchConfig::new(Tavily::new("tvly-key").with_base_url(server.url("")));
     let results = config.search("rust async runtime", 5).await.unwrap();
     assert_eq!(results.len(), 2);
@@ -96,18 +104,10 @@ async fn tavily_parses_a_recorded_response() {
 
 #[tokio::test]
 async fn searxng_parses_a_recorded_response_under_a_path_prefix() {
-    let server =
-        Server::start(|_| Reply::ok("application/json", fixture("searxng_search.json"))).await;
+    let server = serving_json("searxng_search.json").await;
     let config = SearchConfig::new(Searxng::new(server.url("/searx/")));
     let results = config.search("rust async runtime", 1).await.unwrap();
-    assert_eq!(
-        results,
-        [result(
-            "Tokio - An asynchronous Rust runtime",
-            "https://tokio.rs/",
-            "Tokio is an event-driven, non-blocking I/O platform for writing asynchronous applications with the Rust programming language."
-        )]
-    );
+    assert_eq!(results, [tokio_result()]);
     let request = &server.requests()[0];
     assert!(
         request.target.starts_with("/searx/search?"),
@@ -134,11 +134,7 @@ async fn duckduckgo_parses_a_recorded_page_without_ads() {
     assert_eq!(
         results,
         [
-            result(
-                "Tokio - An asynchronous Rust runtime",
-                "https://tokio.rs/",
-                "Tokio is an event-driven, non-blocking I/O platform for writing asynchronous applications with the Rust programming language."
-            ),
+            tokio_result(),
             result(
                 "Async-await on stable Rust! | Without boats, dreams dry up",
                 "https://withoutboats.github.io/blog/rust/2019/11/07/async-await.html?a=1&b=2",
@@ -161,8 +157,7 @@ async fn duckduckgo_parses_a_recorded_page_without_ads() {
 
 #[tokio::test]
 async fn the_tool_formats_title_url_and_snippet_and_bounds_the_count() {
-    let server =
-        Server::start(|_| Reply::ok("application/json", fixture("brave_web_search.json"))).await;
+    let server = serving_json("brave_web_search.json").await;
     let registry =
         ToolRegistry::from_inventory(&ToolFilter::default().names(["web_search"])).unwrap();
     let tool = registry.get("web_search").unwrap();
