@@ -1,0 +1,250 @@
+//! One configured server: its connection, made on first use and remade after
+//! a failure, and the tools it has mounted in the registry.
+
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use tokio::io::AsyncBufReadExt;
+
+use super::handler::ClientSide;
+use super::sse::SseClientTransport;
+use super::tools::mount_all;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::mcp::config::{ServerConfig, Transport};
+use crate::registry::ToolRegistry;
+use crate::tool::Tool;
+
+/// A live session with a server.
+pub(crate) type Session = RunningService<RoleClient, ClientSide>;
+
+/// A configured server and, once connected, its session.
+pub struct ServerLink {
+    config: ServerConfig,
+    registry: Weak<ToolRegistry>,
+    /// Held while connecting, so two first calls start one process, not two.
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// The names this server has in the registry now.
+    mounted: Mutex<Vec<String>>,
+    me: Weak<ServerLink>,
+}
+
+impl std::fmt::Debug for ServerLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerLink").field("name", &self.config.name).finish()
+    }
+}
+
+impl ServerLink {
+    pub(crate) fn new(config: ServerConfig, registry: &Arc<ToolRegistry>) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            config,
+            registry: Arc::downgrade(registry),
+            session: tokio::sync::Mutex::new(None),
+            mounted: Mutex::new(Vec::new()),
+            me: me.clone(),
+        })
+    }
+
+    /// The server's configured name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The names of the tools it has mounted.
+    pub fn mounted(&self) -> Vec<String> {
+        self.mounted.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether a session is open now.
+    pub async fn is_connected(&self) -> bool {
+        self.session
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|s| !s.is_transport_closed())
+    }
+
+    /// The open session, connecting first when there is none (or it died).
+    pub(crate) async fn session(&self) -> Result<Arc<Session>, String> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref().filter(|s| !s.is_transport_closed()) {
+            return Ok(Arc::clone(session));
+        }
+        *slot = None;
+        let session = tokio::time::timeout(self.config.tool_timeout, self.connect())
+            .await
+            .map_err(|_| {
+                format!(
+                    "connecting to the MCP server `{}` took longer than {:?}",
+                    self.config.name, self.config.tool_timeout
+                )
+            })??;
+        let session = Arc::new(session);
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Forget `dead` so the next call connects anew.
+    async fn forget(&self, dead: &Arc<Session>) {
+        let mut slot = self.session.lock().await;
+        if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, dead)) {
+            *slot = None;
+        }
+    }
+
+    /// Close the session, if any (a stdio server's process is stopped).
+    pub async fn disconnect(&self) {
+        let session = self.session.lock().await.take();
+        if let Some(session) = session {
+            session.cancellation_token().cancel();
+        }
+    }
+
+    async fn connect(&self) -> Result<Session, String> {
+        let name = &self.config.name;
+        let handler = ClientSide {
+            link: self.me.clone(),
+        };
+        let failed = |e: &dyn std::fmt::Display| {
+            format!("could not connect to the MCP server `{name}`: {e}")
+        };
+        match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| failed(&format!("cannot start `{command}`: {e}")))?;
+                if let Some(stderr) = stderr {
+                    // A server's log lines go to ours, never to the model.
+                    let server = name.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::debug!(server = %server, "{line}");
+                        }
+                    });
+                }
+                handler.serve(transport).await.map_err(|e| failed(&e))
+            }
+            Transport::StreamableHttp { url, headers } => {
+                let client = http_client(headers).map_err(|e| failed(&e))?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler.serve(transport).await.map_err(|e| failed(&e))
+            }
+            Transport::Sse { url, headers } => {
+                let client = http_client(headers).map_err(|e| failed(&e))?;
+                let transport = SseClientTransport::connect(client, url)
+                    .await
+                    .map_err(|e| failed(&e))?;
+                handler.serve(transport).await.map_err(|e| failed(&e))
+            }
+        }
+    }
+
+    /// Ask the server for its tools, resources and prompts and put them in
+    /// the registry in place of what it had there, in one step. Returns how
+    /// many tools it has mounted.
+    pub async fn refresh(&self) -> Result<usize, String> {
+        let session = self.session().await?;
+        let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
+        let tools: Vec<Arc<dyn Tool>> = mount_all(&me, &session).await?;
+        let registry = self
+            .registry
+            .upgrade()
+            .ok_or("the registry the MCP tools belong to is gone")?;
+        let names: Vec<String> = tools.iter().map(|t| t.spec().name.to_string()).collect();
+        let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
+        let owned = |name: &str| mounted.iter().any(|n| n == name) || names.iter().any(|n| n == name);
+        registry
+            .replace(owned, tools)
+            .map_err(|e| format!("the MCP server `{}`'s tools: {e}", self.config.name))?;
+        let count = names.len();
+        *mounted = names;
+        Ok(count)
+    }
+
+    /// Run one request against the server within the configured timeout,
+    /// stopping when the call is cancelled. A closed connection is forgotten,
+    /// so the next call starts the server again.
+    pub(crate) async fn request<T, F, Fut>(&self, ctx: &ToolContext, send: F) -> Result<T, ToolError>
+    where
+        F: FnOnce(Arc<Session>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let session = self.session().await.map_err(ToolError::Failed)?;
+        let timeout = self.config.tool_timeout;
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(timeout, send(Arc::clone(&session))) => outcome,
+            () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+        };
+        match outcome {
+            Err(_) => Err(ToolError::Failed(format!(
+                "the MCP server `{}` did not answer within {:?}; try again later or with less work",
+                self.config.name, timeout
+            ))),
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(ServiceError::McpError(e))) => Err(ToolError::Failed(format!(
+                "the MCP server `{}` refused the request: {}",
+                self.config.name, e.message
+            ))),
+            Ok(Err(e)) => {
+                if session.is_transport_closed()
+                    || matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_))
+                {
+                    self.forget(&session).await;
+                    Err(ToolError::Failed(format!(
+                        "the MCP server `{}` closed the connection during the call (it may have crashed); it will be started again on the next call",
+                        self.config.name
+                    )))
+                } else {
+                    Err(ToolError::Failed(format!(
+                        "the MCP server `{}` failed: {e}",
+                        self.config.name
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// An HTTP client sending the configured headers with every request.
+fn http_client(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<reqwest::Client, String> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("header name `{name}`: {e}"))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| format!("header `{name}`: {e}"))?;
+        map.insert(name, value);
+    }
+    reqwest::Client::builder()
+        .default_headers(map)
+        .build()
+        .map_err(|e| e.to_string())
+}
