@@ -207,6 +207,36 @@ async fn slow(ctx: &ToolContext, /// Seconds to sleep.
     Ok(format!("slept {seconds}s"))
 }
 
+/// Stops the whole server process at once, as a crash would.
+#[tool(destructive)]
+async fn crash() -> &'static str {
+    std::process::exit(3)
+}
+
+/// A tool added at run time by `grow`.
+struct Grown(ToolSpec);
+
+#[async_trait]
+impl Tool for Grown {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    async fn call(&self, _args: Arguments, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("I am {}", self.0.name)))
+    }
+}
+
+/// Adds a tool named `grown_N` and tells the client the list changed.
+#[tool]
+async fn grow(registry: &Arc<ToolRegistry>, session: &ClientSession) -> Result<String, ToolError> {
+    let name = format!("grown_{}", registry.names().iter().filter(|n| n.starts_with("grown_")).count() + 1);
+    let spec = ToolSpec::new(name.clone(), "A tool added at run time.", json!({"type": "object", "properties": {}}));
+    registry.register(Grown(spec)).map_err(ToolError::failed)?;
+    session.notify_tool_list_changed().await?;
+    Ok(format!("added {name}"))
+}
+
 /// The JSON Schema 2020-12 fixture: its schema has `$schema`, `$defs` and
 /// `additionalProperties`, which must reach the client unchanged, so it is
 /// written by hand.
@@ -342,6 +372,8 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(TestElicitationSep1330EnumsTool),
         Arc::new(EchoTool),
         Arc::new(SlowTool),
+        Arc::new(CrashTool),
+        Arc::new(GrowTool),
         Arc::new(json_schema_tool()),
     ];
     for tool in tools {
@@ -353,7 +385,9 @@ fn registry() -> Arc<ToolRegistry> {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let server = McpServer::new(registry())
+    let registry = registry();
+    let server = McpServer::new(Arc::clone(&registry))
+        .with_context(ToolContext::new().with_state(registry))
         .with_name("mcp-conformance-test-server", "1.0.0")
         .with_resources(Resources)
         .with_prompts(Prompts);

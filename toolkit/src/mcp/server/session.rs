@@ -44,6 +44,15 @@ impl ClientSession {
         }
     }
 
+    /// Tell the client the list of tools changed (after tools were added to
+    /// or removed from the served registry), so it lists them again.
+    pub async fn notify_tool_list_changed(&self) -> Result<(), ToolError> {
+        self.peer
+            .notify_tool_list_changed()
+            .await
+            .map_err(|e| ToolError::failed(format!("the client could not be told: {e}")))
+    }
+
     /// Ask the client's model for a completion (`sampling/createMessage`
     /// params in, its result out, as JSON).
     pub async fn sample(&self, params: Value) -> Result<Value, ToolError> {
