@@ -3,7 +3,8 @@
 //! written as any tool is, served by `toolkit::mcp::McpServer`.
 //!
 //! `mcp-fixture-server --http PORT [--stateless]` serves streamable HTTP at
-//! `http://127.0.0.1:PORT/mcp`; `mcp-fixture-server --stdio` serves stdio.
+//! `http://127.0.0.1:PORT/mcp`; `mcp-fixture-server --stdio` serves stdio;
+//! `--page-size N` cuts `tools/list` into pages of N.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -207,6 +208,22 @@ async fn slow(ctx: &ToolContext, /// Seconds to sleep.
     Ok(format!("slept {seconds}s"))
 }
 
+/// Waits until the call is cancelled, then writes `cancelled` to `marker`.
+#[tool(read_only)]
+async fn wait_for_cancel(
+    ctx: &ToolContext,
+    /// The file to write once cancelled.
+    marker: String,
+) -> Result<String, ToolError> {
+    tokio::select! {
+        () = ctx.cancellation().cancelled() => {
+            std::fs::write(&marker, "cancelled").map_err(ToolError::failed)?;
+            Err(ToolError::Cancelled)
+        }
+        () = tokio::time::sleep(Duration::from_secs(60)) => Ok("never cancelled".into()),
+    }
+}
+
 /// Stops the whole server process at once, as a crash would.
 #[tool(destructive)]
 async fn crash() -> &'static str {
@@ -373,6 +390,7 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(EchoTool),
         Arc::new(SlowTool),
         Arc::new(CrashTool),
+        Arc::new(WaitForCancelTool),
         Arc::new(GrowTool),
         Arc::new(json_schema_tool()),
     ];
@@ -391,6 +409,10 @@ async fn main() -> std::io::Result<()> {
         .with_name("mcp-conformance-test-server", "1.0.0")
         .with_resources(Resources)
         .with_prompts(Prompts);
+    let server = match args.iter().position(|a| a == "--page-size") {
+        Some(i) => server.with_page_size(args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(5)),
+        None => server,
+    };
     match args.first().map(String::as_str) {
         Some("--stdio") => server.serve_stdio().await,
         Some("--http") => {
@@ -404,7 +426,7 @@ async fn main() -> std::io::Result<()> {
                 .await
         }
         _ => {
-            eprintln!("usage: mcp-fixture-server --stdio | --http PORT [--stateless]");
+            eprintln!("usage: mcp-fixture-server (--stdio | --http PORT [--stateless]) [--page-size N]");
             std::process::exit(2);
         }
     }

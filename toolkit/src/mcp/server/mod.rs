@@ -197,8 +197,13 @@ impl McpServer {
     }
 }
 
-/// A typed SDK value from MCP's JSON form.
-fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+/// A typed SDK result from MCP's JSON form, marked complete: protocol
+/// version 2026-07-28 requires `resultType`, and the SDK drops it for
+/// clients of older versions.
+fn typed<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    if let Value::Object(map) = &mut value {
+        map.entry("resultType").or_insert_with(|| json!("complete"));
+    }
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
