@@ -19,5 +19,8 @@ python3 scripts/check_msrv.py
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp)"
+./scripts/mcp_peers.sh >/dev/null
+
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked

@@ -185,6 +185,26 @@ async fn test_elicitation_sep1330_enums(session: &ClientSession) -> Result<Strin
     elicit(session, "Please select options from the enum fields", schema).await
 }
 
+/// Today's weather somewhere.
+#[derive(tk::serde::Serialize, tk::schemars::JsonSchema)]
+#[serde(crate = "tk::serde")]
+#[schemars(crate = "tk::schemars")]
+struct Weather {
+    /// The city.
+    city: String,
+    /// Degrees Celsius.
+    celsius: i32,
+}
+
+/// Reports the weather in a city (a structured result with an output schema).
+#[tool(read_only, idempotent, open_world)]
+async fn weather(
+    /// The city.
+    city: String,
+) -> Weather {
+    Weather { city, celsius: 21 }
+}
+
 /// Echoes back the input (the round-trip benchmark's tool).
 #[tool(read_only, idempotent)]
 async fn echo(
@@ -388,6 +408,7 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(TestElicitationSep1034DefaultsTool),
         Arc::new(TestElicitationSep1330EnumsTool),
         Arc::new(EchoTool),
+        Arc::new(WeatherTool),
         Arc::new(SlowTool),
         Arc::new(CrashTool),
         Arc::new(WaitForCancelTool),

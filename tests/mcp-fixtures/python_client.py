@@ -59,6 +59,12 @@ async def main():
         seen["progress"] = progress
         seen["progress_result"] = text_of(result)
 
+        weather = next(t for t in tools if t.name == "weather")
+        seen["weather_output_schema"] = weather.output_schema
+        seen["weather_open_world"] = weather.annotations.open_world_hint
+        result = await client.call_tool("weather", {"city": "Oslo"})
+        seen["weather"] = result.structured_content
+
         result = await client.call_tool("test_image_content", {})
         seen["image"] = [c.type for c in result.content]
     print(json.dumps(seen))

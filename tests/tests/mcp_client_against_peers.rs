@@ -193,6 +193,32 @@ async fn a_crashed_server_is_an_error_then_restarted_and_a_hung_one_times_out() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audio_embedded_resources_and_mixed_content_are_carried() {
+    let (registry, clients) = mount(fixture_stdio(json!({}))).await;
+    let audio = call(&registry, "mcp_fx_test_audio_content", json!({})).await;
+    assert!(matches!(&audio.attachments[..], [Attachment::Audio { mime_type, .. }] if mime_type == "audio/wav"), "{audio:?}");
+    let embedded = call(&registry, "mcp_fx_test_embedded_resource", json!({})).await;
+    assert_eq!(embedded.content, "This is an embedded resource content.");
+    assert!(matches!(&embedded.attachments[..], [Attachment::Resource { uri, .. }] if uri == "test://embedded-resource"));
+    let mixed = call(&registry, "mcp_fx_test_multiple_content_types", json!({})).await;
+    assert!(mixed.content.starts_with("Multiple content types test:"), "{mixed:?}");
+    assert_eq!((mixed.images.len(), mixed.attachments.len()), (1, 1));
+    let weather = call(&registry, "mcp_fx_weather", json!({"city": "Oslo"})).await;
+    assert_eq!(weather.structured.as_deref(), Some(&json!({"city": "Oslo", "celsius": 21})));
+    let spec = registry.get("mcp_fx_weather").unwrap().spec().clone();
+    assert!(spec.output_schema.is_some() && spec.annotations.open_world && spec.annotations.idempotent);
+    // Resources and prompts of our own server, too.
+    let text = call(&registry, "mcp_fx_resource_static-text", json!({})).await;
+    assert_eq!(text.content, "This is the content of the static text resource.");
+    let binary = call(&registry, "mcp_fx_resource_static-binary", json!({})).await;
+    assert!(binary.content.starts_with("[resource test://static-binary (image/png)"), "{binary:?}");
+    let prompt = call(&registry, "mcp_fx_prompt_test_prompt_with_image", json!({})).await;
+    assert_eq!(prompt.images.len(), 1);
+    assert!(prompt.content.ends_with("user: Please analyze the image above."), "{prompt:?}");
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_changed_notification_refreshes_the_registry() {
     let (registry, clients) = mount(fixture_stdio(json!({"enabledTools": ["*"]}))).await;
     assert!(!registry.contains("mcp_fx_grown_1"));

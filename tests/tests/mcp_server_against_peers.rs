@@ -48,6 +48,10 @@ fn check_python_session(seen: &Value) {
         json!([[0.0, 100.0, "Completed step 0 of 100"], [50.0, 100.0, "Completed step 50 of 100"], [100.0, 100.0, "Completed step 100 of 100"]])
     );
     assert_eq!(seen["image"], json!(["image"]));
+    // Output schemas and structured content of `#[tool]` functions returning a struct.
+    assert_eq!(seen["weather_output_schema"]["properties"]["celsius"]["type"], "integer", "{seen}");
+    assert_eq!(seen["weather_open_world"], true);
+    assert_eq!(seen["weather"], json!({"city": "Oslo", "celsius": 21}));
 }
 
 #[test]

@@ -9,9 +9,7 @@ use serde_json::{Map, Value, json};
 use super::link::{ServerLink, Session};
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::mcp::convert::{
-    add_content_block, output_from_call_result, resource_attachment, spec_from_mcp_tool,
-};
+use crate::mcp::convert::{add_content_block, output_from_call_result, spec_from_mcp_tool};
 use crate::mcp::naming::{Kind, NameAllocator};
 use crate::output::ToolOutput;
 use crate::tool::{Arguments, Tool, ToolAnnotations, ToolSpec};
@@ -182,7 +180,6 @@ impl Tool for McpResourceTool {
         // The attachments repeat what the text says for text resources; keep
         // only the binary ones beside the text.
         out.attachments.retain(|a| !matches!(a, crate::output::Attachment::Resource { text: Some(_), .. }));
-        let _ = resource_attachment;
         out.content = texts.join("\n");
         Ok(out)
     }
