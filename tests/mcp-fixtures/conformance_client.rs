@@ -29,12 +29,17 @@ fn arguments_for(schema: &Value) -> Value {
 
 #[tokio::main]
 async fn main() {
-    let Some(url) = std::env::args().next_back().filter(|a| a.starts_with("http")) else {
+    let Some(url) = std::env::args()
+        .next_back()
+        .filter(|a| a.starts_with("http"))
+    else {
         eprintln!("usage: mcp-fixture-client URL");
         std::process::exit(2);
     };
-    let config = McpConfig::from_json(&json!({"mcpServers": {"peer": {"url": url, "type": "streamableHttp"}}}))
-        .expect("a valid configuration");
+    let config = McpConfig::from_json(
+        &json!({"mcpServers": {"peer": {"url": url, "type": "streamableHttp"}}}),
+    )
+    .expect("a valid configuration");
     let registry = Arc::new(ToolRegistry::new());
     let clients = McpClients::new(config, &registry);
     for (server, outcome) in clients.connect().await {
@@ -47,7 +52,12 @@ async fn main() {
     for spec in registry.specs() {
         let args = arguments_for(&spec.input_schema);
         let out = registry.call(&spec.name, args, &ctx).await;
-        println!("{} -> {}{}", spec.name, if out.is_error { "error: " } else { "" }, out.content);
+        println!(
+            "{} -> {}{}",
+            spec.name,
+            if out.is_error { "error: " } else { "" },
+            out.content
+        );
     }
     clients.disconnect().await;
 }

@@ -125,7 +125,11 @@ async fn test_sampling(
     Ok(format!("LLM response: {text}"))
 }
 
-async fn elicit(session: &ClientSession, message: &str, schema: Value) -> Result<String, ToolError> {
+async fn elicit(
+    session: &ClientSession,
+    message: &str,
+    schema: Value,
+) -> Result<String, ToolError> {
     let result = session
         .elicit(json!({"mode": "form", "message": message, "requestedSchema": schema}))
         .await?;
@@ -159,7 +163,12 @@ async fn test_elicitation_sep1034_defaults(session: &ClientSession) -> Result<St
         "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
         "verified": {"type": "boolean", "description": "Verification status", "default": true}
     }, "required": []});
-    elicit(session, "Please review and update the form fields with defaults", schema).await
+    elicit(
+        session,
+        "Please review and update the form fields with defaults",
+        schema,
+    )
+    .await
 }
 
 /// Tests elicitation with enum schema improvements per SEP-1330.
@@ -182,7 +191,12 @@ async fn test_elicitation_sep1330_enums(session: &ClientSession) -> Result<Strin
                 {"const": "value3", "title": "Third Choice"}
             ]}}
     }, "required": []});
-    elicit(session, "Please select options from the enum fields", schema).await
+    elicit(
+        session,
+        "Please select options from the enum fields",
+        schema,
+    )
+    .await
 }
 
 /// Today's weather somewhere.
@@ -216,8 +230,12 @@ async fn echo(
 
 /// Sleeps, reporting progress each tick, until done or cancelled.
 #[tool(read_only)]
-async fn slow(ctx: &ToolContext, /// Seconds to sleep.
-    #[arg(maximum = 60)] seconds: u64) -> Result<String, ToolError> {
+async fn slow(
+    ctx: &ToolContext,
+    /// Seconds to sleep.
+    #[arg(maximum = 60)]
+    seconds: u64,
+) -> Result<String, ToolError> {
     for tick in 0..seconds * 10 {
         ctx.report_progress(Progress::new(tick as f64).with_total((seconds * 10) as f64));
         tokio::select! {
@@ -267,8 +285,20 @@ impl Tool for Grown {
 /// Adds a tool named `grown_N` and tells the client the list changed.
 #[tool]
 async fn grow(registry: &Arc<ToolRegistry>, session: &ClientSession) -> Result<String, ToolError> {
-    let name = format!("grown_{}", registry.names().iter().filter(|n| n.starts_with("grown_")).count() + 1);
-    let spec = ToolSpec::new(name.clone(), "A tool added at run time.", json!({"type": "object", "properties": {}}));
+    let name = format!(
+        "grown_{}",
+        registry
+            .names()
+            .iter()
+            .filter(|n| n.starts_with("grown_"))
+            .count()
+            + 1
+    );
+    let spec = ToolSpec::new(
+        name.clone(),
+        "A tool added at run time.",
+        json!({"type": "object", "properties": {}}),
+    );
     registry.register(Grown(spec)).map_err(ToolError::failed)?;
     session.notify_tool_list_changed().await?;
     Ok(format!("added {name}"))
@@ -320,22 +350,30 @@ impl ResourceSource for Resources {
     }
 
     fn templates(&self) -> Vec<Value> {
-        vec![json!({"uriTemplate": "test://template/{id}/data", "name": "template", "title": "Resource Template", "description": "A resource template with parameter substitution", "mimeType": "application/json"})]
+        vec![
+            json!({"uriTemplate": "test://template/{id}/data", "name": "template", "title": "Resource Template", "description": "A resource template with parameter substitution", "mimeType": "application/json"}),
+        ]
     }
 
     async fn read(&self, uri: &str) -> Result<Value, String> {
         let text = |text: &str, mime: &str| json!({"contents": [{"uri": uri, "mimeType": mime, "text": text}]});
         match uri {
-            "test://static-text" => Ok(text("This is the content of the static text resource.", "text/plain")),
+            "test://static-text" => Ok(text(
+                "This is the content of the static text resource.",
+                "text/plain",
+            )),
             "test://watched-resource" => Ok(text("Watched resource content", "text/plain")),
-            "test://static-binary" => Ok(json!({"contents": [{"uri": uri, "mimeType": "image/png", "blob": IMAGE}]})),
+            "test://static-binary" => {
+                Ok(json!({"contents": [{"uri": uri, "mimeType": "image/png", "blob": IMAGE}]}))
+            }
             _ => {
                 let id = uri
                     .strip_prefix("test://template/")
                     .and_then(|rest| rest.strip_suffix("/data"))
                     .filter(|id| !id.is_empty() && !id.contains('/'))
                     .ok_or_else(|| format!("no resource `{uri}`"))?;
-                let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                let data =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
                 Ok(text(&data.to_string(), "application/json"))
             }
         }
@@ -416,7 +454,9 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(json_schema_tool()),
     ];
     for tool in tools {
-        registry.register_arc(tool).expect("fixture tools are valid");
+        registry
+            .register_arc(tool)
+            .expect("fixture tools are valid");
     }
     Arc::new(registry)
 }
@@ -447,7 +487,9 @@ async fn main() -> std::io::Result<()> {
                 .await
         }
         _ => {
-            eprintln!("usage: mcp-fixture-server (--stdio | --http PORT [--stateless]) [--page-size N]");
+            eprintln!(
+                "usage: mcp-fixture-server (--stdio | --http PORT [--stateless]) [--page-size N]"
+            );
             std::process::exit(2);
         }
     }

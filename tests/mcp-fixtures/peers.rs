@@ -9,7 +9,10 @@ use std::process::{Child, Command, Stdio};
 
 /// The workspace's root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The folder the peers are installed in; fails the test with what to run when they are not.
@@ -32,7 +35,11 @@ pub fn node() -> PathBuf {
 /// The entry script of an installed npm package.
 pub fn npm_script(package: &str, script: &str) -> PathBuf {
     let path = peers().join("npm/node_modules").join(package).join(script);
-    assert!(path.exists(), "{} is missing: run scripts/mcp_peers.sh", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/mcp_peers.sh",
+        path.display()
+    );
     path
 }
 
@@ -102,7 +109,11 @@ pub fn node_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running
         .expect("node starts");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "{} did not listen on {port}", script.display());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} did not listen on {port}",
+            script.display()
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     Running {

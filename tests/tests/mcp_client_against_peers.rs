@@ -51,13 +51,21 @@ async fn everything_over_stdio_lists_calls_reads_and_times_out() {
         "mcp_everything_prompt_simple-prompt",
         "mcp_everything_prompt_args-prompt",
     ] {
-        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing from {names:?}"
+        );
     }
 
     // Tools: called under their original names, arguments cast leniently first.
     let echo = call(&registry, "mcp_everything_echo", json!({"message": "hi"})).await;
     assert_eq!(echo.content, "Echo: hi");
-    let sum = call(&registry, "mcp_everything_get-sum", json!({"a": "2", "b": 3})).await;
+    let sum = call(
+        &registry,
+        "mcp_everything_get-sum",
+        json!({"a": "2", "b": 3}),
+    )
+    .await;
     assert!(!sum.is_error && sum.content.contains('5'), "{sum:?}");
 
     // Annotations cross over.
@@ -68,33 +76,78 @@ async fn everything_over_stdio_lists_calls_reads_and_times_out() {
     let image = call(&registry, "mcp_everything_get-tiny-image", json!({})).await;
     assert_eq!(image.images.len(), 1, "{image:?}");
     assert_eq!(image.images[0].mime_type, "image/png");
-    let weather = call(&registry, "mcp_everything_get-structured-content", json!({"location": "New York"})).await;
+    let weather = call(
+        &registry,
+        "mcp_everything_get-structured-content",
+        json!({"location": "New York"}),
+    )
+    .await;
     let structured = weather.structured.as_deref().expect("structured content");
     assert!(structured.get("temperature").is_some(), "{structured}");
-    assert!(registry.get("mcp_everything_get-structured-content").unwrap().spec().output_schema.is_some());
+    assert!(
+        registry
+            .get("mcp_everything_get-structured-content")
+            .unwrap()
+            .spec()
+            .output_schema
+            .is_some()
+    );
 
     // Invalid arguments never reach the server: the registry explains.
     let missing = call(&registry, "mcp_everything_get-sum", json!({"a": 1})).await;
-    assert!(missing.is_error && missing.content.contains('b'), "{missing:?}");
+    assert!(
+        missing.is_error && missing.content.contains('b'),
+        "{missing:?}"
+    );
 
     // Prompts are tools whose arguments are parameters.
-    let prompt_spec = registry.get("mcp_everything_prompt_args-prompt").unwrap().spec().clone();
+    let prompt_spec = registry
+        .get("mcp_everything_prompt_args-prompt")
+        .unwrap()
+        .spec()
+        .clone();
     assert_eq!(prompt_spec.input_schema["required"], json!(["city"]));
     assert!(prompt_spec.annotations.read_only);
-    let prompt = call(&registry, "mcp_everything_prompt_args-prompt", json!({"city": "Lisbon"})).await;
-    assert!(!prompt.is_error && prompt.content.contains("Lisbon"), "{prompt:?}");
+    let prompt = call(
+        &registry,
+        "mcp_everything_prompt_args-prompt",
+        json!({"city": "Lisbon"}),
+    )
+    .await;
+    assert!(
+        !prompt.is_error && prompt.content.contains("Lisbon"),
+        "{prompt:?}"
+    );
     let simple = call(&registry, "mcp_everything_prompt_simple-prompt", json!({})).await;
     assert!(simple.content.starts_with("user: "), "{simple:?}");
 
     // A resource the server added at run time (a gzipped file) is a read-only tool.
     let gz = call(&registry, "mcp_everything_gzip-file-as-resource", json!({"name": "notes.txt.gz", "data": "data:text/plain;base64,aGVsbG8gd29ybGQ=", "outputType": "resource"})).await;
     assert!(!gz.is_error, "{gz:?}");
-    assert!(gz.attachments.iter().any(|a| matches!(a, Attachment::Resource { .. })), "{gz:?}");
+    assert!(
+        gz.attachments
+            .iter()
+            .any(|a| matches!(a, Attachment::Resource { .. })),
+        "{gz:?}"
+    );
 
     // A call longer than toolTimeout becomes an error result, and the server still answers after.
-    let slow = call(&registry, "mcp_everything_trigger-long-running-operation", json!({"duration": 6, "steps": 3})).await;
-    assert!(slow.is_error && slow.content.contains("did not answer within"), "{slow:?}");
-    let again = call(&registry, "mcp_everything_echo", json!({"message": "after"})).await;
+    let slow = call(
+        &registry,
+        "mcp_everything_trigger-long-running-operation",
+        json!({"duration": 6, "steps": 3}),
+    )
+    .await;
+    assert!(
+        slow.is_error && slow.content.contains("did not answer within"),
+        "{slow:?}"
+    );
+    let again = call(
+        &registry,
+        "mcp_everything_echo",
+        json!({"message": "after"}),
+    )
+    .await;
     assert_eq!(again.content, "Echo: after");
     clients.disconnect().await;
 }
@@ -103,14 +156,25 @@ async fn everything_over_stdio_lists_calls_reads_and_times_out() {
 async fn everything_resources_become_read_only_tools() {
     // Resources the server lists at start: run with a resource it registers.
     let (registry, clients) = mount(everything_stdio(json!({}))).await;
-    let resources: Vec<String> = registry.names().into_iter().filter(|n| n.starts_with("mcp_everything_resource_")).collect();
-    assert!(!resources.is_empty(), "no resources in {:?}", registry.names());
+    let resources: Vec<String> = registry
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with("mcp_everything_resource_"))
+        .collect();
+    assert!(
+        !resources.is_empty(),
+        "no resources in {:?}",
+        registry.names()
+    );
     for name in &resources {
         let tool = registry.get(name).unwrap();
         assert!(tool.spec().annotations.read_only);
         let out = call(&registry, name, json!({})).await;
         assert!(!out.is_error, "{name}: {out:?}");
-        assert!(!out.content.is_empty() || !out.attachments.is_empty(), "{name}: {out:?}");
+        assert!(
+            !out.content.is_empty() || !out.attachments.is_empty(),
+            "{name}: {out:?}"
+        );
     }
     clients.disconnect().await;
 }
@@ -121,13 +185,29 @@ async fn everything_over_streamable_http_and_sse() {
     let http = peers::node_http(&script, &["streamableHttp"], peers::free_port(), "/mcp");
     let sse = peers::node_http(&script, &["sse"], peers::free_port(), "/sse");
     // The transports are inferred from the URLs.
-    let (registry, clients) = mount(json!({"web": {"url": http.url}, "old": {"url": sse.url}})).await;
+    let (registry, clients) =
+        mount(json!({"web": {"url": http.url}, "old": {"url": sse.url}})).await;
     for server in ["web", "old"] {
-        let echo = call(&registry, &format!("mcp_{server}_echo"), json!({"message": server})).await;
+        let echo = call(
+            &registry,
+            &format!("mcp_{server}_echo"),
+            json!({"message": server}),
+        )
+        .await;
         assert_eq!(echo.content, format!("Echo: {server}"), "{echo:?}");
-        let sum = call(&registry, &format!("mcp_{server}_get-sum"), json!({"a": 40, "b": 2})).await;
+        let sum = call(
+            &registry,
+            &format!("mcp_{server}_get-sum"),
+            json!({"a": 40, "b": 2}),
+        )
+        .await;
         assert!(sum.content.contains("42"), "{sum:?}");
-        let prompt = call(&registry, &format!("mcp_{server}_prompt_args-prompt"), json!({"city": "Oslo"})).await;
+        let prompt = call(
+            &registry,
+            &format!("mcp_{server}_prompt_args-prompt"),
+            json!({"city": "Oslo"}),
+        )
+        .await;
         assert!(prompt.content.contains("Oslo"), "{prompt:?}");
     }
     clients.disconnect().await;
@@ -147,19 +227,50 @@ async fn filesystem_over_stdio_reads_lists_and_refuses() {
     .await;
     // Only the enabled tools, by raw or wrapped name.
     let tools: Vec<String> = registry.names();
-    assert_eq!(tools, ["mcp_fs_list_directory", "mcp_fs_read_text_file", "mcp_fs_write_file"]);
+    assert_eq!(
+        tools,
+        [
+            "mcp_fs_list_directory",
+            "mcp_fs_read_text_file",
+            "mcp_fs_write_file"
+        ]
+    );
     let write = registry.get("mcp_fs_write_file").unwrap().spec().clone();
     assert!(!write.annotations.read_only);
 
-    let read = call(&registry, "mcp_fs_read_text_file", json!({"path": dir.join("hello.txt")})).await;
-    assert!(!read.is_error && read.content.contains("hello from the workspace"), "{read:?}");
+    let read = call(
+        &registry,
+        "mcp_fs_read_text_file",
+        json!({"path": dir.join("hello.txt")}),
+    )
+    .await;
+    assert!(
+        !read.is_error && read.content.contains("hello from the workspace"),
+        "{read:?}"
+    );
     let list = call(&registry, "mcp_fs_list_directory", json!({"path": dir})).await;
-    assert!(list.content.contains("hello.txt") && list.content.contains("sub"), "{list:?}");
-    let wrote = call(&registry, "mcp_fs_write_file", json!({"path": dir.join("new.txt"), "content": "made"})).await;
+    assert!(
+        list.content.contains("hello.txt") && list.content.contains("sub"),
+        "{list:?}"
+    );
+    let wrote = call(
+        &registry,
+        "mcp_fs_write_file",
+        json!({"path": dir.join("new.txt"), "content": "made"}),
+    )
+    .await;
     assert!(!wrote.is_error, "{wrote:?}");
-    assert_eq!(std::fs::read_to_string(dir.join("new.txt")).unwrap(), "made");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("new.txt")).unwrap(),
+        "made"
+    );
     // The server's refusal (a path outside its roots) is an error result.
-    let outside = call(&registry, "mcp_fs_read_text_file", json!({"path": "/etc/hostname"})).await;
+    let outside = call(
+        &registry,
+        "mcp_fs_read_text_file",
+        json!({"path": "/etc/hostname"}),
+    )
+    .await;
     assert!(outside.is_error, "{outside:?}");
     clients.disconnect().await;
     let _ = std::fs::remove_dir_all(&dir);
@@ -177,18 +288,27 @@ fn fixture_stdio(extra: Value) -> Value {
 async fn a_crashed_server_is_an_error_then_restarted_and_a_hung_one_times_out() {
     let (registry, clients) = mount(fixture_stdio(json!({"toolTimeout": 1}))).await;
     let crashed = call(&registry, "mcp_fx_crash", json!({})).await;
-    assert!(crashed.is_error && crashed.content.contains("closed the connection"), "{crashed:?}");
+    assert!(
+        crashed.is_error && crashed.content.contains("closed the connection"),
+        "{crashed:?}"
+    );
     // The next call starts the server again.
     let echo = call(&registry, "mcp_fx_echo", json!({"message": "back"})).await;
     assert_eq!(echo.content, "Echo: back", "{echo:?}");
     // A server that does not answer is timed out; the session survives.
     let hung = call(&registry, "mcp_fx_slow", json!({"seconds": 20})).await;
-    assert!(hung.is_error && hung.content.contains("did not answer within 1s"), "{hung:?}");
+    assert!(
+        hung.is_error && hung.content.contains("did not answer within 1s"),
+        "{hung:?}"
+    );
     let echo = call(&registry, "mcp_fx_echo", json!({"message": "still"})).await;
     assert_eq!(echo.content, "Echo: still");
     // The server's own failure is an error result with its message.
     let failed = call(&registry, "mcp_fx_test_error_handling", json!({})).await;
-    assert!(failed.is_error && failed.content.contains("intentionally returns an error"), "{failed:?}");
+    assert!(
+        failed.is_error && failed.content.contains("intentionally returns an error"),
+        "{failed:?}"
+    );
     clients.disconnect().await;
 }
 
@@ -196,25 +316,51 @@ async fn a_crashed_server_is_an_error_then_restarted_and_a_hung_one_times_out() 
 async fn audio_embedded_resources_and_mixed_content_are_carried() {
     let (registry, clients) = mount(fixture_stdio(json!({}))).await;
     let audio = call(&registry, "mcp_fx_test_audio_content", json!({})).await;
-    assert!(matches!(&audio.attachments[..], [Attachment::Audio { mime_type, .. }] if mime_type == "audio/wav"), "{audio:?}");
+    assert!(
+        matches!(&audio.attachments[..], [Attachment::Audio { mime_type, .. }] if mime_type == "audio/wav"),
+        "{audio:?}"
+    );
     let embedded = call(&registry, "mcp_fx_test_embedded_resource", json!({})).await;
     assert_eq!(embedded.content, "This is an embedded resource content.");
-    assert!(matches!(&embedded.attachments[..], [Attachment::Resource { uri, .. }] if uri == "test://embedded-resource"));
+    assert!(
+        matches!(&embedded.attachments[..], [Attachment::Resource { uri, .. }] if uri == "test://embedded-resource")
+    );
     let mixed = call(&registry, "mcp_fx_test_multiple_content_types", json!({})).await;
-    assert!(mixed.content.starts_with("Multiple content types test:"), "{mixed:?}");
+    assert!(
+        mixed.content.starts_with("Multiple content types test:"),
+        "{mixed:?}"
+    );
     assert_eq!((mixed.images.len(), mixed.attachments.len()), (1, 1));
     let weather = call(&registry, "mcp_fx_weather", json!({"city": "Oslo"})).await;
-    assert_eq!(weather.structured.as_deref(), Some(&json!({"city": "Oslo", "celsius": 21})));
+    assert_eq!(
+        weather.structured.as_deref(),
+        Some(&json!({"city": "Oslo", "celsius": 21}))
+    );
     let spec = registry.get("mcp_fx_weather").unwrap().spec().clone();
-    assert!(spec.output_schema.is_some() && spec.annotations.open_world && spec.annotations.idempotent);
+    assert!(
+        spec.output_schema.is_some() && spec.annotations.open_world && spec.annotations.idempotent
+    );
     // Resources and prompts of our own server, too.
     let text = call(&registry, "mcp_fx_resource_static-text", json!({})).await;
-    assert_eq!(text.content, "This is the content of the static text resource.");
+    assert_eq!(
+        text.content,
+        "This is the content of the static text resource."
+    );
     let binary = call(&registry, "mcp_fx_resource_static-binary", json!({})).await;
-    assert!(binary.content.starts_with("[resource test://static-binary (image/png)"), "{binary:?}");
+    assert!(
+        binary
+            .content
+            .starts_with("[resource test://static-binary (image/png)"),
+        "{binary:?}"
+    );
     let prompt = call(&registry, "mcp_fx_prompt_test_prompt_with_image", json!({})).await;
     assert_eq!(prompt.images.len(), 1);
-    assert!(prompt.content.ends_with("user: Please analyze the image above."), "{prompt:?}");
+    assert!(
+        prompt
+            .content
+            .ends_with("user: Please analyze the image above."),
+        "{prompt:?}"
+    );
     clients.disconnect().await;
 }
 
@@ -227,7 +373,11 @@ async fn a_list_changed_notification_refreshes_the_registry() {
     assert_eq!(out.content, "added grown_1", "{out:?}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !registry.contains("mcp_fx_grown_1") {
-        assert!(std::time::Instant::now() < deadline, "the new tool never appeared: {:?}", registry.names());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new tool never appeared: {:?}",
+            registry.names()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(registry.len(), before + 1);
@@ -240,7 +390,9 @@ async fn a_list_changed_notification_refreshes_the_registry() {
 async fn a_server_not_up_yet_is_retried_on_the_next_connect() {
     let port = peers::free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let config = McpConfig::from_json(&json!({"mcpServers": {"late": {"url": url, "toolTimeout": 5}}})).unwrap();
+    let config =
+        McpConfig::from_json(&json!({"mcpServers": {"late": {"url": url, "toolTimeout": 5}}}))
+            .unwrap();
     let registry = Arc::new(ToolRegistry::new());
     let clients = McpClients::new(config, &registry);
     let first = clients.connect().await;
@@ -253,8 +405,15 @@ async fn a_server_not_up_yet_is_retried_on_the_next_connect() {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
-        peers::Running { child, url: url.clone() }
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        peers::Running {
+            child,
+            url: url.clone(),
+        }
     };
     let second = clients.connect().await;
     assert!(matches!(second[0].1, Ok(n) if n > 10), "{second:?}");
@@ -266,7 +425,8 @@ async fn a_server_not_up_yet_is_retried_on_the_next_connect() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_never_bring_the_host_down() {
     let script = peers::root().join("tests/mcp-fixtures/malformed_server.py");
-    let (registry, clients) = mount(json!({"bad": {"command": "python3", "args": [script], "toolTimeout": 3}})).await;
+    let (registry, clients) =
+        mount(json!({"bad": {"command": "python3", "args": [script], "toolTimeout": 3}})).await;
     assert_eq!(registry.names(), ["mcp_bad_fine", "mcp_bad_garbled"]);
     let garbled = call(&registry, "mcp_bad_garbled", json!({})).await;
     assert!(garbled.is_error, "{garbled:?}");

@@ -36,11 +36,24 @@ fn every_active_server_scenario_passes() {
     let summary = &output[output.find("=== SUMMARY ===").unwrap_or(0)..];
     println!("{summary}");
     assert!(ok, "the conformance suite failed:\n{output}");
-    let total = summary.lines().find(|l| l.starts_with("Total:")).expect("a total line");
+    let total = summary
+        .lines()
+        .find(|l| l.starts_with("Total:"))
+        .expect("a total line");
     assert!(total.ends_with(" 0 failed"), "{total}");
     // Every scenario the suite lists as active was run.
-    for scenario in ["server-initialize", "tools-call-with-progress", "tools-call-elicitation", "resources-subscribe", "prompts-get-with-image", "dns-rebinding-protection"] {
-        assert!(summary.contains(&format!("✓ {scenario}:")), "{scenario} missing:\n{summary}");
+    for scenario in [
+        "server-initialize",
+        "tools-call-with-progress",
+        "tools-call-elicitation",
+        "resources-subscribe",
+        "prompts-get-with-image",
+        "dns-rebinding-protection",
+    ] {
+        assert!(
+            summary.contains(&format!("✓ {scenario}:")),
+            "{scenario} missing:\n{summary}"
+        );
     }
     assert!(!summary.contains('✗'), "{summary}");
 }
@@ -48,11 +61,22 @@ fn every_active_server_scenario_passes() {
 #[test]
 fn the_client_scenarios_pass() {
     let client = env!("CARGO_BIN_EXE_mcp-fixture-client");
-    for scenario in ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"] {
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "sse-retry",
+        "elicitation-sep1034-client-defaults",
+    ] {
         let (ok, output) = suite(&["client", "--command", client, "--scenario", scenario]);
         let results = &output[output.find("Test Results:").unwrap_or(0)..];
-        println!("{scenario}: {}", results.lines().nth(1).unwrap_or("").trim());
-        assert!(ok && output.contains("OVERALL: PASSED"), "{scenario} failed:\n{output}");
+        println!(
+            "{scenario}: {}",
+            results.lines().nth(1).unwrap_or("").trim()
+        );
+        assert!(
+            ok && output.contains("OVERALL: PASSED"),
+            "{scenario} failed:\n{output}"
+        );
         assert!(results.contains(" 0 failed"), "{scenario}:\n{results}");
     }
 }

@@ -20,15 +20,18 @@ use tk::{ToolContext, ToolRegistry};
 
 fn python_client(args: &[&str]) -> Value {
     let script = peers::root().join("tests/mcp-fixtures/python_client.py");
-    let out = Command::new(peers::python()).arg(script).args(args).output().unwrap();
+    let out = Command::new(peers::python())
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "the Python client failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout))
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn check_python_session(seen: &Value) {
@@ -40,23 +43,46 @@ fn check_python_session(seen: &Value) {
     // The registry's lenient casting ran: "0" reached the tool as 0.
     assert_eq!(seen["echo_cast"], json!(["slept 0s"]));
     assert_eq!(seen["missing_argument"]["is_error"], true);
-    assert!(seen["missing_argument"]["text"][0].as_str().unwrap().contains("message is required"));
+    assert!(
+        seen["missing_argument"]["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("message is required")
+    );
     assert_eq!(seen["tool_error"]["is_error"], true);
-    assert!(seen["tool_error"]["text"][0].as_str().unwrap().contains("intentionally returns an error"));
+    assert!(
+        seen["tool_error"]["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("intentionally returns an error")
+    );
     assert_eq!(
         seen["progress"],
-        json!([[0.0, 100.0, "Completed step 0 of 100"], [50.0, 100.0, "Completed step 50 of 100"], [100.0, 100.0, "Completed step 100 of 100"]])
+        json!([
+            [0.0, 100.0, "Completed step 0 of 100"],
+            [50.0, 100.0, "Completed step 50 of 100"],
+            [100.0, 100.0, "Completed step 100 of 100"]
+        ])
     );
     assert_eq!(seen["image"], json!(["image"]));
     // Output schemas and structured content of `#[tool]` functions returning a struct.
-    assert_eq!(seen["weather_output_schema"]["properties"]["celsius"]["type"], "integer", "{seen}");
+    assert_eq!(
+        seen["weather_output_schema"]["properties"]["celsius"]["type"], "integer",
+        "{seen}"
+    );
     assert_eq!(seen["weather_open_world"], true);
     assert_eq!(seen["weather"], json!({"city": "Oslo", "celsius": 21}));
 }
 
 #[test]
 fn the_python_client_over_stdio_with_pages() {
-    let seen = python_client(&["stdio", peers::fixture_server(), "--stdio", "--page-size", "5"]);
+    let seen = python_client(&[
+        "stdio",
+        peers::fixture_server(),
+        "--stdio",
+        "--page-size",
+        "5",
+    ]);
     check_python_session(&seen);
     let tools = seen["tools"].as_array().unwrap().len();
     assert_eq!(seen["pages"], json!(tools.div_ceil(5)), "{seen}");
@@ -73,7 +99,10 @@ fn the_python_client_over_streamable_http() {
 /// The Inspector CLI's JSON answer; it exits with an error status exactly
 /// when the call reported an error, which the caller says it expects.
 fn inspector_expecting(args: &[&str], success: bool) -> Value {
-    let launcher = peers::npm_script("@modelcontextprotocol/inspector", "clients/launcher/build/index.js");
+    let launcher = peers::npm_script(
+        "@modelcontextprotocol/inspector",
+        "clients/launcher/build/index.js",
+    );
     let catalog = std::env::temp_dir().join(format!("mcp-inspector-{}.json", std::process::id()));
     let out = Command::new(peers::node())
         .arg(launcher)
@@ -106,19 +135,83 @@ fn the_inspector_cli_over_stdio_and_stateless_http() {
         let tools = list["tools"].as_array().unwrap();
         let echo = tools.iter().find(|t| t["name"] == "echo").unwrap();
         assert_eq!(echo["annotations"]["readOnlyHint"], true);
-        assert_eq!(echo["inputSchema"]["properties"]["message"]["type"], "string");
+        assert_eq!(
+            echo["inputSchema"]["properties"]["message"]["type"],
+            "string"
+        );
 
-        let call = inspector(&[target, &["--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=inspected"]].concat());
-        assert_eq!(call["content"], json!([{"type": "text", "text": "Echo: inspected"}]), "{call}");
+        let call = inspector(
+            &[
+                target,
+                &[
+                    "--method",
+                    "tools/call",
+                    "--tool-name",
+                    "echo",
+                    "--tool-arg",
+                    "message=inspected",
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(
+            call["content"],
+            json!([{"type": "text", "text": "Echo: inspected"}]),
+            "{call}"
+        );
 
-        let failed = inspector_expecting(&[target, &["--method", "tools/call", "--tool-name", "slow", "--tool-arg", "seconds=999"]].concat(), false);
+        let failed = inspector_expecting(
+            &[
+                target,
+                &[
+                    "--method",
+                    "tools/call",
+                    "--tool-name",
+                    "slow",
+                    "--tool-arg",
+                    "seconds=999",
+                ],
+            ]
+            .concat(),
+            false,
+        );
         assert_eq!(failed["isError"], true, "{failed}");
-        assert!(failed["content"][0]["text"].as_str().unwrap().contains("seconds"), "{failed}");
+        assert!(
+            failed["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("seconds"),
+            "{failed}"
+        );
 
         let resources = inspector(&[target, &["--method", "resources/list"]].concat());
-        assert!(resources["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "test://static-text"), "{resources}");
-        let prompt = inspector(&[target, &["--method", "prompts/get", "--prompt-name", "test_prompt_with_arguments", "--prompt-args", "arg1=a", "arg2=b"]].concat());
-        assert_eq!(prompt["messages"][0]["content"]["text"], "Prompt with arguments: arg1='a', arg2='b'", "{prompt}");
+        assert!(
+            resources["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["uri"] == "test://static-text"),
+            "{resources}"
+        );
+        let prompt = inspector(
+            &[
+                target,
+                &[
+                    "--method",
+                    "prompts/get",
+                    "--prompt-name",
+                    "test_prompt_with_arguments",
+                    "--prompt-args",
+                    "arg1=a",
+                    "arg2=b",
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(
+            prompt["messages"][0]["content"]["text"], "Prompt with arguments: arg1='a', arg2='b'",
+            "{prompt}"
+        );
     }
 }
 
@@ -139,11 +232,16 @@ async fn a_cancelled_call_reaches_the_tools_token() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         token.cancel();
     });
-    let out = registry.call("mcp_fx_wait_for_cancel", json!({"marker": marker}), &ctx).await;
+    let out = registry
+        .call("mcp_fx_wait_for_cancel", json!({"marker": marker}), &ctx)
+        .await;
     assert!(out.is_error && out.content.contains("cancelled"), "{out:?}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !marker.exists() {
-        assert!(std::time::Instant::now() < deadline, "the server's tool never saw the cancellation");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server's tool never saw the cancellation"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
@@ -156,7 +254,9 @@ fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap());
     let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let body = body.to_string();
     let mut request = format!(
         "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -173,7 +273,11 @@ fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
     stream.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
-    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     (status, response)
 }
 
@@ -190,9 +294,17 @@ fn foreign_hosts_and_origins_are_refused() {
     assert_eq!(ok, 200);
     let (host, _) = post(&server.url, &[("Host", "evil.example:80")], &initialize());
     assert_eq!(host, 403, "a rebound DNS name must be refused");
-    let (origin, _) = post(&server.url, &[("Origin", "http://evil.example")], &initialize());
+    let (origin, _) = post(
+        &server.url,
+        &[("Origin", "http://evil.example")],
+        &initialize(),
+    );
     assert_eq!(origin, 403, "a foreign browser origin must be refused");
-    let (local_origin, _) = post(&server.url, &[("Origin", "http://localhost:5173")], &initialize());
+    let (local_origin, _) = post(
+        &server.url,
+        &[("Origin", "http://localhost:5173")],
+        &initialize(),
+    );
     assert_eq!(local_origin, 200);
 }
 
@@ -203,7 +315,10 @@ fn stateless_servers_answer_any_request_without_a_session() {
     let b = peers::fixture_http(&["--stateless"]);
     let (status, response) = post(&a.url, &[], &initialize());
     assert_eq!(status, 200, "{response}");
-    assert!(!response.to_ascii_lowercase().contains("mcp-session-id"), "{response}");
+    assert!(
+        !response.to_ascii_lowercase().contains("mcp-session-id"),
+        "{response}"
+    );
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "balanced"}}});
     let (status, response) = post(&b.url, &[("MCP-Protocol-Version", "2025-11-25")], &call);
     assert_eq!(status, 200, "{response}");

@@ -157,9 +157,13 @@ impl McpConfig {
             .collect::<Result<_, _>>()?;
         Ok(Self { servers })
     }
+}
+
+impl std::str::FromStr for McpConfig {
+    type Err = ConfigError;
 
     /// Parse a configuration file's text (JSON).
-    pub fn from_str(text: &str) -> Result<Self, ConfigError> {
+    fn from_str(text: &str) -> Result<Self, ConfigError> {
         let document: Value = serde_json::from_str(text).map_err(|e| ConfigError {
             server: String::new(),
             key: "mcpServers".into(),
@@ -181,10 +185,7 @@ impl ServerConfig {
             return Err(err("", "a server needs a non-empty name".into()));
         }
         let Value::Object(entry) = entry else {
-            return Err(err(
-                "",
-                format!("expected an object, got {}", kind(entry)),
-            ));
+            return Err(err("", format!("expected an object, got {}", kind(entry))));
         };
         if let Some(unknown) = entry.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(err(
@@ -195,7 +196,10 @@ impl ServerConfig {
                 ),
             ));
         }
-        let fields = Fields { server: name, entry };
+        let fields = Fields {
+            server: name,
+            entry,
+        };
         let command = fields.string("command")?;
         let url = fields.string("url")?;
         let kind_name = fields.string("type")?;
@@ -260,10 +264,7 @@ impl ServerConfig {
             }
         } else {
             let Some(url) = url else {
-                return Err(err(
-                    "url",
-                    format!("a `{kind_name}` server needs a `url`"),
-                ));
+                return Err(err("url", format!("a `{kind_name}` server needs a `url`")));
             };
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(err(
@@ -355,7 +356,11 @@ fn kind(value: &Value) -> &'static str {
 fn show(value: &Value) -> String {
     let text = value.to_string();
     if text.len() > 60 {
-        format!("{} ({}…)", kind(value), &text[..text.floor_char_boundary_compat(57)])
+        format!(
+            "{} ({}…)",
+            kind(value),
+            &text[..text.floor_char_boundary_compat(57)]
+        )
     } else {
         format!("{} ({text})", kind(value))
     }
@@ -386,7 +391,8 @@ mod tests {
 
     #[test]
     fn transports_are_inferred() {
-        let stdio = one(json!({"command": "npx", "args": ["a"], "env": {"K": "v"}, "cwd": "/tmp"})).unwrap();
+        let stdio = one(json!({"command": "npx", "args": ["a"], "env": {"K": "v"}, "cwd": "/tmp"}))
+            .unwrap();
         assert_eq!(
             stdio.transport,
             Transport::Stdio {
@@ -396,19 +402,31 @@ mod tests {
                 cwd: Some("/tmp".into())
             }
         );
-        assert!(matches!(one(json!({"url": "http://h/sse"})).unwrap().transport, Transport::Sse { .. }));
-        assert!(matches!(one(json!({"url": "http://h/sse/"})).unwrap().transport, Transport::Sse { .. }));
         assert!(matches!(
-            one(json!({"url": "http://h/mcp", "headers": {"A": "b"}})).unwrap().transport,
+            one(json!({"url": "http://h/sse"})).unwrap().transport,
+            Transport::Sse { .. }
+        ));
+        assert!(matches!(
+            one(json!({"url": "http://h/sse/"})).unwrap().transport,
+            Transport::Sse { .. }
+        ));
+        assert!(matches!(
+            one(json!({"url": "http://h/mcp", "headers": {"A": "b"}}))
+                .unwrap()
+                .transport,
             Transport::StreamableHttp { .. }
         ));
         // An explicit type wins over the inference.
         assert!(matches!(
-            one(json!({"url": "http://h/sse", "type": "streamableHttp"})).unwrap().transport,
+            one(json!({"url": "http://h/sse", "type": "streamableHttp"}))
+                .unwrap()
+                .transport,
             Transport::StreamableHttp { .. }
         ));
         assert!(matches!(
-            one(json!({"url": "http://h/events", "type": "sse"})).unwrap().transport,
+            one(json!({"url": "http://h/events", "type": "sse"}))
+                .unwrap()
+                .transport,
             Transport::Sse { .. }
         ));
     }
@@ -433,19 +451,58 @@ mod tests {
     #[test]
     fn mistakes_name_the_server_and_the_key() {
         let cases = [
-            (json!({"command": 3}), "MCP server `srv`: `command` must be a string, got a number (3)"),
-            (json!({"command": "x", "args": "a b"}), "MCP server `srv`: `args` must be a list of strings, got a string (\"a b\")"),
-            (json!({"command": "x", "args": [1]}), "MCP server `srv`: `args` must be a list of strings, got a number (1)"),
-            (json!({"command": "x", "env": ["A"]}), "MCP server `srv`: `env` must be an object of strings, got a list ([\"A\"])"),
-            (json!({"url": "http://h", "headers": {"A": {}}}), "MCP server `srv`: `headers` must be an object of strings, got an object ({})"),
-            (json!({"command": "x", "toolTimeout": "30"}), "MCP server `srv`: `toolTimeout` must be a positive number of seconds, got a string (\"30\")"),
-            (json!({"command": "x", "toolTimeout": 0}), "MCP server `srv`: `toolTimeout` must be a positive number of seconds, got a number (0)"),
-            (json!({"command": "x", "type": "websocket"}), "MCP server `srv`: unknown transport type `websocket`; expected `stdio`, `sse` or `streamableHttp`"),
-            (json!({"type": "sse"}), "MCP server `srv`: a `sse` server needs a `url`"),
-            (json!({"type": "stdio", "url": "http://h"}), "MCP server `srv`: a stdio server needs a non-empty `command`"),
-            (json!({}), "MCP server `srv`: needs `command` (a local server) or `url` (a remote one)"),
-            (json!({"url": "ftp://h"}), "MCP server `srv`: `url` must start with http:// or https://, got `ftp://h`"),
-            (json!("npx"), "MCP server `srv`: expected an object, got a string"),
+            (
+                json!({"command": 3}),
+                "MCP server `srv`: `command` must be a string, got a number (3)",
+            ),
+            (
+                json!({"command": "x", "args": "a b"}),
+                "MCP server `srv`: `args` must be a list of strings, got a string (\"a b\")",
+            ),
+            (
+                json!({"command": "x", "args": [1]}),
+                "MCP server `srv`: `args` must be a list of strings, got a number (1)",
+            ),
+            (
+                json!({"command": "x", "env": ["A"]}),
+                "MCP server `srv`: `env` must be an object of strings, got a list ([\"A\"])",
+            ),
+            (
+                json!({"url": "http://h", "headers": {"A": {}}}),
+                "MCP server `srv`: `headers` must be an object of strings, got an object ({})",
+            ),
+            (
+                json!({"command": "x", "toolTimeout": "30"}),
+                "MCP server `srv`: `toolTimeout` must be a positive number of seconds, got a string (\"30\")",
+            ),
+            (
+                json!({"command": "x", "toolTimeout": 0}),
+                "MCP server `srv`: `toolTimeout` must be a positive number of seconds, got a number (0)",
+            ),
+            (
+                json!({"command": "x", "type": "websocket"}),
+                "MCP server `srv`: unknown transport type `websocket`; expected `stdio`, `sse` or `streamableHttp`",
+            ),
+            (
+                json!({"type": "sse"}),
+                "MCP server `srv`: a `sse` server needs a `url`",
+            ),
+            (
+                json!({"type": "stdio", "url": "http://h"}),
+                "MCP server `srv`: a stdio server needs a non-empty `command`",
+            ),
+            (
+                json!({}),
+                "MCP server `srv`: needs `command` (a local server) or `url` (a remote one)",
+            ),
+            (
+                json!({"url": "ftp://h"}),
+                "MCP server `srv`: `url` must start with http:// or https://, got `ftp://h`",
+            ),
+            (
+                json!("npx"),
+                "MCP server `srv`: expected an object, got a string",
+            ),
         ];
         for (entry, expected) in cases {
             let err = one(entry.clone()).unwrap_err();
@@ -458,14 +515,28 @@ mod tests {
 
     #[test]
     fn servers_are_found_at_the_top_or_under_tools() {
-        let top = McpConfig::from_json(&json!({"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://h/mcp"}}})).unwrap();
-        assert_eq!(top.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
-        let nested = McpConfig::from_json(&json!({"tools": {"mcpServers": {"a": {"command": "x"}}}})).unwrap();
+        let top = McpConfig::from_json(
+            &json!({"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://h/mcp"}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            top.servers
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        let nested =
+            McpConfig::from_json(&json!({"tools": {"mcpServers": {"a": {"command": "x"}}}}))
+                .unwrap();
         assert_eq!(nested.servers.len(), 1);
         assert!(McpConfig::from_json(&json!({})).unwrap().servers.is_empty());
         let err = McpConfig::from_json(&json!({"mcpServers": []})).unwrap_err();
-        assert_eq!(err.to_string(), "MCP configuration: `mcpServers`: expected an object of servers, got a list");
-        let err = McpConfig::from_str("{").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "MCP configuration: `mcpServers`: expected an object of servers, got a list"
+        );
+        let err = "{".parse::<McpConfig>().unwrap_err();
         assert!(err.to_string().contains("not valid JSON"));
     }
 }

@@ -12,7 +12,11 @@ use crate::tool::{ToolAnnotations, ToolSpec};
 /// specification's defaults for hints that are absent: not read-only,
 /// destructive unless read-only, not idempotent, open world.
 pub fn annotations_from_mcp(annotations: Option<&Value>) -> ToolAnnotations {
-    let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool);
+    let hint = |key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+    };
     let read_only = hint("readOnlyHint").unwrap_or(false);
     ToolAnnotations {
         read_only,
@@ -106,7 +110,13 @@ pub fn add_content_block(out: &mut ToolOutput, texts: &mut Vec<String>, block: &
         "resource" => {
             let resource = block.get("resource").cloned().unwrap_or_default();
             let attachment = resource_attachment(&resource);
-            if let Attachment::Resource { uri, text, blob, mime_type } = &attachment {
+            if let Attachment::Resource {
+                uri,
+                text,
+                blob,
+                mime_type,
+            } = &attachment
+            {
                 match (text, blob) {
                     (Some(text), _) => texts.push(text.clone()),
                     (None, Some(blob)) => texts.push(format!(
@@ -120,7 +130,11 @@ pub fn add_content_block(out: &mut ToolOutput, texts: &mut Vec<String>, block: &
             out.attachments.push(attachment);
         }
         "resource_link" => {
-            texts.push(format!("[resource link: {} {}]", str_of("uri"), str_of("name")).trim_end().replace(" ]", "]"));
+            texts.push(
+                format!("[resource link: {} {}]", str_of("uri"), str_of("name"))
+                    .trim_end()
+                    .replace(" ]", "]"),
+            );
         }
         other => texts.push(format!("[unsupported content type `{other}`]")),
     }
@@ -166,7 +180,12 @@ pub fn content_of_attachment(attachment: &Attachment) -> Value {
         Attachment::Audio { data, mime_type } => {
             json!({"type": "audio", "data": data, "mimeType": mime_type})
         }
-        Attachment::Resource { uri, mime_type, text, blob } => {
+        Attachment::Resource {
+            uri,
+            mime_type,
+            text,
+            blob,
+        } => {
             let mut resource = Map::new();
             resource.insert("uri".into(), json!(uri));
             if let Some(mime) = mime_type {
@@ -174,7 +193,9 @@ pub fn content_of_attachment(attachment: &Attachment) -> Value {
             }
             match (text, blob) {
                 (Some(text), _) => resource.insert("text".into(), json!(text)),
-                (None, blob) => resource.insert("blob".into(), json!(blob.as_deref().unwrap_or(""))),
+                (None, blob) => {
+                    resource.insert("blob".into(), json!(blob.as_deref().unwrap_or("")))
+                }
             };
             json!({"type": "resource", "resource": resource})
         }
@@ -189,17 +210,32 @@ mod tests {
     fn absent_hints_take_the_specifications_defaults() {
         let none = annotations_from_mcp(None);
         assert!(!none.read_only && none.destructive && !none.idempotent && none.open_world);
-        let read_only = annotations_from_mcp(Some(&json!({"readOnlyHint": true, "destructiveHint": true})));
-        assert!(read_only.read_only && !read_only.destructive, "read-only tools destroy nothing");
+        let read_only = annotations_from_mcp(Some(
+            &json!({"readOnlyHint": true, "destructiveHint": true}),
+        ));
+        assert!(
+            read_only.read_only && !read_only.destructive,
+            "read-only tools destroy nothing"
+        );
         let all = annotations_from_mcp(Some(&json!({
             "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false
         })));
-        assert_eq!(all, ToolAnnotations { idempotent: true, ..Default::default() });
+        assert_eq!(
+            all,
+            ToolAnnotations {
+                idempotent: true,
+                ..Default::default()
+            }
+        );
     }
 
     #[test]
     fn annotations_survive_a_round_trip() {
-        let ours = ToolAnnotations { read_only: true, idempotent: true, ..Default::default() };
+        let ours = ToolAnnotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        };
         assert_eq!(annotations_from_mcp(Some(&annotations_to_mcp(&ours))), ours);
     }
 
@@ -241,7 +277,9 @@ mod tests {
 
     #[test]
     fn is_error_marks_an_error_and_structured_only_results_read_as_json() {
-        let out = output_from_call_result(&json!({"content": [{"type": "text", "text": "no"}], "isError": true}));
+        let out = output_from_call_result(
+            &json!({"content": [{"type": "text", "text": "no"}], "isError": true}),
+        );
         assert!(out.is_error);
         assert_eq!(out.content, "no");
         let out = output_from_call_result(&json!({"content": [], "structuredContent": {"a": 1}}));
@@ -254,7 +292,10 @@ mod tests {
     fn our_results_become_call_results_and_back() {
         let ours = ToolOutput::text("done")
             .with_image("aW1n", "image/png")
-            .with_attachment(Attachment::Audio { data: "YXVk".into(), mime_type: "audio/wav".into() })
+            .with_attachment(Attachment::Audio {
+                data: "YXVk".into(),
+                mime_type: "audio/wav".into(),
+            })
             .with_is_error(true);
         let wire = call_result_from_output(&ours);
         assert_eq!(wire["content"][0], json!({"type": "text", "text": "done"}));
@@ -265,7 +306,8 @@ mod tests {
         assert_eq!(back.images, ours.images);
         assert_eq!(back.attachments, ours.attachments);
         // An image-only result has no empty text block.
-        let image_only = call_result_from_output(&ToolOutput::default().with_image("aW1n", "image/png"));
+        let image_only =
+            call_result_from_output(&ToolOutput::default().with_image("aW1n", "image/png"));
         assert_eq!(image_only["content"].as_array().unwrap().len(), 1);
         assert!(image_only.get("isError").is_none());
     }

@@ -14,5 +14,7 @@ pub mod naming;
 mod server;
 
 pub use client::{McpClients, ServerLink};
-pub use config::{ConfigError, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig, ServerConfig, Transport};
+pub use config::{
+    ConfigError, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig, ServerConfig, Transport,
+};
 pub use server::*;

@@ -65,7 +65,10 @@ impl NameAllocator {
         // the whole stays within 64 characters.
         let mut salt = 0u32;
         loop {
-            let suffix = format!("_{:08x}", fnv1a(format!("{kind:?}:{name}:{salt}").as_bytes()));
+            let suffix = format!(
+                "_{:08x}",
+                fnv1a(format!("{kind:?}:{name}:{salt}").as_bytes())
+            );
             let mut unique = wrapped.clone();
             unique.truncate(64 - suffix.len());
             unique.push_str(&suffix);
@@ -90,10 +93,22 @@ mod tests {
 
     #[test]
     fn names_are_prefixed_and_sanitized() {
-        assert_eq!(wrapped_name("everything", Kind::Tool, "echo"), "mcp_everything_echo");
-        assert_eq!(wrapped_name("a.b", Kind::Tool, "get/thing"), "mcp_a_b_get_thing");
-        assert_eq!(wrapped_name("s", Kind::Prompt, "simple-prompt"), "mcp_s_prompt_simple-prompt");
-        assert_eq!(wrapped_name("s", Kind::Resource, "Résumé"), "mcp_s_resource_R_sum_");
+        assert_eq!(
+            wrapped_name("everything", Kind::Tool, "echo"),
+            "mcp_everything_echo"
+        );
+        assert_eq!(
+            wrapped_name("a.b", Kind::Tool, "get/thing"),
+            "mcp_a_b_get_thing"
+        );
+        assert_eq!(
+            wrapped_name("s", Kind::Prompt, "simple-prompt"),
+            "mcp_s_prompt_simple-prompt"
+        );
+        assert_eq!(
+            wrapped_name("s", Kind::Resource, "Résumé"),
+            "mcp_s_resource_R_sum_"
+        );
         assert_eq!(server_prefix("my.server"), "mcp_my_server_");
     }
 

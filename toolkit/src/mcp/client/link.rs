@@ -38,7 +38,9 @@ pub struct ServerLink {
 
 impl std::fmt::Debug for ServerLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerLink").field("name", &self.config.name).finish()
+        f.debug_struct("ServerLink")
+            .field("name", &self.config.name)
+            .finish()
     }
 }
 
@@ -65,7 +67,10 @@ impl ServerLink {
 
     /// The names of the tools it has mounted.
     pub fn mounted(&self) -> Vec<String> {
-        self.mounted.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.mounted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Whether a session is open now.
@@ -178,7 +183,8 @@ impl ServerLink {
             .ok_or("the registry the MCP tools belong to is gone")?;
         let names: Vec<String> = tools.iter().map(|t| t.spec().name.to_string()).collect();
         let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
-        let owned = |name: &str| mounted.iter().any(|n| n == name) || names.iter().any(|n| n == name);
+        let owned =
+            |name: &str| mounted.iter().any(|n| n == name) || names.iter().any(|n| n == name);
         registry
             .replace(owned, tools)
             .map_err(|e| format!("the MCP server `{}`'s tools: {e}", self.config.name))?;
@@ -190,7 +196,11 @@ impl ServerLink {
     /// Run one request against the server within the configured timeout,
     /// stopping when the call is cancelled. A closed connection is forgotten,
     /// so the next call starts the server again.
-    pub(crate) async fn request<T, F, Fut>(&self, ctx: &ToolContext, send: F) -> Result<T, ToolError>
+    pub(crate) async fn request<T, F, Fut>(
+        &self,
+        ctx: &ToolContext,
+        send: F,
+    ) -> Result<T, ToolError>
     where
         F: FnOnce(Arc<Session>) -> Fut,
         Fut: Future<Output = Result<T, ServiceError>>,
@@ -213,7 +223,10 @@ impl ServerLink {
             ))),
             Ok(Err(e)) => {
                 if session.is_transport_closed()
-                    || matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_))
+                    || matches!(
+                        e,
+                        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                    )
                 {
                     self.forget(&session).await;
                     Err(ToolError::Failed(format!(

@@ -26,9 +26,9 @@ use crate::registry::ToolRegistry;
 /// use toolkit::ToolRegistry;
 /// use toolkit::mcp::{McpClients, McpConfig};
 ///
-/// let config = McpConfig::from_str(r#"{"mcpServers": {"fs": {
+/// let config: McpConfig = r#"{"mcpServers": {"fs": {
 ///     "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
-/// }}}"#)?;
+/// }}}"#.parse()?;
 /// let registry = Arc::new(ToolRegistry::new());
 /// let clients = McpClients::new(config, &registry);
 /// for (server, outcome) in clients.connect().await {

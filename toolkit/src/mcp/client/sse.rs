@@ -104,7 +104,9 @@ impl SseClientTransport {
                             break;
                         }
                     }
-                    Err(e) => tracing::warn!("dropping a malformed message from an SSE server: {e}"),
+                    Err(e) => {
+                        tracing::warn!("dropping a malformed message from an SSE server: {e}")
+                    }
                 }
             }
         });

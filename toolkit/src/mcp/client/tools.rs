@@ -41,7 +41,10 @@ pub(crate) async fn mount_all(
     let mut names = NameAllocator::default();
     let mut mounted: Vec<Arc<dyn Tool>> = Vec::new();
     if offers("tools") {
-        let tools = session.list_all_tools().await.map_err(|e| failed("tools", &e))?;
+        let tools = session
+            .list_all_tools()
+            .await
+            .map_err(|e| failed("tools", &e))?;
         for tool in tools {
             let definition = serde_json::to_value(&tool).unwrap_or_default();
             let raw = tool.name.to_string();
@@ -68,13 +71,18 @@ pub(crate) async fn mount_all(
             let str_of = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or_default();
             let (name, uri) = (str_of("name"), str_of("uri"));
             let wrapped = names.allocate(&server, Kind::Resource, name);
-            let mut description = format!("Read the resource `{uri}` of the MCP server `{server}`.");
+            let mut description =
+                format!("Read the resource `{uri}` of the MCP server `{server}`.");
             if !str_of("description").is_empty() {
                 description = format!("{} {description}", str_of("description"));
             }
-            let spec = ToolSpec::new(wrapped, description, json!({"type": "object", "properties": {}}))
-                .with_annotations(READS)
-                .with_timeout(link.config().tool_timeout);
+            let spec = ToolSpec::new(
+                wrapped,
+                description,
+                json!({"type": "object", "properties": {}}),
+            )
+            .with_annotations(READS)
+            .with_timeout(link.config().tool_timeout);
             mounted.push(Arc::new(McpResourceTool {
                 link: Arc::clone(link),
                 spec,
@@ -83,13 +91,22 @@ pub(crate) async fn mount_all(
         }
     }
     if offers("prompts") {
-        let prompts = session.list_all_prompts().await.map_err(|e| failed("prompts", &e))?;
+        let prompts = session
+            .list_all_prompts()
+            .await
+            .map_err(|e| failed("prompts", &e))?;
         for prompt in prompts {
             let prompt = serde_json::to_value(&prompt).unwrap_or_default();
-            let name = prompt.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let name = prompt
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             let wrapped = names.allocate(&server, Kind::Prompt, &name);
             let description = match prompt.get("description").and_then(Value::as_str) {
-                Some(d) if !d.trim().is_empty() => format!("{d} (the prompt `{name}` of the MCP server `{server}`)"),
+                Some(d) if !d.trim().is_empty() => {
+                    format!("{d} (the prompt `{name}` of the MCP server `{server}`)")
+                }
                 _ => format!("Get the prompt `{name}` of the MCP server `{server}`."),
             };
             let spec = ToolSpec::new(wrapped, description, prompt_schema(&prompt))
@@ -109,7 +126,12 @@ pub(crate) async fn mount_all(
 fn prompt_schema(prompt: &Value) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
-    for argument in prompt.get("arguments").and_then(Value::as_array).into_iter().flatten() {
+    for argument in prompt
+        .get("arguments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let Some(name) = argument.get("name").and_then(Value::as_str) else {
             continue;
         };
@@ -146,9 +168,14 @@ impl Tool for McpTool {
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
         let result = self
             .link
-            .request(ctx, |session| async move { session.call_tool(params).await })
+            .request(
+                ctx,
+                |session| async move { session.call_tool(params).await },
+            )
             .await?;
-        Ok(output_from_call_result(&serde_json::to_value(&result).unwrap_or_default()))
+        Ok(output_from_call_result(
+            &serde_json::to_value(&result).unwrap_or_default(),
+        ))
     }
 }
 
@@ -169,17 +196,30 @@ impl Tool for McpResourceTool {
         let params = ReadResourceRequestParams::new(self.uri.clone());
         let result = self
             .link
-            .request(ctx, |session| async move { session.read_resource(params).await })
+            .request(
+                ctx,
+                |session| async move { session.read_resource(params).await },
+            )
             .await?;
         let result = serde_json::to_value(&result).unwrap_or_default();
         let mut out = ToolOutput::default();
         let mut texts = Vec::new();
-        for contents in result.get("contents").and_then(Value::as_array).into_iter().flatten() {
-            add_content_block(&mut out, &mut texts, &json!({"type": "resource", "resource": contents}));
+        for contents in result
+            .get("contents")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            add_content_block(
+                &mut out,
+                &mut texts,
+                &json!({"type": "resource", "resource": contents}),
+            );
         }
         // The attachments repeat what the text says for text resources; keep
         // only the binary ones beside the text.
-        out.attachments.retain(|a| !matches!(a, crate::output::Attachment::Resource { text: Some(_), .. }));
+        out.attachments
+            .retain(|a| !matches!(a, crate::output::Attachment::Resource { text: Some(_), .. }));
         out.content = texts.join("\n");
         Ok(out)
     }
@@ -217,7 +257,10 @@ impl Tool for McpPromptTool {
         .map_err(|e| ToolError::internal(e.to_string()))?;
         let result = self
             .link
-            .request(ctx, |session| async move { session.get_prompt(params).await })
+            .request(
+                ctx,
+                |session| async move { session.get_prompt(params).await },
+            )
             .await?;
         let result = serde_json::to_value(&result).unwrap_or_default();
         let mut out = ToolOutput::default();
@@ -225,8 +268,16 @@ impl Tool for McpPromptTool {
         if let Some(d) = result.get("description").and_then(Value::as_str) {
             texts.push(d.to_owned());
         }
-        for message in result.get("messages").and_then(Value::as_array).into_iter().flatten() {
-            let role = message.get("role").and_then(Value::as_str).unwrap_or("user");
+        for message in result
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or("user");
             let mut parts = Vec::new();
             if let Some(content) = message.get("content") {
                 add_content_block(&mut out, &mut parts, content);
@@ -251,10 +302,13 @@ mod tests {
             {"name": "city", "description": "Where", "required": true},
             {"name": "style"}
         ]}));
-        assert_eq!(schema, json!({"type": "object", "properties": {
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {
             "city": {"type": "string", "description": "Where"},
             "style": {"type": "string"}
-        }, "required": ["city"]}));
+        }, "required": ["city"]})
+        );
     }
 
     #[test]

@@ -41,7 +41,12 @@ impl Default for HttpOptions {
         Self {
             path: "/mcp".into(),
             stateless: false,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "[::1]".into()],
+            allowed_hosts: vec![
+                "localhost".into(),
+                "127.0.0.1".into(),
+                "::1".into(),
+                "[::1]".into(),
+            ],
             allowed_origins: vec![
                 "http://localhost:*".into(),
                 "http://127.0.0.1:*".into(),
@@ -87,7 +92,11 @@ impl HttpOptions {
 
 impl McpServer {
     /// Serve over streamable HTTP on `listener` until `options.shutdown` is cancelled.
-    pub async fn serve_http(self, listener: TcpListener, options: HttpOptions) -> std::io::Result<()> {
+    pub async fn serve_http(
+        self,
+        listener: TcpListener,
+        options: HttpOptions,
+    ) -> std::io::Result<()> {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(!options.stateless)
             .with_json_response(options.stateless)
@@ -106,16 +115,25 @@ impl McpServer {
         };
         let path: Arc<str> = options.path.as_str().into();
         if options.stateless {
-            let service = StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config);
+            let service = StreamableHttpService::new(
+                factory,
+                Arc::new(NeverSessionManager::default()),
+                config,
+            );
             accept(listener, service, path, options.shutdown).await
         } else {
-            let service = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+            let service = StreamableHttpService::new(
+                factory,
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
             accept(listener, service, path, options.shutdown).await
         }
     }
 }
 
-type Response = hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
+type Response =
+    hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
 
 async fn accept<S>(
     listener: TcpListener,
@@ -150,7 +168,9 @@ where
                     if known {
                         service.call(request).await
                     } else {
-                        let mut response = hyper::Response::new(Full::new(Bytes::from_static(b"not found")).boxed());
+                        let mut response = hyper::Response::new(
+                            Full::new(Bytes::from_static(b"not found")).boxed(),
+                        );
                         *response.status_mut() = hyper::StatusCode::NOT_FOUND;
                         Ok(response)
                     }

@@ -14,8 +14,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -208,7 +208,11 @@ fn typed<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
 }
 
 /// One page of `items` after `cursor` (an offset we handed out), and the next cursor.
-fn page(items: Vec<Value>, cursor: Option<&str>, size: usize) -> Result<(Vec<Value>, Option<String>), ErrorData> {
+fn page(
+    items: Vec<Value>,
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<Value>, Option<String>), ErrorData> {
     let start = match cursor {
         None => 0,
         Some(c) => c
@@ -222,7 +226,12 @@ fn page(items: Vec<Value>, cursor: Option<&str>, size: usize) -> Result<(Vec<Val
     Ok((items[start..end].to_vec(), next))
 }
 
-fn paged(key: &str, items: Vec<Value>, request: Option<PaginatedRequestParams>, size: usize) -> Result<Value, ErrorData> {
+fn paged(
+    key: &str,
+    items: Vec<Value>,
+    request: Option<PaginatedRequestParams>,
+    size: usize,
+) -> Result<Value, ErrorData> {
     let cursor = request.and_then(|r| r.cursor);
     let (items, next) = page(items, cursor.as_deref(), size)?;
     let mut result = json!({ key: items });
@@ -260,7 +269,12 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let definitions = self.shared.registry.definitions(DefinitionFormat::Mcp);
-        typed(paged("tools", definitions.to_vec(), request, self.shared.page_size)?)
+        typed(paged(
+            "tools",
+            definitions.to_vec(),
+            request,
+            self.shared.page_size,
+        )?)
     }
 
     async fn call_tool(
@@ -275,7 +289,11 @@ impl ServerHandler for McpServer {
             task
         });
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let output = self.shared.registry.call(&request.name, arguments, &ctx).await;
+        let output = self
+            .shared
+            .registry
+            .call(&request.name, arguments, &ctx)
+            .await;
         drop(ctx);
         if let Some(relay) = relay {
             relay.finish().await;
@@ -289,7 +307,12 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let items = self.shared.resources.as_ref().map(|r| r.resources()).unwrap_or_default();
+        let items = self
+            .shared
+            .resources
+            .as_ref()
+            .map(|r| r.resources())
+            .unwrap_or_default();
         typed(paged("resources", items, request, self.shared.page_size)?)
     }
 
@@ -298,8 +321,18 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let items = self.shared.resources.as_ref().map(|r| r.templates()).unwrap_or_default();
-        typed(paged("resourceTemplates", items, request, self.shared.page_size)?)
+        let items = self
+            .shared
+            .resources
+            .as_ref()
+            .map(|r| r.templates())
+            .unwrap_or_default();
+        typed(paged(
+            "resourceTemplates",
+            items,
+            request,
+            self.shared.page_size,
+        )?)
     }
 
     async fn read_resource(
@@ -308,7 +341,10 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let Some(resources) = &self.shared.resources else {
-            return Err(ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None));
+            return Err(ErrorData::resource_not_found(
+                format!("no resource `{}`", request.uri),
+                None,
+            ));
         };
         let result = resources
             .read(&request.uri)
@@ -323,7 +359,11 @@ impl ServerHandler for McpServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let mut subscriptions = self.shared.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut subscriptions = self
+            .shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if !subscriptions.contains(&request.uri) {
             subscriptions.push(request.uri);
         }
@@ -335,7 +375,11 @@ impl ServerHandler for McpServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let mut subscriptions = self.shared.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut subscriptions = self
+            .shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         subscriptions.retain(|uri| *uri != request.uri);
         Ok(())
     }
@@ -345,7 +389,12 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let items = self.shared.prompts.as_ref().map(|p| p.prompts()).unwrap_or_default();
+        let items = self
+            .shared
+            .prompts
+            .as_ref()
+            .map(|p| p.prompts())
+            .unwrap_or_default();
         typed(paged("prompts", items, request, self.shared.page_size)?)
     }
 
@@ -355,7 +404,10 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let Some(prompts) = &self.shared.prompts else {
-            return Err(ErrorData::invalid_params(format!("no prompt `{}`", request.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("no prompt `{}`", request.name),
+                None,
+            ));
         };
         let result = prompts
             .get(&request.name, request.arguments.unwrap_or_default())
