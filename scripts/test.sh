@@ -19,6 +19,9 @@ python3 scripts/check_msrv.py
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+step "the book (mdbook build, every include and local link resolves)"
+./scripts/book.sh
+
 step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp)"
 ./scripts/mcp_peers.sh >/dev/null
 

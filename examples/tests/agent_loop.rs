@@ -6,6 +6,9 @@
 //! by `cargo test` like every example, with its stdin piped to answer the
 //! approval prompt.
 
+mod common;
+use common::example_binary;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -155,25 +158,6 @@ struct Finished {
     stderr: String,
 }
 
-/// The example's binary: cargo puts examples in `examples/` next to the
-/// `deps/` directory that holds this test.
-fn example_binary() -> PathBuf {
-    let test_binary = std::env::current_exe().unwrap();
-    let profile_dir = test_binary
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test binary lives in target/<profile>/deps");
-    let binary = profile_dir
-        .join("examples")
-        .join(format!("agent_loop{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        binary.is_file(),
-        "{} is missing: run this test with `cargo test -p toolkit-examples`, which builds the examples",
-        binary.display()
-    );
-    binary
-}
-
 /// A fresh directory for the example's notes file.
 fn workspace(test: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -191,7 +175,7 @@ async fn run_agent(
     prompt: &str,
     stdin: &str,
 ) -> Finished {
-    let mut child = Command::new(example_binary())
+    let mut child = Command::new(example_binary("agent_loop"))
         .arg(prompt)
         // Only what the test sets: no proxy or real key from the environment.
         .env_clear()

@@ -1,0 +1,10 @@
+//! The code the book shows, chapter by chapter. The book includes these
+//! files by anchor, so every snippet it prints is compiled and tested here.
+
+mod arguments;
+mod casting;
+mod context;
+mod dialects;
+mod outputs;
+mod running;
+mod testing;

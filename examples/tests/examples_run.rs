@@ -1,0 +1,40 @@
+//! The examples that need no peer run as programs and say what they should.
+
+mod common;
+
+use std::process::Command;
+
+use common::example_binary;
+
+fn run(name: &str) -> String {
+    let output = Command::new(example_binary(name)).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn quickstart_shows_definitions_casts_and_errors() {
+    let out = run("quickstart");
+    assert!(out.contains("\"name\": \"get_weather\""), "{out}");
+    assert!(out.contains("cast: seconds"), "{out}");
+    assert!(out.contains("WAITED 60 S"), "{out}");
+    assert!(out.contains("did you mean 'loud'"), "{out}");
+    assert!(out.contains("get_weather"), "{out}");
+}
+
+#[test]
+fn downstream_collects_tools_from_every_module() {
+    let out = run("downstream");
+    assert!(
+        out.contains("tools: add_note, celsius_to_fahrenheit, kilometres_to_miles, list_notes"),
+        "{out}"
+    );
+    assert!(out.contains("list_notes: groceries, ideas"), "{out}");
+    assert!(out.contains("celsius_to_fahrenheit: 70.7 °F"), "{out}");
+    assert!(out.contains("kilometres_to_miles: 26.22 mi"), "{out}");
+}
