@@ -1,0 +1,83 @@
+//! An MCP server serving the built-in tools for one workspace: put it in
+//! Claude Desktop's (or Cursor's) configuration and its tools appear there.
+//!
+//! ```text
+//! cargo build --release --example mcp_server
+//! target/release/examples/mcp_server /path/to/workspace               # stdio
+//! target/release/examples/mcp_server /path/to/workspace --http 8931   # http://127.0.0.1:8931/mcp
+//! ```
+//!
+//! It serves every linked `#[tool]` the default filter selects: the
+//! built-ins of `toolkit-builtins` (high-risk ones such as the shell stay out
+//! unless named) and this example's `workspace_info`. File tools resolve
+//! paths inside the workspace through the built-ins' sandbox.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolkit::mcp::{HttpOptions, McpServer};
+use toolkit::{ToolContext, ToolError, ToolFilter, ToolRegistry, tool};
+use toolkit_builtins::Workspace;
+
+/// Where this server works: the workspace root and its top-level entries.
+#[tool(read_only, idempotent, category = filesystem_read)]
+async fn workspace_info(workspace: &Workspace) -> Result<String, ToolError> {
+    let mut names: Vec<String> = std::fs::read_dir(workspace.root())
+        .map_err(ToolError::failed)?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => format!("{name}/"),
+                _ => name,
+            }
+        })
+        .collect();
+    names.sort();
+    Ok(format!(
+        "workspace: {}\n{}",
+        workspace.root().display(),
+        names.join("\n")
+    ))
+}
+
+fn usage() -> ! {
+    eprintln!("usage: mcp_server WORKSPACE [--http PORT]");
+    std::process::exit(2)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(root) = args.first().map(PathBuf::from) else {
+        usage()
+    };
+    let http_port = match args.iter().position(|a| a == "--http") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .and_then(|p| p.parse::<u16>().ok())
+                .unwrap_or_else(|| usage()),
+        ),
+        None => None,
+    };
+    let workspace = Workspace::new(&root)
+        .map_err(|e| format!("the workspace {} is unusable: {e}", root.display()))?;
+    let registry = Arc::new(ToolRegistry::from_inventory(&ToolFilter::default())?);
+    let context = ToolContext::new()
+        .with_workspace(workspace.root())
+        .with_state(workspace);
+    let server = McpServer::new(registry)
+        .with_name("toolkit-builtins", env!("CARGO_PKG_VERSION"))
+        .with_instructions("Tools for the files of one workspace; paths are relative to it.")
+        .with_context(context);
+    match http_port {
+        // Standard output is the protocol's: nothing else may be printed there.
+        None => server.serve_stdio().await?,
+        Some(port) => {
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+            eprintln!("serving http://{}/mcp", listener.local_addr()?);
+            server.serve_http(listener, HttpOptions::default()).await?;
+        }
+    }
+    Ok(())
+}
