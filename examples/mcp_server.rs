@@ -52,14 +52,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Some(root) = args.first().map(PathBuf::from) else {
         usage()
     };
-    let http_port = match args.iter().position(|a| a == "--http") {
-        Some(i) => Some(
-            args.get(i + 1)
-                .and_then(|p| p.parse::<u16>().ok())
-                .unwrap_or_else(|| usage()),
-        ),
-        None => None,
-    };
+    let http_port = args.iter().position(|a| a == "--http").map(|i| {
+        args.get(i + 1)
+            .and_then(|p| p.parse::<u16>().ok())
+            .unwrap_or_else(|| usage())
+    });
     let workspace = Workspace::new(&root)
         .map_err(|e| format!("the workspace {} is unusable: {e}", root.display()))?;
     let registry = Arc::new(ToolRegistry::from_inventory(&ToolFilter::default())?);
