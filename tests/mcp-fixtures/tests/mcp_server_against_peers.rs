@@ -6,7 +6,7 @@
 //!
 //! The peers come from `scripts/mcp_peers.sh`.
 
-#[path = "../mcp-fixtures/peers.rs"]
+#[path = "../peers.rs"]
 mod peers;
 
 use std::io::{Read, Write};

@@ -2,11 +2,11 @@
 //! a `#[tool]` function served by `McpServer`) against the reference
 //! `server-everything`'s `echo`, both driven by the same client (`McpClients`).
 //!
-//! Run `scripts/mcp_peers.sh` once, then `cargo bench -p toolkit-tests --bench
+//! Run `scripts/mcp_peers.sh` once, then `cargo bench -p toolkit-mcp-tests --bench
 //! mcp_stdio_round_trip`; `python3 scripts/bench_ratios.py mcp_stdio_echo`
 //! prints our time as a ratio of the reference server's.
 
-#[path = "../mcp-fixtures/peers.rs"]
+#[path = "../peers.rs"]
 mod peers;
 
 use std::hint::black_box;

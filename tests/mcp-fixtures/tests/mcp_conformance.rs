@@ -5,7 +5,7 @@
 //!
 //! The suite comes from `scripts/mcp_peers.sh`.
 
-#[path = "../mcp-fixtures/peers.rs"]
+#[path = "../peers.rs"]
 mod peers;
 
 use std::process::Command;
