@@ -220,8 +220,9 @@ async fn filesystem_over_stdio_reads_lists_and_refuses() {
     std::fs::write(dir.join("hello.txt"), "hello from the workspace\n").unwrap();
     let dir = dir.canonicalize().unwrap();
     let script = peers::npm_script("@modelcontextprotocol/server-filesystem", "dist/index.js");
+    // The allowed directory is given as `.`: the server finds it through `cwd`.
     let (registry, clients) = mount(json!({"fs": {
-        "command": peers::node(), "args": [script, dir],
+        "command": peers::node(), "args": [script, "."], "cwd": dir,
         "enabledTools": ["read_text_file", "mcp_fs_list_directory", "write_file"]
     }}))
     .await;
@@ -419,6 +420,29 @@ async fn a_server_not_up_yet_is_retried_on_the_next_connect() {
     assert!(matches!(second[0].1, Ok(n) if n > 10), "{second:?}");
     let echo = call(&registry, "mcp_late_echo", json!({"message": "late"})).await;
     assert_eq!(echo.content, "Echo: late");
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_headers_reach_the_server() {
+    // The server refuses foreign browser origins, so a configured `Origin`
+    // header shows whether headers are sent: a foreign one is refused, a
+    // local one accepted.
+    let server = peers::fixture_http(&[]);
+    let config = McpConfig::from_json(&json!({"mcpServers": {
+        "foreign": {"url": server.url, "headers": {"Origin": "http://evil.example"}, "toolTimeout": 5},
+        "local": {"url": server.url, "headers": {"Origin": "http://localhost:3000"}, "toolTimeout": 5}
+    }}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    let outcomes = clients.connect().await;
+    assert!(
+        outcomes[0].1.as_ref().is_err_and(|e| e.contains("403")),
+        "{outcomes:?}"
+    );
+    assert!(outcomes[1].1.is_ok(), "{outcomes:?}");
+    assert!(registry.contains("mcp_local_echo") && !registry.contains("mcp_foreign_echo"));
     clients.disconnect().await;
 }
 
