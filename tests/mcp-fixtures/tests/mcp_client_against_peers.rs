@@ -384,6 +384,14 @@ async fn a_list_changed_notification_refreshes_the_registry() {
     assert_eq!(registry.len(), before + 1);
     let grown = call(&registry, "mcp_fx_grown_1", json!({})).await;
     assert_eq!(grown.content, "I am grown_1");
+
+    // Unmounting takes the server's tools out; the next connect brings them back.
+    assert_eq!(clients.connected().await, ["fx"]);
+    clients.server("fx").unwrap().unmount().await;
+    assert!(registry.is_empty(), "{:?}", registry.names());
+    assert!(clients.connected().await.is_empty());
+    assert!(clients.connect().await[0].1.is_ok());
+    assert!(registry.contains("mcp_fx_echo"));
     clients.disconnect().await;
 }
 

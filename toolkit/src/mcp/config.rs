@@ -138,9 +138,8 @@ impl McpConfig {
     /// Read `mcpServers` from a configuration document: at the top level or
     /// under `tools`. A document with neither has no servers.
     pub fn from_json(document: &Value) -> Result<Self, ConfigError> {
-        let servers = document
-            .get("mcpServers")
-            .or_else(|| document.get("tools").and_then(|t| t.get("mcpServers")));
+        let servers = key(document, "mcpServers")
+            .or_else(|| key(document, "tools").and_then(|t| key(t, "mcpServers")));
         let Some(servers) = servers else {
             return Ok(Self::default());
         };
@@ -187,15 +186,24 @@ impl ServerConfig {
         let Value::Object(entry) = entry else {
             return Err(err("", format!("expected an object, got {}", kind(entry))));
         };
-        if let Some(unknown) = entry.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(err(
-                unknown,
-                format!(
-                    "unknown key `{unknown}`; expected one of: {}",
-                    KEYS.join(", ")
-                ),
-            ));
+        // Keys match without regard to case, so configurations written for
+        // hosts that capitalize them (`Command`, `Args`) read the same.
+        let mut canonical = Map::new();
+        for (key, value) in entry {
+            let Some(known) = KEYS.iter().find(|k| k.eq_ignore_ascii_case(key)) else {
+                return Err(err(
+                    key,
+                    format!("unknown key `{key}`; expected one of: {}", KEYS.join(", ")),
+                ));
+            };
+            if canonical
+                .insert((*known).to_owned(), value.clone())
+                .is_some()
+            {
+                return Err(err(key, format!("`{known}` is given twice")));
+            }
         }
+        let entry = &canonical;
         let fields = Fields {
             server: name,
             entry,
@@ -340,6 +348,17 @@ impl Fields<'_> {
             Some(other) => Err(self.wrong(key, "an object of strings", other)),
         }
     }
+}
+
+/// The value under `name` in an object, matching the key without regard to case.
+fn key<'v>(object: &'v Value, name: &str) -> Option<&'v Value> {
+    let object = object.as_object()?;
+    object.get(name).or_else(|| {
+        object
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    })
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -531,6 +550,22 @@ mod tests {
                 .unwrap();
         assert_eq!(nested.servers.len(), 1);
         assert!(McpConfig::from_json(&json!({})).unwrap().servers.is_empty());
+        // Capitalized keys, as some hosts write them, read the same.
+        let pascal = McpConfig::from_json(&json!({"Tools": {"McpServers": {"fs": {
+            "Command": "npx", "Args": ["-y", "server"], "Env": {"TOKEN": "t"}, "ToolTimeout": 5
+        }}}}))
+        .unwrap();
+        assert_eq!(pascal.servers[0].tool_timeout, Duration::from_secs(5));
+        assert!(
+            matches!(&pascal.servers[0].transport, Transport::Stdio { args, env, .. } if args.len() == 2 && env["TOKEN"] == "t")
+        );
+        let twice =
+            McpConfig::from_json(&json!({"mcpServers": {"fs": {"command": "a", "Command": "b"}}}))
+                .unwrap_err();
+        assert_eq!(
+            twice.to_string(),
+            "MCP server `fs`: `command` is given twice"
+        );
         let err = McpConfig::from_json(&json!({"mcpServers": []})).unwrap_err();
         assert_eq!(
             err.to_string(),

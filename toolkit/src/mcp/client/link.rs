@@ -118,6 +118,19 @@ impl ServerLink {
         }
     }
 
+    /// Close the session and take the server's tools out of the registry;
+    /// a later [`refresh`](Self::refresh) (or `McpClients::connect`) mounts them again.
+    pub async fn unmount(&self) {
+        self.disconnect().await;
+        let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(registry) = self.registry.upgrade() {
+            let owned = |name: &str| mounted.iter().any(|n| n == name);
+            // Removing only: nothing new can clash.
+            let _ = registry.replace(owned, Vec::new());
+        }
+        mounted.clear();
+    }
+
     async fn connect(&self) -> Result<Session, String> {
         let name = &self.config.name;
         let handler = ClientSide {

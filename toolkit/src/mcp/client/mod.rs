@@ -74,6 +74,22 @@ impl McpClients {
         outcomes
     }
 
+    /// The configured servers' names, in configuration order.
+    pub fn servers(&self) -> Vec<&str> {
+        self.links.iter().map(|l| l.name()).collect()
+    }
+
+    /// The names of the servers with an open session now.
+    pub async fn connected(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for link in &self.links {
+            if link.is_connected().await {
+                names.push(link.name().to_owned());
+            }
+        }
+        names
+    }
+
     /// The link to the server called `name`.
     pub fn server(&self, name: &str) -> Option<&Arc<ServerLink>> {
         self.links.iter().find(|l| l.name() == name)
