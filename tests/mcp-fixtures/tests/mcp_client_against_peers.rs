@@ -455,6 +455,37 @@ async fn configured_headers_reach_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_endpoint_on_another_origin_is_refused() {
+    let port = peers::free_port();
+    let script = peers::root().join("tests/mcp-fixtures/foreign_endpoint_sse.py");
+    let _server = {
+        let child = std::process::Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .spawn()
+            .unwrap();
+        let running = peers::Running {
+            child,
+            url: String::new(),
+        };
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        running
+    };
+    let config = McpConfig::from_json(
+        &json!({"mcpServers": {"sly": {"url": format!("http://127.0.0.1:{port}/sse")}}}),
+    )
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    let outcome = clients.connect().await;
+    let error = outcome[0].1.as_ref().unwrap_err();
+    assert!(error.contains("another origin"), "{error}");
+    assert!(registry.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_never_bring_the_host_down() {
     let script = peers::root().join("tests/mcp-fixtures/malformed_server.py");
     let (registry, clients) =

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
@@ -21,6 +22,10 @@ use crate::error::ToolError;
 use crate::mcp::config::{ServerConfig, Transport};
 use crate::registry::ToolRegistry;
 use crate::tool::Tool;
+
+/// The least time a server gets to start and answer the handshake: a first
+/// `npx -y` start downloads the server, which takes longer than a call.
+const CONNECT_TIMEOUT_FLOOR: Duration = Duration::from_secs(60);
 
 /// A live session with a server.
 pub(crate) type Session = RunningService<RoleClient, ClientSide>;
@@ -89,12 +94,13 @@ impl ServerLink {
             return Ok(Arc::clone(session));
         }
         *slot = None;
-        let session = tokio::time::timeout(self.config.tool_timeout, self.connect())
+        let limit = self.config.tool_timeout.max(CONNECT_TIMEOUT_FLOOR);
+        let session = tokio::time::timeout(limit, self.connect())
             .await
             .map_err(|_| {
                 format!(
-                    "connecting to the MCP server `{}` took longer than {:?}",
-                    self.config.name, self.config.tool_timeout
+                    "connecting to the MCP server `{}` took longer than {limit:?}",
+                    self.config.name
                 )
             })??;
         let session = Arc::new(session);

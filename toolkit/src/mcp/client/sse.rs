@@ -38,6 +38,10 @@ pub enum SseError {
     /// The endpoint the server named is not a valid URL.
     #[error("the endpoint `{0}` is not a valid URL")]
     BadEndpoint(String),
+    /// The endpoint the server named is on another origin than its stream:
+    /// messages are never sent anywhere but the server configured.
+    #[error("the endpoint `{0}` is on another origin than the event stream")]
+    ForeignEndpoint(String),
     /// A message could not be encoded.
     #[error("encoding a message: {0}")]
     Encode(#[from] serde_json::Error),
@@ -74,9 +78,13 @@ impl SseClientTransport {
                 Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
                     let data = event.data.unwrap_or_default();
                     let data = data.trim();
-                    break base
+                    let endpoint = base
                         .join(data)
                         .map_err(|_| SseError::BadEndpoint(data.to_owned()))?;
+                    if endpoint.origin() != base.origin() {
+                        return Err(SseError::ForeignEndpoint(endpoint.to_string()));
+                    }
+                    break endpoint;
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => return Err(SseError::NoEndpoint),
