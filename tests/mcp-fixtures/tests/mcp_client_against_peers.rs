@@ -365,6 +365,56 @@ async fn audio_embedded_resources_and_mixed_content_are_carried() {
     clients.disconnect().await;
 }
 
+/// Collects the progress a call reports.
+#[derive(Default)]
+struct Reports(std::sync::Mutex<Vec<(f64, Option<f64>)>>);
+
+impl tk::ProgressReporter for Reports {
+    fn report(&self, progress: tk::Progress) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((progress.progress, progress.total));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_progress_reaches_the_callers_context() {
+    let mut servers = fixture_stdio(json!({}));
+    servers["everything"] = everything_stdio(json!({}))["everything"].clone();
+    let (registry, clients) = mount(servers).await;
+    for (tool, args, expected) in [
+        (
+            "mcp_fx_test_tool_with_progress",
+            json!({}),
+            vec![
+                (0.0, Some(100.0)),
+                (50.0, Some(100.0)),
+                (100.0, Some(100.0)),
+            ],
+        ),
+        (
+            "mcp_everything_trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            vec![(1.0, Some(2.0)), (2.0, Some(2.0))],
+        ),
+    ] {
+        let reports = Arc::new(Reports::default());
+        let ctx = ToolContext::new().with_progress_reporter(reports.clone());
+        let out = registry.call(tool, args, &ctx).await;
+        assert!(!out.is_error, "{out:?}");
+        // Notifications are handled beside the response: give the last one a moment.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while reports.0.lock().unwrap().len() < expected.len()
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(*reports.0.lock().unwrap(), expected, "{tool}");
+    }
+    clients.disconnect().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_changed_notification_refreshes_the_registry() {
     let (registry, clients) = mount(fixture_stdio(json!({"enabledTools": ["*"]}))).await;

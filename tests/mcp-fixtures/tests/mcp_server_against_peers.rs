@@ -215,6 +215,13 @@ fn the_inspector_cli_over_stdio_and_stateless_http() {
     }
 }
 
+/// A progress reporter that listens and forgets.
+struct Ignore;
+
+impl tk::ProgressReporter for Ignore {
+    fn report(&self, _progress: tk::Progress) {}
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_reaches_the_tools_token() {
     let config = McpConfig::from_json(&json!({"mcpServers": {"fx": {
@@ -224,28 +231,37 @@ async fn a_cancelled_call_reaches_the_tools_token() {
     let registry = Arc::new(ToolRegistry::new());
     let clients = McpClients::new(config, &registry);
     assert!(clients.connect().await[0].1.is_ok());
-    let marker = std::env::temp_dir().join(format!("mcp-cancel-{}", std::process::id()));
-    let _ = std::fs::remove_file(&marker);
-    let ctx = ToolContext::new();
-    let token = ctx.cancellation().clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        token.cancel();
-    });
-    let out = registry
-        .call("mcp_fx_wait_for_cancel", json!({"marker": marker}), &ctx)
-        .await;
-    assert!(out.is_error && out.content.contains("cancelled"), "{out:?}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server's tool never saw the cancellation"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    // Both ways a call goes out: plain, and with progress routed back.
+    for (round, ctx) in [
+        ToolContext::new(),
+        ToolContext::new().with_progress_reporter(Arc::new(Ignore)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let marker =
+            std::env::temp_dir().join(format!("mcp-cancel-{}-{round}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        let token = ctx.cancellation().clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            token.cancel();
+        });
+        let out = registry
+            .call("mcp_fx_wait_for_cancel", json!({"marker": marker}), &ctx)
+            .await;
+        assert!(out.is_error && out.content.contains("cancelled"), "{out:?}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !marker.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: the server's tool never saw the cancellation"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
+        let _ = std::fs::remove_file(&marker);
     }
-    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
-    let _ = std::fs::remove_file(&marker);
     clients.disconnect().await;
 }
 

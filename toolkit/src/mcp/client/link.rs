@@ -1,13 +1,18 @@
 //! One configured server: its connection, made on first use and remade after
 //! a failure, and the tools it has mounted in the registry.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
@@ -17,7 +22,7 @@ use tokio::io::AsyncBufReadExt;
 use super::handler::ClientSide;
 use super::sse::SseClientTransport;
 use super::tools::mount_all;
-use crate::context::ToolContext;
+use crate::context::{Progress, ToolContext};
 use crate::error::ToolError;
 use crate::mcp::config::{ServerConfig, Transport};
 use crate::registry::ToolRegistry;
@@ -38,6 +43,8 @@ pub struct ServerLink {
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
     /// The names this server has in the registry now.
     mounted: Mutex<Vec<String>>,
+    /// Calls waiting for progress, by the token sent with them.
+    progress: Mutex<HashMap<String, ToolContext>>,
     me: Weak<ServerLink>,
 }
 
@@ -56,6 +63,7 @@ impl ServerLink {
             registry: Arc::downgrade(registry),
             session: tokio::sync::Mutex::new(None),
             mounted: Mutex::new(Vec::new()),
+            progress: Mutex::new(HashMap::new()),
             me: me.clone(),
         })
     }
@@ -121,6 +129,51 @@ impl ServerLink {
         let session = self.session.lock().await.take();
         if let Some(session) = session {
             session.cancellation_token().cancel();
+        }
+    }
+
+    /// Call a tool, handing the server's progress notifications for the
+    /// call to `ctx` (the SDK picks the progress token, so the request is
+    /// sent first and the token registered before its answer is awaited).
+    pub(crate) async fn call_tool_reporting_progress(
+        &self,
+        session: &Session,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> Result<CallToolResult, ServiceError> {
+        let peer = session.peer().clone();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let token = token_key(&handle.progress_token);
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), ctx.clone());
+        let _routing = ProgressRoute { link: self, token };
+        let mut cancel = CancelOnDrop {
+            peer,
+            request: Some(handle.id.clone()),
+        };
+        let result = handle.await_response().await;
+        cancel.request = None;
+        match result? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+
+    /// Hand a progress notification to the call it belongs to, if it is still running.
+    pub(crate) fn progress(&self, token: &ProgressToken, progress: Progress) {
+        let ctx = self
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&token_key(token))
+            .cloned();
+        if let Some(ctx) = ctx {
+            ctx.report_progress(progress);
         }
     }
 
@@ -259,6 +312,54 @@ impl ServerLink {
                     )))
                 }
             }
+        }
+    }
+}
+
+/// A progress token as a map key.
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+/// Stops routing progress to a call when it ends.
+struct ProgressRoute<'l> {
+    link: &'l ServerLink,
+    token: String,
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        self.link
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.token);
+    }
+}
+
+/// Tells the server a request was abandoned (timed out, cancelled) when the
+/// call is dropped before its answer came.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    request: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.request.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let param: CancelledNotificationParam = match serde_json::from_value(serde_json::json!({
+            "requestId": id, "reason": "the caller stopped waiting"
+        })) {
+            Ok(param) => param,
+            Err(_) => return,
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
         }
     }
 }

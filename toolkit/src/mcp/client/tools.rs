@@ -166,13 +166,21 @@ impl Tool for McpTool {
             _ => Map::new(),
         };
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
-        let result = self
-            .link
-            .request(
+        let link = &self.link;
+        let result = if ctx.reports_progress() {
+            // The server's progress for this call reaches the caller's context.
+            link.request(ctx, |session| async move {
+                link.call_tool_reporting_progress(&session, params, ctx)
+                    .await
+            })
+            .await?
+        } else {
+            link.request(
                 ctx,
                 |session| async move { session.call_tool(params).await },
             )
-            .await?;
+            .await?
+        };
         Ok(output_from_call_result(
             &serde_json::to_value(&result).unwrap_or_default(),
         ))
