@@ -5,7 +5,11 @@
 //! cargo build --release --example mcp_server
 //! target/release/examples/mcp_server /path/to/workspace               # stdio
 //! target/release/examples/mcp_server /path/to/workspace --http 8931   # http://127.0.0.1:8931/mcp
+//! target/release/examples/mcp_server /path/to/workspace --http 8931 --stateless
 //! ```
+//!
+//! `--stateless` keeps no session between requests, so several of these
+//! processes can stand behind one load balancer.
 //!
 //! It serves every linked `#[tool]` the default filter selects: the
 //! built-ins of `toolkit-builtins` (high-risk ones such as the shell stay out
@@ -42,7 +46,7 @@ async fn workspace_info(workspace: &Workspace) -> Result<String, ToolError> {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: mcp_server WORKSPACE [--http PORT]");
+    eprintln!("usage: mcp_server WORKSPACE [--http PORT [--stateless]]");
     std::process::exit(2)
 }
 
@@ -73,7 +77,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(port) => {
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
             eprintln!("serving http://{}/mcp", listener.local_addr()?);
-            server.serve_http(listener, HttpOptions::default()).await?;
+            let stateless = args.iter().any(|a| a == "--stateless");
+            let options = HttpOptions::default().stateless(stateless);
+            server.serve_http(listener, options).await?;
         }
     }
     Ok(())
