@@ -41,3 +41,46 @@ fn the_client_example_mounts_the_server_example_and_calls_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_server_example_serves_statelessly_over_http() {
+    let dir = std::env::temp_dir().join(format!("mcp-example-http-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("readme.txt"), "hi\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new(example_binary("mcp_server"))
+        .arg(&dir)
+        .args(["--http", &port.to_string(), "--stateless"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let config = dir.join("mcp.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"remote": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let output = Command::new(example_binary("mcp_client"))
+        .args([config.to_str().unwrap(), "mcp_remote_workspace_info", "{}"])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("readme.txt"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
