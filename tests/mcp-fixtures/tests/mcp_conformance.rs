@@ -10,7 +10,12 @@ mod peers;
 
 use std::process::Command;
 
+/// The suite measures timings (the SSE retry interval, say): its runs take
+/// turns rather than compete for a small machine's cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn suite(args: &[&str]) -> (bool, String) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let cli = peers::npm_script("@modelcontextprotocol/conformance", "dist/index.js");
     // The suite writes its results under the working directory.
     let dir = std::env::temp_dir().join(format!("mcp-conformance-{}", std::process::id()));

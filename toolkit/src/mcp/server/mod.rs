@@ -8,6 +8,7 @@ mod http;
 mod session;
 mod sources;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -72,6 +73,8 @@ struct Shared {
     resources: Option<Arc<dyn ResourceSource>>,
     prompts: Option<Arc<dyn PromptSource>>,
     subscriptions: Mutex<Vec<String>>,
+    /// The rank of the least severe log level clients want (`debug` until set).
+    log_level: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -97,6 +100,7 @@ impl McpServer {
                 resources: None,
                 prompts: None,
                 subscriptions: Mutex::new(Vec::new()),
+                log_level: Arc::new(AtomicUsize::new(0)),
             }),
         }
     }
@@ -117,6 +121,7 @@ impl McpServer {
                 resources: s.resources.clone(),
                 prompts: s.prompts.clone(),
                 subscriptions: Mutex::new(Vec::new()),
+                log_level: Arc::new(AtomicUsize::new(0)),
             };
             change(&mut copy);
             self.shared = Arc::new(copy);
@@ -193,7 +198,10 @@ impl McpServer {
             .context
             .clone()
             .with_cancellation(context.ct.clone())
-            .with_state(ClientSession::new(context.peer.clone()))
+            .with_state(ClientSession::new(
+                context.peer.clone(),
+                Arc::clone(&self.shared.log_level),
+            ))
     }
 }
 
@@ -427,9 +435,12 @@ impl ServerHandler for McpServer {
 
     async fn set_level(
         &self,
-        _request: SetLevelRequestParams,
+        request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let level = serde_json::to_value(request.level).unwrap_or_default();
+        let rank = session::level_rank(level.as_str().unwrap_or("info"));
+        self.shared.log_level.store(rank, Ordering::Relaxed);
         Ok(())
     }
 }

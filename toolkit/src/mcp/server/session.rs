@@ -5,6 +5,7 @@
 #![allow(deprecated)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -22,6 +23,25 @@ use crate::error::ToolError;
 #[derive(Clone)]
 pub struct ClientSession {
     peer: Peer<RoleServer>,
+    /// The least severe level the client wants to hear (`logging/setLevel`).
+    min_level: Arc<AtomicUsize>,
+}
+
+/// MCP's log levels, least severe first.
+pub(crate) const LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// The rank of a level in [`LEVELS`]; an unknown level counts as `info`.
+pub(crate) fn level_rank(level: &str) -> usize {
+    LEVELS.iter().position(|l| *l == level).unwrap_or(1)
 }
 
 impl std::fmt::Debug for ClientSession {
@@ -31,13 +51,17 @@ impl std::fmt::Debug for ClientSession {
 }
 
 impl ClientSession {
-    pub(crate) fn new(peer: Peer<RoleServer>) -> Self {
-        Self { peer }
+    pub(crate) fn new(peer: Peer<RoleServer>, min_level: Arc<AtomicUsize>) -> Self {
+        Self { peer, min_level }
     }
 
     /// Send a log message (`notifications/message`) at `level` (`debug`,
-    /// `info`, `warning`, `error`...). Failing to send is not the tool's problem.
+    /// `info`, `warning`, `error`...), unless the client asked for only more
+    /// severe ones. Failing to send is not the tool's problem.
     pub async fn log(&self, level: &str, data: impl Into<Value>) {
+        if level_rank(level) < self.min_level.load(Ordering::Relaxed) {
+            return;
+        }
         let params = json!({"level": level, "data": data.into()});
         if let Ok(params) = serde_json::from_value(params) {
             let _ = self.peer.notify_logging_message(params).await;
@@ -138,5 +162,18 @@ impl ProgressRelay {
 impl ProgressReporter for ProgressRelay {
     fn report(&self, progress: Progress) {
         let _ = self.tx.send(progress);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_rank_from_debug_to_emergency() {
+        assert_eq!(level_rank("debug"), 0);
+        assert!(level_rank("warning") > level_rank("info"));
+        assert_eq!(level_rank("emergency"), LEVELS.len() - 1);
+        assert_eq!(level_rank("chatty"), level_rank("info"));
     }
 }
