@@ -48,6 +48,11 @@ async fn main() {
             std::process::exit(1);
         }
     }
+    // The SDK opens the stream for server-initiated messages (the GET of
+    // streamable HTTP) beside the first requests. The suite's servers send
+    // their elicitation there and drop it when the stream is not open yet,
+    // so give it a moment before the first call.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let ctx = ToolContext::new();
     for spec in registry.specs() {
         let args = arguments_for(&spec.input_schema);
