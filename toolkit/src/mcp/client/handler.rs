@@ -9,14 +9,13 @@ use std::sync::Weak;
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ElicitRequestParams, ElicitResult, Implementation, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Map, Value, json};
 
 use super::link::ServerLink;
-use crate::context::Progress;
 
 /// Answers a server's requests and relays its list-changed notifications to the link.
 pub(crate) struct ClientSide {
@@ -63,19 +62,6 @@ impl ClientHandler for ClientSide {
             json!({"action": "accept", "content": defaults})
         };
         serde_json::from_value(answer).map_err(|e| ErrorData::internal_error(e.to_string(), None))
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(link) = self.link.upgrade() {
-            let mut progress = Progress::new(params.progress);
-            progress.total = params.total;
-            progress.message = params.message;
-            link.progress(&params.progress_token, progress);
-        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

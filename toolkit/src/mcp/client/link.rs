@@ -21,6 +21,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::handler::ClientSide;
 use super::sse::SseClientTransport;
+use super::tap::ProgressTap;
 use super::tools::mount_all;
 use crate::context::{Progress, ToolContext};
 use crate::error::ToolError;
@@ -44,7 +45,7 @@ pub struct ServerLink {
     /// The names this server has in the registry now.
     mounted: Mutex<Vec<String>>,
     /// Calls waiting for progress, by the token sent with them.
-    progress: Mutex<HashMap<String, ToolContext>>,
+    progress: Mutex<ProgressRoutes>,
     me: Weak<ServerLink>,
 }
 
@@ -63,7 +64,7 @@ impl ServerLink {
             registry: Arc::downgrade(registry),
             session: tokio::sync::Mutex::new(None),
             mounted: Mutex::new(Vec::new()),
-            progress: Mutex::new(HashMap::new()),
+            progress: Mutex::new(ProgressRoutes::default()),
             me: me.clone(),
         })
     }
@@ -150,7 +151,7 @@ impl ServerLink {
         self.progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), ctx.clone());
+            .route(token.clone(), ctx.clone());
         let _routing = ProgressRoute { link: self, token };
         let mut cancel = CancelOnDrop {
             peer,
@@ -164,17 +165,12 @@ impl ServerLink {
         }
     }
 
-    /// Hand a progress notification to the call it belongs to, if it is still running.
+    /// Hand a progress notification to the call it belongs to.
     pub(crate) fn progress(&self, token: &ProgressToken, progress: Progress) {
-        let ctx = self
-            .progress
+        self.progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&token_key(token))
-            .cloned();
-        if let Some(ctx) = ctx {
-            ctx.report_progress(progress);
-        }
+            .deliver(token_key(token), progress);
     }
 
     /// Close the session and take the server's tools out of the registry;
@@ -224,21 +220,38 @@ impl ServerLink {
                         }
                     });
                 }
-                handler.serve(transport).await.map_err(|e| failed(&e))
+                handler
+                    .serve(self.tap(transport))
+                    .await
+                    .map_err(|e| failed(&e))
             }
             Transport::StreamableHttp { url, headers } => {
                 let client = http_client(headers).map_err(|e| failed(&e))?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                handler.serve(transport).await.map_err(|e| failed(&e))
+                handler
+                    .serve(self.tap(transport))
+                    .await
+                    .map_err(|e| failed(&e))
             }
             Transport::Sse { url, headers } => {
                 let client = http_client(headers).map_err(|e| failed(&e))?;
                 let transport = SseClientTransport::connect(client, url)
                     .await
                     .map_err(|e| failed(&e))?;
-                handler.serve(transport).await.map_err(|e| failed(&e))
+                handler
+                    .serve(self.tap(transport))
+                    .await
+                    .map_err(|e| failed(&e))
             }
+        }
+    }
+
+    /// `transport`, with progress notifications routed as they arrive.
+    fn tap<T>(&self, transport: T) -> ProgressTap<T> {
+        ProgressTap {
+            inner: transport,
+            link: self.me.clone(),
         }
     }
 
@@ -321,6 +334,46 @@ fn token_key(token: &ProgressToken) -> String {
     serde_json::to_string(token).unwrap_or_default()
 }
 
+/// How many progress notifications for calls not routed yet are kept.
+const EARLY_PROGRESS: usize = 64;
+
+/// Where progress notifications go. The request is on its way before its
+/// token is known here, so a server may report progress before the call is
+/// routed: such reports wait (a bounded few) and are delivered, in order,
+/// when it is. Reporting happens under the lock, which keeps the order.
+#[derive(Default)]
+struct ProgressRoutes {
+    routes: HashMap<String, ToolContext>,
+    early: std::collections::VecDeque<(String, Progress)>,
+}
+
+impl ProgressRoutes {
+    fn route(&mut self, token: String, ctx: ToolContext) {
+        let mut kept = std::collections::VecDeque::new();
+        for (early_token, progress) in self.early.drain(..) {
+            if early_token == token {
+                ctx.report_progress(progress);
+            } else {
+                kept.push_back((early_token, progress));
+            }
+        }
+        self.early = kept;
+        self.routes.insert(token, ctx);
+    }
+
+    fn deliver(&mut self, token: String, progress: Progress) {
+        match self.routes.get(&token) {
+            Some(ctx) => ctx.report_progress(progress),
+            None => {
+                if self.early.len() == EARLY_PROGRESS {
+                    self.early.pop_front();
+                }
+                self.early.push_back((token, progress));
+            }
+        }
+    }
+}
+
 /// Stops routing progress to a call when it ends.
 struct ProgressRoute<'l> {
     link: &'l ServerLink,
@@ -333,6 +386,7 @@ impl Drop for ProgressRoute<'_> {
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .routes
             .remove(&self.token);
     }
 }
@@ -380,4 +434,45 @@ fn http_client(
         .default_headers(map)
         .build()
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::ProgressReporter;
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<f64>>);
+
+    impl ProgressReporter for Seen {
+        fn report(&self, progress: Progress) {
+            self.0.lock().unwrap().push(progress.progress);
+        }
+    }
+
+    #[test]
+    fn progress_before_the_route_waits_for_it_in_order() {
+        let mut routes = ProgressRoutes::default();
+        routes.deliver("1".into(), Progress::new(0.0));
+        routes.deliver("2".into(), Progress::new(7.0));
+        routes.deliver("1".into(), Progress::new(1.0));
+        let seen = Arc::new(Seen::default());
+        routes.route(
+            "1".into(),
+            ToolContext::new().with_progress_reporter(seen.clone()),
+        );
+        routes.deliver("1".into(), Progress::new(2.0));
+        assert_eq!(*seen.0.lock().unwrap(), [0.0, 1.0, 2.0]);
+        // Another call's early report stays for it.
+        assert_eq!(routes.early.len(), 1);
+    }
+
+    #[test]
+    fn early_progress_is_bounded() {
+        let mut routes = ProgressRoutes::default();
+        for i in 0..EARLY_PROGRESS * 3 {
+            routes.deliver(i.to_string(), Progress::new(0.0));
+        }
+        assert_eq!(routes.early.len(), EARLY_PROGRESS);
+    }
 }

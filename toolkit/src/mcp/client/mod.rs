@@ -3,6 +3,7 @@
 mod handler;
 mod link;
 mod sse;
+mod tap;
 mod tools;
 
 use std::sync::Arc;
