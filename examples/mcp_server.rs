@@ -9,7 +9,9 @@
 //! ```
 //!
 //! `--stateless` keeps no session between requests, so several of these
-//! processes can stand behind one load balancer.
+//! processes can stand behind one load balancer. Only loopback host names
+//! are accepted (against DNS rebinding) unless `--allow-host NAME` adds the
+//! names the balancer forwards.
 //!
 //! It serves every linked `#[tool]` the default filter selects: the
 //! built-ins of `toolkit-builtins` (high-risk ones such as the shell stay out
@@ -46,7 +48,7 @@ async fn workspace_info(workspace: &Workspace) -> Result<String, ToolError> {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: mcp_server WORKSPACE [--http PORT [--stateless]]");
+    eprintln!("usage: mcp_server WORKSPACE [--http PORT [--stateless] [--allow-host NAME]...]");
     std::process::exit(2)
 }
 
@@ -78,7 +80,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
             eprintln!("serving http://{}/mcp", listener.local_addr()?);
             let stateless = args.iter().any(|a| a == "--stateless");
-            let options = HttpOptions::default().stateless(stateless);
+            let mut options = HttpOptions::default().stateless(stateless);
+            let extra_hosts: Vec<&String> = args
+                .windows(2)
+                .filter(|pair| pair[0] == "--allow-host")
+                .map(|pair| &pair[1])
+                .collect();
+            if !extra_hosts.is_empty() {
+                let mut hosts = options.allowed_hosts.clone();
+                hosts.extend(extra_hosts.into_iter().cloned());
+                options = options.allowed_hosts(hosts);
+            }
             server.serve_http(listener, options).await?;
         }
     }

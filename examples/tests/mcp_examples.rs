@@ -54,7 +54,13 @@ fn the_server_example_serves_statelessly_over_http() {
         .port();
     let mut server = Command::new(example_binary("mcp_server"))
         .arg(&dir)
-        .args(["--http", &port.to_string(), "--stateless"])
+        .args([
+            "--http",
+            &port.to_string(),
+            "--stateless",
+            "--allow-host",
+            "mcp.example",
+        ])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -77,10 +83,36 @@ fn the_server_example_serves_statelessly_over_http() {
         .args([config.to_str().unwrap(), "mcp_remote_workspace_info", "{}"])
         .output()
         .unwrap();
+    // The host name the balancer forwards is accepted; others are not.
+    let allowed = status_for_host(port, "mcp.example");
+    let refused = status_for_host(port, "rebound.example");
     let _ = server.kill();
     let _ = server.wait();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("readme.txt"), "{stdout}");
+    assert_eq!((allowed, refused), (200, 403));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The status of an `initialize` POST to the example server under `host`.
+fn status_for_host(port: u16, host: &str) -> u16 {
+    use std::io::{Read, Write};
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
