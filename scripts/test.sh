@@ -12,12 +12,16 @@ cargo fmt --all -- --check
 
 step "lints (cargo clippy -D warnings, MSRV-aware)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p toolkit-builtins --all-targets --locked --features landlock -- -D warnings
 
 step "MSRV: no dependency needs a newer Rust than we promise"
 python3 scripts/check_msrv.py
 
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
+step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
+./scripts/install_chromium.sh
 
 step "the book (mdbook build, every include and local link resolves)"
 ./scripts/book.sh
@@ -27,3 +31,6 @@ step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformanc
 
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
+
+step "tests of exec's Landlock confinement (the optional landlock feature)"
+cargo test -p toolkit-builtins --locked --features landlock --test shell_isolation

@@ -38,3 +38,19 @@ fn downstream_collects_tools_from_every_module() {
     assert!(out.contains("celsius_to_fahrenheit: 70.7 °F"), "{out}");
     assert!(out.contains("kilometres_to_miles: 26.22 mi"), "{out}");
 }
+
+#[test]
+fn config_tools_load_and_keep_values_in_their_place() {
+    let out = run("config_tools");
+    assert!(
+        out.contains(r#"from tools.toml: ["count_lines", "plan_trip"]"#),
+        "{out}"
+    );
+    assert!(out.contains(r#"from plugins/: ["shout"]"#), "{out}");
+    assert!(out.contains("Plan a 3-day trip to Lisbon"), "{out}");
+    assert!(out.contains("count_lines: 23"), "{out}");
+    // The value that tried to run `echo` was one word: a file name.
+    assert!(out.contains("cannot open x; echo escaped"), "{out}");
+    assert!(!out.contains("\nescaped"), "{out}");
+    assert!(out.contains("shout: HELLO!"), "{out}");
+}

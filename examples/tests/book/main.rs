@@ -2,6 +2,7 @@
 //! files by anchor, so every snippet it prints is compiled and tested here.
 
 mod arguments;
+mod builtins;
 mod casting;
 mod context;
 mod dialects;

@@ -1,0 +1,108 @@
+//! A scheduled job and what a scheduler says about jobs.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::schedule::{Schedule, ScheduleError};
+
+/// A job as the scheduler keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CronJob {
+    /// The id used to remove it.
+    pub id: String,
+    /// A short name for listings.
+    pub name: String,
+    /// When it fires.
+    pub schedule: Schedule,
+    /// What it says when it fires: an instruction for the agent, or a reminder for the user.
+    pub message: String,
+    /// The channel it reports to.
+    pub channel: String,
+    /// The chat it reports to.
+    pub chat_id: String,
+    /// Set for jobs the system manages: why the agent may see but not remove it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected: Option<String>,
+    /// When it was added.
+    pub created_at: Timestamp,
+    /// When it fires next; `None` once a one-shot job has fired.
+    #[serde(default)]
+    pub next_run: Option<Timestamp>,
+    /// When it last fired.
+    #[serde(default)]
+    pub last_run: Option<Timestamp>,
+}
+
+/// A job to add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NewJob {
+    /// A short name; the first words of the message when not given.
+    pub name: Option<String>,
+    /// When it fires.
+    pub schedule: Schedule,
+    /// What it says when it fires.
+    pub message: String,
+    /// The channel it reports to.
+    pub channel: String,
+    /// The chat it reports to.
+    pub chat_id: String,
+}
+
+impl NewJob {
+    /// A job that says `message` to `chat_id` on `channel` on `schedule`.
+    pub fn new(
+        schedule: Schedule,
+        message: impl Into<String>,
+        channel: impl Into<String>,
+        chat_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: None,
+            schedule,
+            message: message.into(),
+            channel: channel.into(),
+            chat_id: chat_id.into(),
+        }
+    }
+
+    /// Give it a name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+/// Why a scheduler refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CronError {
+    /// No job has this id.
+    #[error("Job {0} not found")]
+    NotFound(String),
+    /// The job is managed by the system.
+    #[error("Cannot remove job `{name}` (id: {id}).\n{reason}")]
+    Protected {
+        /// Its id.
+        id: String,
+        /// Its name.
+        name: String,
+        /// Why it is protected.
+        reason: String,
+    },
+    /// The schedule is unusable.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// A one-shot moment that has already passed.
+    #[error("the time {0} is in the past; give a future time")]
+    InThePast(Timestamp),
+    /// The jobs file could not be read or written.
+    #[error("the jobs file {path}: {message}")]
+    Storage {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}

@@ -1,0 +1,258 @@
+//! `message`: send a message to a chat, through the host's [`MessageSink`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+use toolkit::{ToolContext, ToolError, async_trait, tool};
+
+use crate::sandbox::{Access, Workspace};
+
+/// A message on its way to a chat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct OutboundMessage {
+    /// The channel, such as `telegram` or `cli`.
+    pub channel: String,
+    /// The chat within the channel.
+    pub chat_id: String,
+    /// The text.
+    pub content: String,
+    /// Files to attach, as absolute paths inside the workspace.
+    pub media: Vec<PathBuf>,
+    /// Buttons to show under the message: rows of labels.
+    pub buttons: Vec<Vec<String>>,
+    /// The message this one answers, when it goes to the chat that message came from.
+    pub reply_to: Option<String>,
+}
+
+impl OutboundMessage {
+    /// A text message to `chat_id` on `channel`.
+    pub fn new(
+        channel: impl Into<String>,
+        chat_id: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            channel: channel.into(),
+            chat_id: chat_id.into(),
+            content: content.into(),
+            media: Vec::new(),
+            buttons: Vec::new(),
+            reply_to: None,
+        }
+    }
+
+    /// Attach files.
+    pub fn with_media(mut self, media: Vec<PathBuf>) -> Self {
+        self.media = media;
+        self
+    }
+
+    /// Add rows of buttons.
+    pub fn with_buttons(mut self, buttons: Vec<Vec<String>>) -> Self {
+        self.buttons = buttons;
+        self
+    }
+
+    /// Answer the message with this id.
+    pub fn with_reply_to(mut self, id: impl Into<String>) -> Self {
+        self.reply_to = Some(id.into());
+        self
+    }
+}
+
+/// Why a message could not be delivered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SendError(pub String);
+
+/// Where messages go: the host's chat channels. Implement it to deliver
+/// messages; [`ChannelSink`] hands them to a tokio channel the host reads.
+#[async_trait]
+pub trait MessageSink: Send + Sync + 'static {
+    /// Deliver one message.
+    async fn send(&self, message: OutboundMessage) -> Result<(), SendError>;
+}
+
+#[async_trait]
+impl<S: MessageSink + ?Sized> MessageSink for Arc<S> {
+    async fn send(&self, message: OutboundMessage) -> Result<(), SendError> {
+        (**self).send(message).await
+    }
+}
+
+/// The ready-made [`MessageSink`]: puts each message on a bounded tokio
+/// channel; the host reads the other end and delivers.
+///
+/// ```
+/// use toolkit::ToolContext;
+/// use toolkit_builtins::agent::{ChannelSink, Messenger};
+///
+/// let (sink, mut outbox) = ChannelSink::new(64);
+/// let ctx = ToolContext::new()
+///     .with_channel("telegram", "42")
+///     .with_state(Messenger::new(sink));
+/// // The host's delivery loop: `while let Some(msg) = outbox.recv().await { ... }`
+/// # let _ = (ctx, &mut outbox);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ChannelSink {
+    sender: mpsc::Sender<OutboundMessage>,
+}
+
+impl ChannelSink {
+    /// A sink and the receiver the host reads; at most `capacity` messages wait.
+    pub fn new(capacity: usize) -> (Self, mpsc::Receiver<OutboundMessage>) {
+        let (sender, receiver) = mpsc::channel(capacity.max(1));
+        (Self { sender }, receiver)
+    }
+}
+
+#[async_trait]
+impl MessageSink for ChannelSink {
+    async fn send(&self, message: OutboundMessage) -> Result<(), SendError> {
+        self.sender
+            .send(message)
+            .await
+            .map_err(|_| SendError("the host has stopped receiving messages".into()))
+    }
+}
+
+/// The state the `message` tool (and the default spawner) needs: the sink
+/// messages go to. Put one in the context with `ToolContext::with_state`.
+#[derive(Clone)]
+pub struct Messenger {
+    sink: Arc<dyn MessageSink>,
+}
+
+impl Messenger {
+    /// Messages go to `sink`.
+    pub fn new(sink: impl MessageSink) -> Self {
+        Self {
+            sink: Arc::new(sink),
+        }
+    }
+
+    /// Messages go to a sink that is already shared.
+    pub fn from_arc(sink: Arc<dyn MessageSink>) -> Self {
+        Self { sink }
+    }
+
+    /// The sink, to share with other parts of the host.
+    pub fn sink(&self) -> Arc<dyn MessageSink> {
+        Arc::clone(&self.sink)
+    }
+
+    /// Deliver one message.
+    pub async fn send(&self, message: OutboundMessage) -> Result<(), SendError> {
+        self.sink.send(message).await
+    }
+}
+
+impl std::fmt::Debug for Messenger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Messenger")
+    }
+}
+
+/// Send a message to the user, optionally with file attachments and buttons.
+/// This is the ONLY way to deliver files (images, documents, audio, video) to
+/// the user: put their workspace paths in `media`. Do NOT use read_file to send
+/// files; that only reads content for your own analysis. Without `channel` and
+/// `chat_id` the message goes to the current chat.
+#[tool(category = messaging, open_world)]
+pub async fn message(
+    ctx: &ToolContext,
+    messenger: &Messenger,
+    /// The message text.
+    #[arg(min_length = 1)]
+    content: String,
+    /// The channel to send to (telegram, discord, ...); default: the current one.
+    channel: Option<String>,
+    /// The chat to send to; default: the current one.
+    chat_id: Option<String>,
+    /// Paths of files in the workspace to attach.
+    media: Option<Vec<String>>,
+    /// Buttons under the message, as rows of labels: `[["Yes", "No"]]`.
+    buttons: Option<Vec<Vec<String>>>,
+) -> Result<String, ToolError> {
+    let (channel, chat_id) = target(ctx, channel, chat_id)?;
+    let media = attachments(ctx, media.unwrap_or_default())?;
+    let buttons = buttons.unwrap_or_default();
+    if buttons
+        .iter()
+        .flatten()
+        .any(|label| label.trim().is_empty())
+    {
+        return Err(ToolError::InvalidArguments(
+            "every button needs a label".into(),
+        ));
+    }
+    // A message id only means something in the chat it came from: carried
+    // to another chat, some platforms would thread the reply into the wrong
+    // conversation.
+    let same_chat =
+        ctx.channel() == Some(channel.as_str()) && ctx.chat_id() == Some(chat_id.as_str());
+    let reply_to = ctx.message_id().filter(|_| same_chat).map(str::to_owned);
+    let count = media.len();
+    let mut outbound = OutboundMessage::new(&channel, &chat_id, content)
+        .with_media(media)
+        .with_buttons(buttons);
+    outbound.reply_to = reply_to;
+    messenger
+        .send(outbound)
+        .await
+        .map_err(|e| ToolError::failed(format!("the message was not sent: {e}")))?;
+    Ok(match count {
+        0 => format!("Message sent to {channel}:{chat_id}"),
+        1 => format!("Message sent to {channel}:{chat_id} with 1 attachment"),
+        n => format!("Message sent to {channel}:{chat_id} with {n} attachments"),
+    })
+}
+
+/// The chat a message goes to: what the model named, else the current chat.
+fn target(
+    ctx: &ToolContext,
+    channel: Option<String>,
+    chat_id: Option<String>,
+) -> Result<(String, String), ToolError> {
+    let other_channel = channel.as_deref().is_some_and(|c| Some(c) != ctx.channel());
+    if other_channel && chat_id.is_none() {
+        // The current chat id belongs to the current channel; reusing it on
+        // another channel would reach a stranger.
+        return Err(ToolError::InvalidArguments(
+            "chat_id is required when sending to another channel".into(),
+        ));
+    }
+    let channel = channel.or_else(|| ctx.channel().map(str::to_owned));
+    let chat_id = chat_id.or_else(|| ctx.chat_id().map(str::to_owned));
+    match (channel, chat_id) {
+        (Some(channel), Some(chat_id)) => Ok((channel, chat_id)),
+        _ => Err(ToolError::InvalidArguments(
+            "there is no current chat; give both channel and chat_id".into(),
+        )),
+    }
+}
+
+/// Attachments resolved inside the workspace; each must be an existing file.
+fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, ToolError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let workspace = Workspace::of(ctx)?;
+    paths
+        .iter()
+        .map(|path| {
+            let resolved = workspace.resolve(path, Access::Read)?;
+            if resolved.is_file() {
+                Ok(resolved)
+            } else {
+                Err(ToolError::failed(format!(
+                    "cannot attach `{path}`: no such file in the workspace"
+                )))
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,152 @@
+//! Starting Chromium: its flags and its throw-away profile directory.
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use chromiumoxide::browser::BrowserConfig as LaunchConfig;
+use chromiumoxide::handler::viewport::Viewport;
+
+use super::config::BrowserConfig;
+
+/// A fresh `--user-data-dir`, removed when dropped, so no cookie, cache or
+/// history outlives the session or leaks between sessions.
+#[derive(Debug)]
+pub(crate) struct Profile {
+    dir: PathBuf,
+}
+
+impl Profile {
+    pub(crate) fn create() -> io::Result<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "toolkit-browser-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir)?;
+        let profile = Self { dir };
+        // Chromium's network predictor opens connections to hosts a page
+        // links to before anything is requested: such a connection would
+        // reach an address the request guard never saw. Turn it off.
+        let default = profile.dir.join("Default");
+        std::fs::create_dir(&default)?;
+        std::fs::write(
+            default.join("Preferences"),
+            r#"{"net":{"network_prediction_options":2}}"#,
+        )?;
+        Ok(profile)
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        // Chromium may still be flushing files for a moment after it exits;
+        // a second attempt catches what the first one raced with.
+        if std::fs::remove_dir_all(&self.dir).is_err() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The Chromium binary: the configured path, or the name found on `PATH`.
+pub(crate) fn find_chromium(config: &BrowserConfig) -> Option<PathBuf> {
+    let wanted = config.chromium();
+    if wanted.components().count() > 1 || wanted.is_absolute() {
+        return wanted.is_file().then(|| wanted.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(wanted))
+            .find(|candidate| candidate.is_file())
+    })
+}
+
+/// The launch configuration: headless, no background traffic of Chromium's
+/// own, one renderer process for every frame (so request interception on the
+/// page sees iframes too), and no pop-up windows (they would be pages the
+/// interception does not watch).
+pub(crate) fn launch_config(
+    config: &BrowserConfig,
+    chromium: &Path,
+    profile: &Profile,
+    proxy: SocketAddr,
+) -> Result<LaunchConfig, String> {
+    let (width, height) = config.viewport();
+    let mut args = vec![
+        "disable-gpu",
+        "disable-quic",
+        "no-first-run",
+        "no-default-browser-check",
+        "disable-background-networking",
+        "disable-component-update",
+        "disable-sync",
+        "disable-default-apps",
+        "disable-breakpad",
+        "disable-domain-reliability",
+        "disable-client-side-phishing-detection",
+        "disable-dev-shm-usage",
+        "metrics-recording-only",
+        "no-pings",
+        "mute-audio",
+        "hide-scrollbars",
+        "block-new-web-contents",
+        "disable-site-isolation-trials",
+        "disable-features=IsolateOrigins,site-per-process,Translate,OptimizationHints,MediaRouter,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+        "password-store=basic",
+        "use-mock-keychain",
+    ];
+    // Every connection goes through the guarding proxy, loopback included
+    // (`<-loopback>` undoes Chromium's built-in bypass for it); WebRTC may
+    // not send UDP around it.
+    let proxy_server = format!("proxy-server=http://{proxy}");
+    args.extend([
+        proxy_server.as_str(),
+        "proxy-bypass-list=<-loopback>",
+        "force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ]);
+    // chromiumoxide adds the leading `--` to each flag.
+    // Chromium's sandbox refuses to start as root.
+    if is_root() {
+        args.push("no-sandbox");
+    }
+    LaunchConfig::builder()
+        .chrome_executable(chromium)
+        .disable_default_args()
+        .user_data_dir(profile.path())
+        .launch_timeout(config.launch_timeout())
+        // Each action has its own, shorter timeout; this only keeps the
+        // library from giving up first.
+        .request_timeout(config.max_action_timeout() + config.launch_timeout())
+        .viewport(Viewport {
+            width,
+            height,
+            ..Viewport::default()
+        })
+        .window_size(width, height)
+        .args(args)
+        .build()
+}
+
+fn is_root() -> bool {
+    // Without a libc dependency: the effective uid is in /proc on Linux.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}

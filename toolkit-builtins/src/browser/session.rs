@@ -1,0 +1,240 @@
+//! [`BrowserSession`]: one Chromium, started on first use, reused across
+//! calls, and stopped with the session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chromiumoxide::error::CdpError;
+use chromiumoxide::{Browser, Page};
+use futures_util::StreamExt;
+use tokio::sync::{Mutex, MutexGuard};
+use tokio::task::JoinHandle;
+
+use super::config::BrowserConfig;
+use super::intercept::{BlockedLog, intercept};
+use super::launch::{Profile, find_chromium, launch_config};
+use super::proxy::GuardProxy;
+use crate::net::NetPolicy;
+
+/// Why the browser could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrowserError {
+    /// No Chromium binary where the configuration says.
+    #[error(
+        "the browser is not available: no Chromium at `{0}` (install it, e.g. with scripts/install_chromium.sh, or configure its path)"
+    )]
+    NotInstalled(String),
+    /// Chromium did not start or its DevTools connection failed.
+    #[error("the browser could not be started: {0}")]
+    Launch(String),
+}
+
+/// The browser the `browser` tool drives. Put one in the context's state to
+/// enable the tool; Chromium starts on the first call, later calls reuse it,
+/// and it stops on [`shutdown`](Self::shutdown) or when the session is
+/// dropped (with the registry and context that hold it), removing its
+/// temporary profile.
+///
+/// ```no_run
+/// use toolkit::{ToolContext, ToolFilter, ToolRegistry};
+/// use toolkit_builtins::browser::{BrowserConfig, BrowserSession};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["browser"]))?;
+/// let ctx = ToolContext::new().with_state(BrowserSession::new(BrowserConfig::default()));
+/// let out = registry
+///     .call("browser", serde_json::json!({"action": "navigate", "url": "https://example.com"}), &ctx)
+///     .await;
+/// println!("{}", out.content);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct BrowserSession {
+    config: BrowserConfig,
+    guard: Arc<NetPolicy>,
+    running: Mutex<Option<Running>>,
+}
+
+/// A started browser with its one page.
+#[derive(Debug)]
+pub(crate) struct Running {
+    browser: Browser,
+    handler: JoinHandle<()>,
+    interceptor: JoinHandle<()>,
+    pub(crate) page: Page,
+    pub(crate) blocked: BlockedLog,
+    _proxy: GuardProxy,
+    // Dropped last: the directory goes once the process is gone.
+    _profile: Profile,
+}
+
+impl BrowserSession {
+    /// A session that starts Chromium on first use.
+    pub fn new(config: BrowserConfig) -> Self {
+        let guard = Arc::new(config.net_policy().clone());
+        Self {
+            config,
+            guard,
+            running: Mutex::new(None),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BrowserConfig {
+        &self.config
+    }
+
+    pub(crate) fn policy(&self) -> &Arc<NetPolicy> {
+        &self.guard
+    }
+
+    /// The process id of Chromium while it runs: `None` before the first
+    /// call, after [`shutdown`](Self::shutdown), and once it has died.
+    pub async fn pid(&self) -> Option<u32> {
+        let mut running = self.running.lock().await;
+        let running = running.as_mut()?;
+        if !running.is_alive() {
+            return None;
+        }
+        running
+            .browser
+            .get_mut_child()
+            .and_then(|child| child.as_mut_inner().id())
+    }
+
+    /// The running browser, started now if it is not yet (or no longer) up.
+    /// Holding the guard serializes actions: there is one page.
+    pub(crate) async fn running(&self) -> Result<MutexGuard<'_, Option<Running>>, BrowserError> {
+        let mut running = self.running.lock().await;
+        if running.as_mut().is_some_and(|r| !r.is_alive()) {
+            // Chromium went away (crashed or was killed): start a new one.
+            if let Some(dead) = running.take() {
+                dead.stop().await;
+            }
+        }
+        if running.is_none() {
+            *running = Some(self.launch().await?);
+        }
+        Ok(running)
+    }
+
+    async fn launch(&self) -> Result<Running, BrowserError> {
+        let chromium = find_chromium(&self.config).ok_or_else(|| {
+            BrowserError::NotInstalled(self.config.chromium().display().to_string())
+        })?;
+        let profile = Profile::create()
+            .map_err(|e| BrowserError::Launch(format!("cannot create a profile directory: {e}")))?;
+        let blocked = BlockedLog::default();
+        let proxy = GuardProxy::start(Arc::clone(&self.guard), blocked.clone())
+            .await
+            .map_err(|e| BrowserError::Launch(format!("cannot start the guarding proxy: {e}")))?;
+        let launch = launch_config(&self.config, &chromium, &profile, proxy.addr())
+            .map_err(BrowserError::Launch)?;
+        let (mut browser, mut handler) = Browser::launch(launch)
+            .await
+            .map_err(|e| BrowserError::Launch(e.to_string()))?;
+        // The handler drives the DevTools connection. An error from it means
+        // the connection is lost (invalid messages are skipped, not
+        // reported), so the task ends and the next call starts a new browser.
+        let handler = tokio::spawn(async move { while let Some(Ok(())) = handler.next().await {} });
+        let started = open_page(&browser, Arc::clone(&self.guard), blocked.clone());
+        match tokio::time::timeout(self.config.launch_timeout(), started).await {
+            Ok(Ok((page, interceptor))) => Ok(Running {
+                browser,
+                handler,
+                interceptor,
+                page,
+                blocked,
+                _proxy: proxy,
+                _profile: profile,
+            }),
+            failed => {
+                let _ = browser.kill().await;
+                handler.abort();
+                Err(BrowserError::Launch(match failed {
+                    Ok(Err(e)) => format!("cannot open a page: {e}"),
+                    _ => "the browser did not open a page in time".into(),
+                }))
+            }
+        }
+    }
+
+    /// Stops Chromium, if it runs, and removes its profile. The next call
+    /// starts a new one.
+    pub async fn shutdown(&self) {
+        if let Some(running) = self.running.lock().await.take() {
+            running.stop().await;
+        }
+    }
+}
+
+/// A blank page whose every request goes through the guard.
+async fn open_page(
+    browser: &Browser,
+    guard: Arc<NetPolicy>,
+    blocked: BlockedLog,
+) -> Result<(Page, JoinHandle<()>), CdpError> {
+    let page = browser.new_page("about:blank").await?;
+    let interceptor = intercept(&page, guard, blocked).await?;
+    Ok((page, interceptor))
+}
+
+impl Running {
+    /// Swaps the page for a fresh one. After a navigation that never
+    /// finished, the DevTools client keeps waiting on it and would queue
+    /// every later navigation of that page behind it.
+    pub(crate) async fn replace_page(&mut self, guard: Arc<NetPolicy>) -> Result<(), CdpError> {
+        let (page, interceptor) = open_page(&self.browser, guard, self.blocked.clone()).await?;
+        self.interceptor.abort();
+        self.interceptor = interceptor;
+        let stuck = std::mem::replace(&mut self.page, page);
+        let _ = tokio::time::timeout(Duration::from_secs(2), stuck.close()).await;
+        Ok(())
+    }
+
+    /// Whether Chromium still runs and its connection is up.
+    fn is_alive(&mut self) -> bool {
+        !self.handler.is_finished() && matches!(self.browser.try_wait(), Ok(None))
+    }
+
+    /// Asks Chromium to close, then makes sure it has.
+    async fn stop(mut self) {
+        self.interceptor.abort();
+        if !self.is_alive() {
+            // Already gone, or no connection left to ask it through.
+            let _ = self.browser.kill().await;
+            return;
+        }
+        let closed = tokio::time::timeout(Duration::from_secs(5), async {
+            self.browser.close().await.ok()?;
+            self.browser.wait().await.ok()
+        })
+        .await;
+        if !matches!(closed, Ok(Some(_))) {
+            let _ = self.browser.kill().await;
+        }
+        self.handler.abort();
+    }
+}
+
+impl Drop for BrowserSession {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.get_mut().as_mut() {
+            running.interceptor.abort();
+            running.handler.abort();
+            if let Some(child) = running.browser.get_mut_child() {
+                let child = child.as_mut_inner();
+                // No await in drop: kill, then reap for a moment so the
+                // profile directory is removed after the process is gone.
+                let _ = child.start_kill();
+                for _ in 0..100 {
+                    if !matches!(child.try_wait(), Ok(None)) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+}

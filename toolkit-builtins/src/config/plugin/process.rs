@@ -1,0 +1,244 @@
+//! One plugin process: started on first use, one request at a time, and
+//! stopped (to be started afresh on the next request) when it crashes,
+//! hangs or answers with something that is not a response.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The longest response line read; a plugin that writes more without a
+/// newline is treated as broken rather than filling memory.
+const MAX_LINE: u64 = 8 * 1024 * 1024;
+
+/// How much of the plugin's stderr is kept to explain a failure.
+const STDERR_TAIL: usize = 2048;
+
+/// Why a request got no usable response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Fault {
+    #[error("could not be started: {0}")]
+    Start(String),
+    #[error("exited before answering ({status}){stderr}")]
+    Exited { status: String, stderr: String },
+    /// Its output closed; [`Running::last_words`] turns this into `Exited`.
+    #[error("closed its output before answering")]
+    Closed,
+    #[error("did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("answered with something that is not a JSON response: {0}")]
+    Garbage(String),
+    #[error("could not be written to: {0}")]
+    Write(String),
+}
+
+/// A plugin executable and, while it runs, its process.
+#[derive(Debug)]
+pub(crate) struct Plugin {
+    path: PathBuf,
+    timeout: Duration,
+    slot: tokio::sync::Mutex<Slot>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    running: Option<Running>,
+    next_id: u64,
+}
+
+#[derive(Debug)]
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Plugin {
+    pub(crate) fn new(path: impl Into<PathBuf>, timeout: Duration) -> Self {
+        Self {
+            path: path.into(),
+            timeout,
+            slot: Default::default(),
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Send one request (its `id` is set here) and read its response.
+    pub(crate) async fn request(
+        &self,
+        make: impl FnOnce(u64) -> Value,
+    ) -> Result<Map<String, Value>, Fault> {
+        let mut slot = self.slot.lock().await;
+        slot.next_id += 1;
+        let id = slot.next_id;
+        // The process is out of the slot while the request is in flight: if
+        // the caller gives up half-way (its future is dropped), the process,
+        // whose stream is now out of step, is dropped and killed with it.
+        let mut running = match slot.running.take() {
+            Some(running) => running,
+            None => self.start()?,
+        };
+        let outcome = tokio::time::timeout(self.timeout, running.exchange(make(id), id))
+            .await
+            .unwrap_or(Err(Fault::Timeout(self.timeout)));
+        match outcome {
+            Ok(response) => {
+                slot.running = Some(running);
+                Ok(response)
+            }
+            // Whatever went wrong, this process is done: the next request starts a new one.
+            Err(Fault::Closed) => Err(running.last_words().await),
+            Err(fault) => {
+                stop(Some(running));
+                Err(fault)
+            }
+        }
+    }
+
+    fn start(&self) -> Result<Running, Fault> {
+        let mut child = Command::new(&self.path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| Fault::Start(e.to_string()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Fault::Start(
+                "its stdin and stdout could not be piped".into(),
+            ));
+        };
+        let stdout = BufReader::new(stdout);
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_reader = child.stderr.take().map(|mut pipe| {
+            let tail = Arc::clone(&stderr);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = pipe.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                    tail.extend(&buf[..n]);
+                    let excess = tail.len().saturating_sub(STDERR_TAIL);
+                    tail.drain(..excess);
+                }
+            })
+        });
+        Ok(Running {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            stderr_reader,
+        })
+    }
+}
+
+impl Running {
+    async fn exchange(&mut self, request: Value, id: u64) -> Result<Map<String, Value>, Fault> {
+        let mut line = request.to_string();
+        line.push('\n');
+        let write = async {
+            self.stdin.write_all(line.as_bytes()).await?;
+            self.stdin.flush().await
+        };
+        if let Err(e) = write.await {
+            // A closed pipe means the process died; say so, not "broken pipe".
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Err(Fault::Closed);
+            }
+            return Err(Fault::Write(e.to_string()));
+        }
+        let mut buf = Vec::new();
+        let read = (&mut self.stdout)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .await;
+        match read {
+            Ok(0) => return Err(Fault::Closed),
+            Ok(_) => {}
+            Err(e) => return Err(Fault::Garbage(e.to_string())),
+        }
+        if !buf.ends_with(b"\n") && buf.len() as u64 >= MAX_LINE {
+            return Err(Fault::Garbage(format!(
+                "a line longer than {MAX_LINE} bytes"
+            )));
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let response = match serde_json::from_str::<Value>(text.trim()) {
+            Ok(Value::Object(map)) => map,
+            _ => return Err(Fault::Garbage(preview(&text))),
+        };
+        if response.get("id").and_then(Value::as_u64) != Some(id) {
+            return Err(Fault::Garbage(format!(
+                "a response for another request: {}",
+                preview(&text)
+            )));
+        }
+        Ok(response)
+    }
+
+    /// How a process that closed its output ended, with the end of its stderr.
+    async fn last_words(mut self) -> Fault {
+        // A crashing process closes its output as it exits: give it a moment
+        // to report its own status before making sure it is gone.
+        let status = match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            _ => {
+                let _ = self.child.start_kill();
+                match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+                    Ok(Ok(status)) => format!("it closed its output; stopped: {status}"),
+                    _ => "it closed its output and did not stop".to_owned(),
+                }
+            }
+        };
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
+        }
+        Fault::Exited {
+            status,
+            stderr: self.stderr_tail(),
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes: Vec<u8> = tail.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("; its stderr ends with:\n{text}")
+        }
+    }
+}
+
+/// Kill a process that is no longer trusted; tokio reaps it in the background.
+fn stop(running: Option<Running>) {
+    if let Some(mut running) = running {
+        let _ = running.child.start_kill();
+    }
+}
+
+/// The start of some text, on one line, for an error message.
+fn preview(text: &str) -> String {
+    let one_line: String = text
+        .trim()
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("`{one_line}`")
+}

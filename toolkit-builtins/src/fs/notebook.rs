@@ -1,0 +1,239 @@
+//! `notebook_edit`: replace, insert or delete one cell of a Jupyter
+//! notebook, keeping it a valid nbformat 4 document.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use toolkit::schemars::JsonSchema;
+use toolkit::serde::Deserialize;
+use toolkit::serde_json::{self, Map, Value, json};
+use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+
+use super::write::{Previous, read_previous};
+use super::{FsLimits, diff};
+use crate::sandbox::Workspace;
+
+/// The kind of a notebook cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolkit::schemars")]
+pub enum CellType {
+    /// Code the kernel runs.
+    Code,
+    /// Markdown text.
+    Markdown,
+    /// Raw text passed through unchanged.
+    Raw,
+}
+
+impl CellType {
+    fn as_str(self) -> &'static str {
+        match self {
+            CellType::Code => "code",
+            CellType::Markdown => "markdown",
+            CellType::Raw => "raw",
+        }
+    }
+}
+
+/// What to do to the cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolkit::schemars")]
+pub enum EditMode {
+    /// Replace the cell's source (and type, if given).
+    Replace,
+    /// Insert a new cell at `cell_index`, or after the cell `cell_id`.
+    Insert,
+    /// Delete the cell.
+    Delete,
+}
+
+/// Edit a Jupyter notebook (`.ipynb`): replace, insert or delete one cell.
+///
+/// Name the cell by `cell_index` (0-based) or by `cell_id`. Replacing a code
+/// cell clears its outputs. The notebook stays valid JSON in nbformat 4.
+#[tool(destructive, exclusive, category = filesystem_write)]
+pub fn notebook_edit(
+    ctx: &ToolContext,
+    /// Path of the notebook, relative to the workspace root.
+    #[arg(min_length = 1)]
+    path: String,
+    /// replace (default), insert or delete.
+    #[arg(default = EditMode::Replace)]
+    edit_mode: EditMode,
+    /// The cell, 0-based. For insert: where the new cell goes (the cell
+    /// count appends).
+    cell_index: Option<usize>,
+    /// The cell, by its `id`. For insert: the new cell goes after it.
+    cell_id: Option<String>,
+    /// The new source of the cell (for replace and insert).
+    new_source: Option<String>,
+    /// The cell's type: needed for insert (default code), optional for replace.
+    cell_type: Option<CellType>,
+) -> Result<ToolOutput, ToolError> {
+    let workspace = Workspace::of(ctx)?;
+    let limits = FsLimits::of(ctx);
+    let text = match read_previous(&workspace, &path, limits.max_edit_bytes)? {
+        Previous::Text(text) => text,
+        Previous::Missing => {
+            return Err(ToolError::failed(format!("`{path}` does not exist")));
+        }
+        Previous::Opaque(what) => {
+            return Err(ToolError::failed(format!(
+                "`{path}` is {what}, not a notebook"
+            )));
+        }
+    };
+    let mut notebook: Value = serde_json::from_str(&text)
+        .map_err(|e| ToolError::failed(format!("`{path}` is not valid notebook JSON: {e}")))?;
+    let wants_ids = notebook["nbformat"].as_u64() == Some(4)
+        && notebook["nbformat_minor"].as_u64().unwrap_or(0) >= 5;
+    if notebook["nbformat"].as_u64().is_none_or(|v| v < 4) {
+        return Err(ToolError::failed(format!(
+            "`{path}` is not an nbformat 4 notebook; only nbformat 4 can be edited"
+        )));
+    }
+    let Some(cells) = notebook.get_mut("cells").and_then(Value::as_array_mut) else {
+        return Err(ToolError::failed(format!(
+            "`{path}` has no `cells` list; it is not a valid notebook"
+        )));
+    };
+    let count = cells.len();
+    let by_id = |id: &str, cells: &[Value]| -> Result<usize, ToolError> {
+        cells
+            .iter()
+            .position(|c| c["id"].as_str() == Some(id))
+            .ok_or_else(|| ToolError::failed(format!("no cell in `{path}` has id `{id}`")))
+    };
+    let (summary, old_source, new_source_text) = match edit_mode {
+        EditMode::Replace | EditMode::Delete => {
+            let index = match (cell_index, cell_id.as_deref()) {
+                (Some(i), _) if i < count => i,
+                (Some(i), _) => {
+                    return Err(ToolError::failed(format!(
+                        "cell_index {i} is out of range: `{path}` has {count} cells (0-{})",
+                        count.saturating_sub(1)
+                    )));
+                }
+                (None, Some(id)) => by_id(id, cells)?,
+                (None, None) => {
+                    return Err(ToolError::failed(
+                        "name the cell with cell_index (0-based) or cell_id",
+                    ));
+                }
+            };
+            let old = source_of(&cells[index]);
+            if edit_mode == EditMode::Delete {
+                cells.remove(index);
+                (format!("Deleted cell {index}"), old, String::new())
+            } else {
+                let source = new_source
+                    .ok_or_else(|| ToolError::failed("new_source is required to replace a cell"))?;
+                let cell = cells[index]
+                    .as_object_mut()
+                    .ok_or_else(|| ToolError::failed(format!("cell {index} is not an object")))?;
+                let kind = cell_type.map_or_else(
+                    || {
+                        cell.get("cell_type")
+                            .and_then(Value::as_str)
+                            .unwrap_or("code")
+                            .to_owned()
+                    },
+                    |t| t.as_str().to_owned(),
+                );
+                set_cell(cell, &kind, &source);
+                (format!("Replaced cell {index} ({kind})"), old, source)
+            }
+        }
+        EditMode::Insert => {
+            let index = match (cell_index, cell_id.as_deref()) {
+                (Some(i), _) if i <= count => i,
+                (Some(i), _) => {
+                    return Err(ToolError::failed(format!(
+                        "cell_index {i} is out of range for insert: `{path}` has {count} cells, so use 0-{count}"
+                    )));
+                }
+                (None, Some(id)) => by_id(id, cells)? + 1,
+                (None, None) => count,
+            };
+            let source = new_source
+                .ok_or_else(|| ToolError::failed("new_source is required to insert a cell"))?;
+            let kind = cell_type.unwrap_or(CellType::Code).as_str();
+            let mut cell = Map::new();
+            if wants_ids || cells.iter().any(|c| c.get("id").is_some()) {
+                cell.insert("id".into(), Value::String(fresh_id(cells)));
+            }
+            set_cell(&mut cell, kind, &source);
+            cells.insert(index, Value::Object(cell));
+            (
+                format!("Inserted a {kind} cell at index {index}"),
+                String::new(),
+                source,
+            )
+        }
+    };
+    let total = notebook["cells"].as_array().map_or(0, Vec::len);
+    let mut bytes = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
+    toolkit::serde::Serialize::serialize(&notebook, &mut serializer)
+        .map_err(|e| ToolError::internal(format!("cannot write the notebook: {e}")))?;
+    bytes.push(b'\n');
+    workspace.write_atomic(&path, &bytes)?;
+    Ok(
+        ToolOutput::text(format!("{summary} in `{path}`; it now has {total} cells."))
+            .with_display(diff::unified(&path, Some(&old_source), &new_source_text)),
+    )
+}
+
+/// Set a cell's type and source, with the fields its type requires.
+fn set_cell(cell: &mut Map<String, Value>, kind: &str, source: &str) {
+    cell.insert("cell_type".into(), Value::String(kind.to_owned()));
+    cell.entry("metadata").or_insert_with(|| json!({}));
+    cell.insert("source".into(), source_lines(source));
+    if kind == "code" {
+        // The old outputs belong to the old source.
+        cell.insert("execution_count".into(), Value::Null);
+        cell.insert("outputs".into(), json!([]));
+    } else {
+        cell.remove("execution_count");
+        cell.remove("outputs");
+    }
+}
+
+/// Source as nbformat stores it: lines, each keeping its newline.
+fn source_lines(source: &str) -> Value {
+    Value::Array(
+        source
+            .split_inclusive('\n')
+            .map(|line| Value::String(line.to_owned()))
+            .collect(),
+    )
+}
+
+/// A cell's source as one string (nbformat allows a string or a list).
+fn source_of(cell: &Value) -> String {
+    match &cell["source"] {
+        Value::String(s) => s.clone(),
+        Value::Array(lines) => lines.iter().filter_map(Value::as_str).collect(),
+        _ => String::new(),
+    }
+}
+
+/// An id no cell in `cells` has (nbformat 4.5: 1-64 of `[a-zA-Z0-9-_]`).
+fn fresh_id(cells: &[Value]) -> String {
+    let mut seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    loop {
+        // splitmix64: spreads the clock's bits over the whole id.
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let id = format!("{:08x}", (z ^ (z >> 31)) as u32);
+        if !cells.iter().any(|c| c["id"].as_str() == Some(&id)) {
+            return id;
+        }
+    }
+}

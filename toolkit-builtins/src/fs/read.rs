@@ -1,0 +1,342 @@
+//! `read_file`: numbered lines of a text file, streamed, within a character
+//! budget; images as image output; binary files described, not dumped.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use base64::Engine as _;
+use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+
+use super::FsLimits;
+use super::sniff::{Kind, classify, human_size};
+use crate::sandbox::Workspace;
+
+/// Read a file in the workspace.
+///
+/// Text comes back as numbered lines, `LINE|CONTENT`, from `offset` on; a
+/// note at the end says how to read further when the output stops early.
+/// Images come back as images; other binary files are described by type.
+/// Prefer this over `cat`, `head` or `sed` in a shell.
+#[tool(read_only, idempotent, category = filesystem_read)]
+pub fn read_file(
+    ctx: &ToolContext,
+    /// Path of the file, relative to the workspace root.
+    #[arg(min_length = 1)]
+    path: String,
+    /// First line to return, 1-based.
+    #[arg(default = 1, minimum = 1)]
+    offset: u64,
+    /// How many lines to return at most (default 2000).
+    #[arg(minimum = 1)]
+    limit: Option<u64>,
+    /// Last line to return, 1-based and inclusive: another way to say
+    /// `limit` (`offset=40, end_line=60` reads lines 40 to 60).
+    #[arg(minimum = 1)]
+    end_line: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let workspace = Workspace::of(ctx)?;
+    let limits = FsLimits::of(ctx);
+    refuse_device_path(&path, &workspace.root().join(&path))?;
+    let opened = workspace.open_file(&path)?;
+    refuse_device_path(&path, &opened.path)?;
+    let metadata = opened
+        .file
+        .metadata()
+        .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
+    refuse_non_regular(&path, &metadata.file_type())?;
+    let size = metadata.len();
+    let mut reader = BufReader::with_capacity(64 * 1024, opened.file);
+    let head = reader
+        .fill_buf()
+        .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
+    match classify(&head[..head.len().min(8192)]) {
+        Kind::Image(mime) => read_image(&path, reader, mime, size, &limits),
+        Kind::Binary(what) => Ok(ToolOutput::text(format!(
+            "`{path}` is a binary file ({what}, {}); read_file shows only text and images.",
+            human_size(size)
+        ))),
+        Kind::Text => {
+            let limit = match (limit, end_line) {
+                (_, Some(end)) if end < offset => {
+                    return Err(ToolError::failed(format!(
+                        "end_line {end} is before offset {offset}; give end_line >= offset"
+                    )));
+                }
+                (Some(limit), Some(end)) => limit.min(end - offset + 1),
+                (None, Some(end)) => end - offset + 1,
+                (Some(limit), None) => limit,
+                (None, None) => limits.default_read_lines,
+            };
+            read_text(&path, reader, offset, limit, size, &limits)
+                .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?
+                .map(ToolOutput::text)
+        }
+    }
+}
+
+/// Refuse `/dev/...` and `/proc/<pid>/fd/...`: reading a device or another
+/// process's descriptor can block forever or never end.
+fn refuse_device_path(path: &str, absolute: &Path) -> Result<(), ToolError> {
+    let mut parts = absolute.components().skip(1).map(|c| c.as_os_str());
+    let first = parts.next();
+    let is_device = first == Some("dev".as_ref())
+        || (first == Some("proc".as_ref()) && parts.nth(1) == Some("fd".as_ref()));
+    if is_device {
+        return Err(ToolError::failed(format!(
+            "`{path}` is a device or process file; reading it could block or never end, so read_file refuses it"
+        )));
+    }
+    Ok(())
+}
+
+fn refuse_non_regular(path: &str, file_type: &std::fs::FileType) -> Result<(), ToolError> {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if file_type.is_file() {
+        return Ok(());
+    } else if file_type.is_dir() {
+        return Err(ToolError::failed(format!(
+            "`{path}` is a directory; use list_dir to see what it holds"
+        )));
+    } else if file_type.is_char_device() || file_type.is_block_device() {
+        "a device file"
+    } else if file_type.is_fifo() {
+        "a named pipe"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(ToolError::failed(format!(
+        "`{path}` is {what}; reading it could block or never end, so read_file refuses it"
+    )))
+}
+
+fn read_image(
+    path: &str,
+    mut reader: BufReader<File>,
+    mime: &str,
+    size: u64,
+    limits: &FsLimits,
+) -> Result<ToolOutput, ToolError> {
+    if size > limits.max_image_bytes {
+        return Err(ToolError::failed(format!(
+            "`{path}` is an image ({mime}) of {}, more than the {} read_file returns",
+            human_size(size),
+            human_size(limits.max_image_bytes)
+        )));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // Read at most the cap even if the file grew since it was measured.
+    (&mut reader)
+        .take(limits.max_image_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(
+        ToolOutput::text(format!("Image `{path}` ({mime}, {}).", human_size(size)))
+            .with_image(encoded, mime),
+    )
+}
+
+/// The numbered lines `offset..offset+limit` of a text file, within the
+/// character budget, plus a note on how to continue.
+fn read_text(
+    path: &str,
+    mut reader: impl BufRead,
+    offset: u64,
+    limit: u64,
+    size: u64,
+    limits: &FsLimits,
+) -> io::Result<Result<String, ToolError>> {
+    if size == 0 && reader.fill_buf()?.is_empty() {
+        return Ok(Ok(format!("(`{path}` is empty)")));
+    }
+    let skipped = skip_lines(&mut reader, offset - 1)?;
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut shown = 0u64;
+    let mut capped = false;
+    let line_cap = limits.max_line_chars;
+    while shown < limit {
+        line.clear();
+        let Some(full_len) = next_line(&mut reader, &mut line, line_cap * 4)? else {
+            break;
+        };
+        let number = offset + shown;
+        let text = String::from_utf8_lossy(&line);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        let entry = numbered(number, text, full_len, line_cap);
+        if !out.is_empty() && out.len() + entry.len() > limits.max_read_chars {
+            capped = true;
+            // The line was consumed; the note points back at it.
+            break;
+        }
+        out.push_str(&entry);
+        shown += 1;
+        if out.len() >= limits.max_read_chars {
+            capped = true;
+            break;
+        }
+    }
+    if shown == 0 {
+        return Ok(Err(ToolError::failed(format!(
+            "offset {offset} is past the end of `{path}`, which has {skipped} lines"
+        ))));
+    }
+    let last = offset + shown - 1;
+    let more = capped || !reader.fill_buf()?.is_empty();
+    if more {
+        let total = if size <= limits.count_lines_up_to_bytes {
+            let rest = count_lines(&mut reader)?;
+            // `capped` left one consumed but unshown line behind.
+            format!(" of {}", last + rest + u64::from(capped))
+        } else {
+            format!(" of a {} file", human_size(size))
+        };
+        let why = if capped {
+            format!("output capped at {} characters; ", limits.max_read_chars)
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "({why}showing lines {offset}-{last}{total}; call read_file with offset={} to continue)\n",
+            last + 1
+        ));
+    }
+    Ok(Ok(out))
+}
+
+/// `NUMBER|TEXT\n`, cutting a line longer than `cap` characters.
+fn numbered(number: u64, text: &str, full_len: usize, cap: usize) -> String {
+    match text.char_indices().nth(cap) {
+        Some((cut, _)) => format!(
+            "{number}|{}… [line cut: {} bytes in all]\n",
+            &text[..cut],
+            full_len
+        ),
+        None if full_len > text.len() + 2 => {
+            format!("{number}|{text}… [line cut: {full_len} bytes in all]\n")
+        }
+        None => format!("{number}|{text}\n"),
+    }
+}
+
+/// Skip `n` lines without keeping them; returns how many were skipped
+/// (fewer at the end of the file, where a last line without a newline
+/// counts). Memory stays at the reader's buffer.
+fn skip_lines(reader: &mut impl BufRead, n: u64) -> io::Result<u64> {
+    let mut left = n;
+    let mut partial = false;
+    while left > 0 {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(n - left + u64::from(partial));
+        }
+        let mut consumed = buf.len();
+        for index in memchr::memchr_iter(b'\n', buf) {
+            left -= 1;
+            if left == 0 {
+                consumed = index + 1;
+                break;
+            }
+        }
+        partial = buf[..consumed].last() != Some(&b'\n');
+        reader.consume(consumed);
+    }
+    Ok(n)
+}
+
+/// Count the lines left (a last line without a newline counts).
+fn count_lines(reader: &mut impl BufRead) -> io::Result<u64> {
+    let mut lines = 0;
+    let mut last = b'\n';
+    loop {
+        let buf = reader.fill_buf()?;
+        let Some(&end) = buf.last() else { break };
+        lines += bytecount(buf);
+        last = end;
+        let len = buf.len();
+        reader.consume(len);
+    }
+    Ok(lines + u64::from(last != b'\n'))
+}
+
+fn bytecount(buf: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', buf).count() as u64
+}
+
+/// Read one line into `line`, keeping at most `keep` bytes of it; returns
+/// the line's full length in bytes, or `None` at the end of the file.
+fn next_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    keep: usize,
+) -> io::Result<Option<usize>> {
+    let mut total = 0usize;
+    let mut any = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(any.then_some(total));
+        }
+        any = true;
+        let (chunk, consumed, done) = match memchr::memchr(b'\n', buf) {
+            Some(end) => (&buf[..end], end + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        let room = keep.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        total += chunk.len();
+        reader.consume(consumed);
+        if done {
+            return Ok(Some(total));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str, offset: u64, limit: u64, limits: &FsLimits) -> String {
+        read_text(
+            "f",
+            text.as_bytes(),
+            offset,
+            limit,
+            text.len() as u64,
+            limits,
+        )
+        .unwrap()
+        .unwrap()
+    }
+
+    #[test]
+    fn the_continuation_note_counts_the_line_the_cap_stopped_at() {
+        let limits = FsLimits {
+            max_read_chars: 16,
+            ..FsLimits::default()
+        };
+        let out = lines("aaaa\nbbbb\ncccc\ndddd\n", 1, 10, &limits);
+        assert_eq!(
+            out,
+            "1|aaaa\n2|bbbb\n(output capped at 16 characters; showing lines 1-2 of 4; call read_file with offset=3 to continue)\n"
+        );
+        let out = lines("aaaa\nbbbb\ncccc\ndddd", 2, 2, &FsLimits::default());
+        assert_eq!(
+            out,
+            "2|bbbb\n3|cccc\n(showing lines 2-3 of 4; call read_file with offset=4 to continue)\n"
+        );
+    }
+
+    #[test]
+    fn skipping_counts_newlines_only() {
+        let mut reader: &[u8] = b"a\nb\nc";
+        assert_eq!(skip_lines(&mut reader, 5).unwrap(), 3);
+        let mut reader: &[u8] = b"a\nb\n";
+        assert_eq!(skip_lines(&mut reader, 5).unwrap(), 2);
+        let mut reader: &[u8] = b"a\nb\nc";
+        assert_eq!(count_lines(&mut reader).unwrap(), 3);
+    }
+}

@@ -1,0 +1,158 @@
+//! `http_request`: one HTTP request to an allowed domain.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use reqwest::Method;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use toolkit::schemars::JsonSchema;
+use toolkit::serde::Deserialize;
+use toolkit::{ToolError, ToolOutput, tool};
+
+use super::client::{Limits, Outgoing, send};
+use super::extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
+use super::{HttpPolicy, WebError, parse_url};
+
+/// An HTTP method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(crate = "toolkit::serde", rename_all = "UPPERCASE")]
+#[schemars(crate = "toolkit::schemars")]
+pub enum HttpMethod {
+    /// GET
+    Get,
+    /// POST
+    Post,
+    /// PUT
+    Put,
+    /// PATCH
+    Patch,
+    /// DELETE
+    Delete,
+    /// HEAD
+    Head,
+    /// OPTIONS
+    Options,
+}
+
+impl From<HttpMethod> for Method {
+    fn from(method: HttpMethod) -> Self {
+        match method {
+            HttpMethod::Get => Method::GET,
+            HttpMethod::Post => Method::POST,
+            HttpMethod::Put => Method::PUT,
+            HttpMethod::Patch => Method::PATCH,
+            HttpMethod::Delete => Method::DELETE,
+            HttpMethod::Head => Method::HEAD,
+            HttpMethod::Options => Method::OPTIONS,
+        }
+    }
+}
+
+/// Headers the client sets itself: a model setting them could smuggle a
+/// second request or change where the request goes.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+    "te",
+    "trailer",
+    "keep-alive",
+    "proxy-authorization",
+    "proxy-connection",
+];
+
+/// Send an HTTP request to an API on one of the allowed domains and return
+/// the status, the content type and the response body (JSON
+/// pretty-printed). Private and local addresses cannot be reached.
+#[tool(open_world, category = network_write, timeout = 120)]
+pub async fn http_request(
+    policy: &HttpPolicy,
+    /// The HTTP method.
+    method: HttpMethod,
+    /// The http or https URL.
+    #[arg(min_length = 1)]
+    url: String,
+    /// Request headers, name to value.
+    headers: Option<BTreeMap<String, String>>,
+    /// The request body, sent as is.
+    body: Option<String>,
+    /// Timeout in seconds (the host sets the upper limit).
+    #[arg(minimum = 1)]
+    timeout: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let url = parse_url(&url)?;
+    let header_map = header_map(headers.unwrap_or_default())?;
+    let timeout = timeout
+        .map(Duration::from_secs)
+        .map_or(policy.timeout, |t| t.min(policy.timeout));
+    let outgoing = Outgoing {
+        method: method.into(),
+        url,
+        headers: header_map,
+        body: body.map(String::into_bytes),
+    };
+    let limits = Limits {
+        timeout,
+        max_bytes: policy.max_response_bytes,
+    };
+    let allowed = |url: &url::Url| {
+        if policy.allows(url) {
+            Ok(())
+        } else {
+            Err(WebError::DomainNotAllowed(
+                url.host_str().unwrap_or_default().to_string(),
+            ))
+        }
+    };
+    let fetched = send(&policy.net, outgoing, limits, &allowed).await?;
+    let media_type = fetched.media_type();
+    let body = if media_type == "application/json" || media_type.ends_with("+json") {
+        toolkit::serde_json::from_slice::<toolkit::serde_json::Value>(&fetched.body)
+            .ok()
+            .and_then(|v| toolkit::serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| String::from_utf8_lossy(&fetched.body).into_owned())
+    } else {
+        String::from_utf8_lossy(&fetched.body).into_owned()
+    };
+    let mut out = format!(
+        "{EXTERNAL_CONTENT_BANNER}\nStatus: {}\nContent-Type: {}\n",
+        fetched.status,
+        if media_type.is_empty() {
+            "(none)"
+        } else {
+            &media_type
+        },
+    );
+    if fetched.truncated {
+        out.push_str(&format!(
+            "Note: the response is larger than {} bytes; only that much was read.\n",
+            policy.max_response_bytes
+        ));
+    }
+    out.push('\n');
+    out.push_str(&body);
+    out.push('\n');
+    out.push_str(EXTERNAL_CONTENT_END);
+    Ok(ToolOutput::text(out)
+        .with_metadata("status", fetched.status.as_u16())
+        .with_is_error(fetched.status.is_client_error() || fetched.status.is_server_error()))
+}
+
+fn header_map(headers: BTreeMap<String, String>) -> Result<HeaderMap, WebError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        if RESERVED_HEADERS.contains(&lower.as_str()) {
+            return Err(WebError::Header(name, "the client sets it"));
+        }
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| WebError::Header(name.clone(), "not a valid header name"))?;
+        let value = HeaderValue::from_str(&value).map_err(|_| {
+            WebError::Header(name, "the value has characters a header cannot carry")
+        })?;
+        map.append(header, value);
+    }
+    Ok(map)
+}

@@ -1,0 +1,205 @@
+//! `spawn` with the ready-made tokio spawner: the id comes back at once, the
+//! result arrives later in the chat the task came from.
+
+#![cfg(feature = "agent")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::{Mutex, oneshot};
+use toolkit::{ToolContext, ToolFilter, ToolRegistry};
+use toolkit_builtins::agent::{ChannelSink, Subagents, TaskSpawner};
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::from_inventory(&ToolFilter::default().names(["spawn"])).unwrap()
+}
+
+/// The id in "Subagent [label] started (id: ID). ..."
+fn id_of(text: &str) -> String {
+    let start = text.find("(id: ").expect("an id") + 5;
+    text[start..start + 8].to_owned()
+}
+
+#[tokio::test]
+async fn the_id_comes_back_before_the_task_ends_and_the_result_reaches_the_origin() {
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let (release, gate) = oneshot::channel::<()>();
+    let gate = Arc::new(Mutex::new(Some(gate)));
+    let spawner = TaskSpawner::new(sink, move |request| {
+        let gate = Arc::clone(&gate);
+        async move {
+            if let Some(gate) = gate.lock().await.take() {
+                gate.await.map_err(|e| e.to_string())?;
+            }
+            Ok(format!(
+                "counted {} words",
+                request.task.split_whitespace().count()
+            ))
+        }
+    });
+    let ctx = ToolContext::new()
+        .with_channel("telegram", "42")
+        .with_message_id("m1")
+        .with_state(Subagents::new(spawner.clone()));
+    let out = registry()
+        .call(
+            "spawn",
+            json!({"task": "count the words in this task", "label": "count"}),
+            &ctx,
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(
+        out.content.starts_with("Subagent [count] started (id: "),
+        "{}",
+        out.content
+    );
+    assert!(out.content.ends_with("I'll notify you when it completes."));
+    let id = id_of(&out.content);
+    // The task is still waiting at its gate: the call did not wait for it.
+    assert_eq!(spawner.running(), std::slice::from_ref(&id));
+    assert!(outbox.try_recv().is_err());
+
+    release.send(()).unwrap();
+    let report = outbox.recv().await.unwrap();
+    assert_eq!(
+        (report.channel.as_str(), report.chat_id.as_str()),
+        ("telegram", "42")
+    );
+    assert_eq!(
+        report.content,
+        "[Subagent 'count' completed]\n\nTask: count the words in this task\n\nResult:\ncounted 6 words"
+    );
+    assert_eq!(report.reply_to, None);
+    assert!(spawner.running().is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_task_is_reported_as_failed_under_a_default_label() {
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let spawner = TaskSpawner::new(sink, |_request| async { Err("the API is down".to_owned()) });
+    let ctx = ToolContext::new()
+        .with_channel("slack", "C1")
+        .with_state(Subagents::new(spawner));
+    let task = "research the history of the Rust borrow checker in depth";
+    let out = registry().call("spawn", json!({"task": task}), &ctx).await;
+    assert!(
+        out.content
+            .starts_with("Subagent [research the history of the Ru...] started"),
+        "{}",
+        out.content
+    );
+    let report = outbox.recv().await.unwrap();
+    assert_eq!(report.chat_id, "C1");
+    assert!(
+        report
+            .content
+            .starts_with("[Subagent 'research the history of the Ru...' failed]"),
+        "{}",
+        report.content
+    );
+    assert!(report.content.ends_with("Error:\nthe API is down"));
+}
+
+// Paused time: were the task not aborted, tokio would jump past its sleep
+// and its report would arrive.
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_task_reports_nothing() {
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let spawner = TaskSpawner::new(sink, |_request| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok("too late".to_owned())
+    });
+    let ctx = ToolContext::new()
+        .with_channel("cli", "direct")
+        .with_state(Subagents::new(spawner.clone()));
+    let out = registry()
+        .call("spawn", json!({"task": "wait"}), &ctx)
+        .await;
+    let id = id_of(&out.content);
+    assert!(spawner.cancel(&id));
+    assert!(!spawner.cancel(&id));
+    assert!(spawner.running().is_empty());
+    drop(spawner);
+    drop(ctx);
+    // Every sender is gone once the aborted task is dropped: the outbox ends empty.
+    assert!(outbox.recv().await.is_none());
+}
+
+#[tokio::test]
+async fn several_tasks_get_distinct_ids() {
+    let (sink, _outbox) = ChannelSink::new(64);
+    let spawner = TaskSpawner::new(sink, |_request| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(String::new())
+    });
+    let ctx = ToolContext::new().with_state(Subagents::new(spawner.clone()));
+    let registry = registry();
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let out = registry
+            .call("spawn", json!({"task": format!("t{i}")}), &ctx)
+            .await;
+        ids.push(id_of(&out.content));
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 20);
+    assert_eq!(spawner.running().len(), 20);
+}
+
+/// A host's own spawner, here one that has no room for more work.
+struct Full;
+
+#[toolkit::async_trait]
+impl toolkit_builtins::agent::Spawner for Full {
+    async fn spawn(
+        &self,
+        request: toolkit_builtins::agent::SpawnRequest,
+    ) -> Result<String, toolkit_builtins::agent::SpawnError> {
+        Err(toolkit_builtins::agent::SpawnError(format!(
+            "too many tasks to start '{}'",
+            request.label
+        )))
+    }
+}
+
+#[tokio::test]
+async fn a_spawner_that_refuses_gives_an_error_result() {
+    let ctx = ToolContext::new().with_state(Subagents::new(Full));
+    let out = registry()
+        .call("spawn", json!({"task": "x", "label": "big job"}), &ctx)
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("the task was not started: too many tasks to start 'big job'"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_task_is_reported_as_failed() {
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let spawner = TaskSpawner::new(sink, |request| async move {
+        if request.task == "explode" {
+            panic!("boom");
+        }
+        Ok(String::new())
+    });
+    let ctx = ToolContext::new()
+        .with_channel("cli", "direct")
+        .with_state(Subagents::new(spawner.clone()));
+    let out = registry()
+        .call("spawn", json!({"task": "explode"}), &ctx)
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    let report = outbox.recv().await.unwrap();
+    assert_eq!(
+        report.content,
+        "[Subagent 'explode' failed]\n\nTask: explode\n\nError:\nthe task crashed"
+    );
+    assert!(spawner.running().is_empty());
+}

@@ -1,0 +1,186 @@
+//! What the browser tests share: a real HTTP server on loopback serving the
+//! test pages, a second one the allow list leaves out, and the check that
+//! Chromium is installed.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Fails with a message that says how to fix it when there is no Chromium.
+pub fn require_chromium() {
+    let found = std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| dir.join("chromium").is_file())
+    });
+    assert!(
+        found,
+        "chromium not installed: run scripts/install_chromium.sh (scripts/test.sh does)"
+    );
+}
+
+/// The test pages, served on 127.0.0.1 at a port the allow list names.
+pub struct Site {
+    /// `127.0.0.1:PORT` of the allowed server.
+    pub allowed: String,
+    /// `127.0.0.1:PORT` of the server no page may reach.
+    pub forbidden: String,
+    /// How many connections the forbidden server has accepted.
+    pub forbidden_hits: Arc<AtomicUsize>,
+}
+
+impl Site {
+    /// Starts both servers on the current runtime.
+    pub async fn start() -> Self {
+        let forbidden_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let forbidden = forbidden_listener.local_addr().unwrap().to_string();
+        let forbidden_hits = Arc::new(AtomicUsize::new(0));
+        let hits = Arc::clone(&forbidden_hits);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = forbidden_listener.accept().await {
+                hits.fetch_add(1, Ordering::SeqCst);
+                let _ = read_request(&mut stream).await;
+                let _ = respond(&mut stream, "200 OK", &[], "<p>internal secret</p>").await;
+            }
+        });
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let allowed = listener.local_addr().unwrap().to_string();
+        let target = forbidden.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, target.clone()));
+            }
+        });
+        Self {
+            allowed,
+            forbidden,
+            forbidden_hits,
+        }
+    }
+
+    /// A URL on the allowed server.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.allowed)
+    }
+
+    /// Connections the forbidden server has seen: must stay 0.
+    pub fn forbidden_hits(&self) -> usize {
+        self.forbidden_hits.load(Ordering::SeqCst)
+    }
+}
+
+async fn serve(mut stream: TcpStream, forbidden: String) {
+    let Some(target) = read_request(&mut stream).await else {
+        return;
+    };
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let page = |title: &str, body: &str| {
+        format!(
+            "<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>"
+        )
+    };
+    let html = match path {
+        "/" => page(
+            "Home",
+            "<h1>Welcome</h1><p>This is the <a href=\"/button\">button page</a> link.</p>\
+             <script>document.write('<p>' + 'written by script' + '</p>')</script>",
+        ),
+        "/button" => page(
+            "Button",
+            "<p id=\"msg\">before the click</p>\
+             <button id=\"go\" onclick=\"document.getElementById('msg').textContent='after the click'\">Go</button>",
+        ),
+        "/form" => page(
+            "Form",
+            "<form action=\"/echo\" method=\"get\"><input id=\"q\" name=\"q\">\
+             <button id=\"send\" type=\"submit\">Send</button></form>",
+        ),
+        "/echo" => {
+            let typed = query
+                .strip_prefix("q=")
+                .unwrap_or("")
+                .replace('+', " ")
+                .replace('<', "&lt;");
+            page("Echo", &format!("<p id=\"echo\">You typed: {typed}</p>"))
+        }
+        "/delayed" => page(
+            "Delayed",
+            "<script>setTimeout(() => { const p = document.createElement('p'); \
+             p.id = 'late'; p.textContent = 'arrived late'; document.body.appendChild(p); }, 300)</script>",
+        ),
+        "/long" => page("Long", &format!("<p>{}</p>", "lorem ipsum ".repeat(5_000))),
+        "/redirect-out" => {
+            let location = format!("http://{forbidden}/secret");
+            let _ = respond(&mut stream, "302 Found", &[("Location", &location)], "").await;
+            return;
+        }
+        "/link-out" => page(
+            "Link out",
+            &format!("<a id=\"out\" href=\"http://{forbidden}/secret\">internal</a>"),
+        ),
+        "/iframe-out" => page(
+            "Frame out",
+            &format!("<p>outer page</p><iframe src=\"http://{forbidden}/secret\"></iframe>"),
+        ),
+        "/busy" => page(
+            "Busy",
+            "<p>a page whose script never yields</p>\
+             <button id=\"spin\" onclick=\"for (;;) {}\">Spin</button>",
+        ),
+        "/websocket-out" => page(
+            "WebSocket out",
+            &format!(
+                "<script>const ws = new WebSocket('ws://{forbidden}/'); \
+                 ws.onclose = () => {{ const p = document.createElement('p'); \
+                 p.id = 'closed'; p.textContent = 'socket closed'; document.body.appendChild(p); }};</script>"
+            ),
+        ),
+        "/hang" => {
+            // Accept and never answer: the browser waits forever for it.
+            std::future::pending::<()>().await;
+            return;
+        }
+        _ => {
+            let _ = respond(&mut stream, "404 Not Found", &[], "not found").await;
+            return;
+        }
+    };
+    let _ = respond(&mut stream, "200 OK", &[], &html).await;
+}
+
+/// Reads one request head and returns its target (`/path?query`).
+async fn read_request(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 || head.len() > 64 * 1024 {
+            return None;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    head.split_whitespace().nth(1).map(str::to_owned)
+}
+
+async fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<()> {
+    let mut response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        response.push_str(&format!("{name}: {value}\r\n"));
+    }
+    response.push_str("\r\n");
+    response.push_str(body);
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}

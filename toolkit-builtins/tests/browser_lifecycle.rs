@@ -1,0 +1,218 @@
+//! The browser's lifecycle: started on first use, reused, and gone (with
+//! every process it started and its profile) after shutdown or drop.
+
+mod browser_common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolkit::{ToolContext, ToolFilter, ToolRegistry};
+use toolkit_builtins::browser::{BrowserConfig, BrowserSession};
+use toolkit_builtins::net::NetPolicy;
+
+use browser_common::{Site, require_chromium};
+
+/// Every live process whose parent chain leads to `root`, `root` included.
+fn process_tree(root: u32) -> BTreeSet<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`: comm may hold spaces, so split after it.
+            let after = &stat[stat.rfind(')')? + 2..];
+            let ppid = after.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = BTreeSet::from([root]);
+    loop {
+        let before = tree.len();
+        for (pid, ppid) in &parents {
+            if tree.contains(ppid) {
+                tree.insert(*pid);
+            }
+        }
+        if tree.len() == before {
+            return tree.into_iter().filter(|pid| alive(*pid)).collect();
+        }
+    }
+}
+
+/// Running, not a zombie waiting to be reaped.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after = &stat[stat.rfind(')')? + 2..];
+            after.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
+/// Waits (bounded) until none of `pids` runs; returns those still running.
+fn wait_gone(pids: &BTreeSet<u32>) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::from_inventory(&ToolFilter::default().names(["browser"])).unwrap()
+}
+
+#[test]
+fn started_on_first_use_reused_and_gone_after_shutdown() {
+    require_chromium();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let site = Site::start().await;
+        let ctx = ToolContext::new().with_state(BrowserSession::new(
+            BrowserConfig::default()
+                .with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap()),
+        ));
+        let session = ctx.state::<BrowserSession>().unwrap();
+        let registry = registry();
+        assert_eq!(
+            session.pid().await,
+            None,
+            "nothing runs before the first call"
+        );
+
+        let open = json!({"action": "navigate", "url": site.url("/")});
+        assert!(!registry.call("browser", open.clone(), &ctx).await.is_error);
+        let first = session.pid().await.expect("started by the first call");
+        assert!(
+            !registry
+                .call("browser", json!({"action": "read"}), &ctx)
+                .await
+                .is_error
+        );
+        assert_eq!(
+            session.pid().await,
+            Some(first),
+            "the second call reuses it"
+        );
+
+        let tree = process_tree(first);
+        assert!(tree.len() > 1, "Chromium runs helper processes: {tree:?}");
+        session.shutdown().await;
+        assert_eq!(session.pid().await, None);
+        assert_eq!(
+            wait_gone(&tree),
+            Vec::<u32>::new(),
+            "left running after shutdown"
+        );
+
+        // The next call starts a new browser.
+        assert!(!registry.call("browser", open, &ctx).await.is_error);
+        let second = session.pid().await.expect("started again");
+        assert_ne!(second, first);
+
+        // A browser that died (crashed, or killed from outside) is replaced.
+        let tree = process_tree(second);
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &second.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while session.pid().await.is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "the session never noticed the browser died"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let out = registry
+            .call(
+                "browser",
+                json!({"action": "navigate", "url": site.url("/button")}),
+                &ctx,
+            )
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        let third = session.pid().await.expect("started once more");
+        assert_ne!(third, second);
+        session.shutdown().await;
+        assert_eq!(
+            wait_gone(&tree),
+            Vec::<u32>::new(),
+            "left running after the kill"
+        );
+    });
+}
+
+#[test]
+fn dropping_the_context_with_its_registry_stops_the_browser() {
+    require_chromium();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let site = runtime.block_on(Site::start());
+    let ctx = ToolContext::new().with_state(BrowserSession::new(
+        BrowserConfig::default().with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap()),
+    ));
+    let registry = registry();
+    let out = runtime.block_on(registry.call(
+        "browser",
+        json!({"action": "navigate", "url": site.url("/button")}),
+        &ctx,
+    ));
+    assert!(!out.is_error, "{}", out.content);
+    let pid = runtime
+        .block_on(ctx.state::<BrowserSession>().unwrap().pid())
+        .unwrap();
+    let tree = process_tree(pid);
+
+    drop(registry);
+    drop(ctx);
+    assert_eq!(
+        wait_gone(&tree),
+        Vec::<u32>::new(),
+        "left running after drop"
+    );
+}
+
+#[test]
+fn without_chromium_the_tool_says_how_to_get_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let ctx = ToolContext::new().with_state(BrowserSession::new(
+        BrowserConfig::default().with_chromium("/nonexistent/chromium"),
+    ));
+    let out = runtime.block_on(registry().call(
+        "browser",
+        json!({"action": "navigate", "url": "https://example.com/"}),
+        &ctx,
+    ));
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("no Chromium at `/nonexistent/chromium`"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("install_chromium.sh"),
+        "{}",
+        out.content
+    );
+}
+
+#[test]
+fn the_tool_is_off_until_the_host_provides_a_session() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let out = runtime.block_on(registry().call(
+        "browser",
+        json!({"action": "navigate", "url": "https://example.com/"}),
+        &ToolContext::new(),
+    ));
+    assert!(out.is_error);
+    assert!(out.content.contains("BrowserSession"), "{}", out.content);
+}

@@ -1,0 +1,202 @@
+//! The tokio scheduler fires jobs on tokio's (paused) clock and keeps them
+//! in its file across restarts.
+
+#![cfg(feature = "agent")]
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use toolkit_builtins::agent::cron::{
+    Clock, CronError, NewJob, Schedule, Scheduler, TokioScheduler,
+};
+use toolkit_builtins::agent::{ChannelSink, Messenger};
+
+const START: &str = "2026-01-15T12:00:00Z";
+
+fn ts(text: &str) -> Timestamp {
+    text.parse().unwrap()
+}
+
+fn job(schedule: Schedule, message: &str) -> NewJob {
+    NewJob::new(schedule, message, "telegram", "42")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recurring_job_fires_each_period_and_a_one_shot_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let clock = Clock::tokio(ts(START));
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        Messenger::new(sink),
+        clock.clone(),
+    )
+    .unwrap();
+    let every = scheduler
+        .add(job(Schedule::every(60).unwrap(), "stretch"))
+        .await
+        .unwrap();
+    let once = scheduler
+        .add(job(
+            Schedule::at("2026-01-15T12:01:30Z", "UTC").unwrap(),
+            "meeting",
+        ))
+        .await
+        .unwrap();
+    let _loop = scheduler.start();
+
+    // Tokio's paused clock jumps straight to each timer.
+    let first = outbox.recv().await.unwrap();
+    assert_eq!(first.content, "stretch");
+    assert_eq!(
+        (first.channel.as_str(), first.chat_id.as_str()),
+        ("telegram", "42")
+    );
+    assert_eq!(clock.now(), ts("2026-01-15T12:01:00Z"));
+
+    assert_eq!(outbox.recv().await.unwrap().content, "meeting");
+    assert_eq!(clock.now(), ts("2026-01-15T12:01:30Z"));
+    // The one-shot is gone once it has fired, from memory and from the file.
+    tokio::task::yield_now().await;
+    assert!(scheduler.jobs().iter().all(|j| j.id != once.id));
+
+    assert_eq!(outbox.recv().await.unwrap().content, "stretch");
+    assert_eq!(clock.now(), ts("2026-01-15T12:02:00Z"));
+    tokio::task::yield_now().await;
+    let stored = scheduler.jobs();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].id, every.id);
+    assert_eq!(stored[0].last_run, Some(ts("2026-01-15T12:02:00Z")));
+    assert_eq!(stored[0].next_run, Some(ts("2026-01-15T12:03:00Z")));
+
+    let reloaded =
+        TokioScheduler::open(scheduler.path(), Messenger::new(ChannelSink::new(1).0)).unwrap();
+    assert_eq!(reloaded.jobs(), stored);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_added_while_the_loop_sleeps_wakes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let clock = Clock::tokio(ts(START));
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        Messenger::new(sink),
+        clock.clone(),
+    )
+    .unwrap();
+    let _loop = scheduler.start();
+    // Let the loop go to sleep with nothing to do.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    scheduler
+        .add(job(Schedule::every(10).unwrap(), "tick"))
+        .await
+        .unwrap();
+    assert_eq!(outbox.recv().await.unwrap().content, "tick");
+    assert_eq!(clock.now(), ts("2026-01-15T12:00:15Z"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn removed_jobs_do_not_fire() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        Messenger::new(sink),
+        Clock::tokio(ts(START)),
+    )
+    .unwrap();
+    let doomed = scheduler
+        .add(job(Schedule::every(30).unwrap(), "doomed"))
+        .await
+        .unwrap();
+    scheduler
+        .add(job(Schedule::every(45).unwrap(), "kept"))
+        .await
+        .unwrap();
+    let _loop = scheduler.start();
+    scheduler.remove(&doomed.id).await.unwrap();
+    assert_eq!(outbox.recv().await.unwrap().content, "kept");
+    assert_eq!(outbox.recv().await.unwrap().content, "kept");
+    assert_eq!(
+        scheduler.remove(&doomed.id).await,
+        Err(CronError::NotFound(doomed.id.clone()))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn jobs_survive_a_restart_and_an_overdue_one_fires_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/jobs.json");
+    let added = {
+        let scheduler = TokioScheduler::open_with_clock(
+            &path,
+            Messenger::new(ChannelSink::new(1).0),
+            Clock::tokio(ts(START)),
+        )
+        .unwrap();
+        scheduler
+            .add(job(
+                Schedule::cron("0 9 * * *", "Europe/Paris").unwrap(),
+                "morning",
+            ))
+            .await
+            .unwrap()
+    };
+    assert_eq!(added.next_run, Some(ts("2026-01-16T08:00:00Z")));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(file["version"], 1);
+    assert_eq!(file["jobs"][0]["schedule"]["expr"], "0 9 * * *");
+
+    // The process was down over the run time: it fires as soon as it is back.
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let clock = Clock::tokio(ts("2026-01-16T10:00:00Z"));
+    let scheduler =
+        TokioScheduler::open_with_clock(&path, Messenger::new(sink), clock.clone()).unwrap();
+    assert_eq!(scheduler.jobs(), std::slice::from_ref(&added));
+    let _loop = scheduler.start();
+    assert_eq!(outbox.recv().await.unwrap().content, "morning");
+    assert_eq!(clock.now(), ts("2026-01-16T10:00:00Z"));
+    tokio::task::yield_now().await;
+    assert_eq!(
+        scheduler.jobs()[0].next_run,
+        Some(ts("2026-01-17T08:00:00Z"))
+    );
+}
+
+#[test]
+fn a_damaged_jobs_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    std::fs::write(&path, "{not json").unwrap();
+    let err = TokioScheduler::open(&path, Messenger::new(ChannelSink::new(1).0)).unwrap_err();
+    assert!(matches!(err, CronError::Storage { .. }));
+    assert!(err.to_string().contains("jobs.json"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn any_async_function_can_handle_a_due_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fired, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        move |job: toolkit_builtins::agent::cron::CronJob| {
+            let fired = fired.clone();
+            async move {
+                let _ = fired.send((job.name, job.last_run));
+            }
+        },
+        Clock::tokio(ts(START)),
+    )
+    .unwrap();
+    scheduler
+        .add(job(Schedule::every(3600).unwrap(), "check the build").named("build"))
+        .await
+        .unwrap();
+    let _loop = scheduler.start();
+    assert_eq!(
+        seen.recv().await.unwrap(),
+        ("build".to_owned(), Some(ts("2026-01-15T13:00:00Z")))
+    );
+}

@@ -1,0 +1,282 @@
+//! The `cron` tool over the ready-made scheduler and its jobs file.
+
+#![cfg(feature = "agent")]
+
+use serde_json::{Value, json};
+use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolkit_builtins::agent::cron::{Clock, CronJobs, NewJob, Schedule, TokioScheduler};
+use toolkit_builtins::agent::{ChannelSink, Messenger};
+
+const NOW: &str = "2026-01-15T12:00:00Z";
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    scheduler: TokioScheduler,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (sink, _outbox) = ChannelSink::new(8);
+        let clock = Clock::tokio(NOW.parse().unwrap());
+        let scheduler = TokioScheduler::open_with_clock(
+            dir.path().join("jobs.json"),
+            Messenger::new(sink),
+            clock,
+        )
+        .unwrap();
+        let ctx = ToolContext::new()
+            .with_channel("telegram", "42")
+            .with_state(CronJobs::new(scheduler.clone()).with_timezone("Europe/Paris"));
+        let registry =
+            ToolRegistry::from_inventory(&ToolFilter::default().names(["cron"])).unwrap();
+        Self {
+            _dir: dir,
+            scheduler,
+            ctx,
+            registry,
+        }
+    }
+
+    async fn call(&self, args: Value) -> ToolOutput {
+        self.registry.call("cron", args, &self.ctx).await
+    }
+}
+
+fn id_of(text: &str) -> String {
+    let start = text.find("(id: ").expect("an id") + 5;
+    text[start..start + 8].to_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_list_and_remove_each_kind_of_job() {
+    let s = Setup::new();
+    let out = s
+        .call(json!({"action": "add", "message": "drink water", "every_seconds": "3600"}))
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(
+        out.content.starts_with("Created job 'drink water' (id: "),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.ends_with("next run 2026-01-15T13:00:00Z"),
+        "{}",
+        out.content
+    );
+    let every = id_of(&out.content);
+
+    // The default time zone applies: 9:00 in Paris is 8:00 UTC in January.
+    let out = s
+        .call(json!({"action": "add", "name": "standup", "message": "standup time", "cron_expr": "0 9 * * 1-5"}))
+        .await;
+    assert!(
+        out.content.ends_with("next run 2026-01-16T08:00:00Z"),
+        "{}",
+        out.content
+    );
+
+    let out = s
+        .call(json!({"action": "add", "message": "call mom", "cron_expr": "0 18 * * SUN", "tz": "America/Vancouver"}))
+        .await;
+    assert!(
+        out.content.ends_with("next run 2026-01-19T02:00:00Z"),
+        "{}",
+        out.content
+    );
+
+    let out = s
+        .call(json!({"action": "add", "message": "launch", "at": "2026-02-12T10:30:00"}))
+        .await;
+    assert!(
+        out.content.ends_with("next run 2026-02-12T09:30:00Z"),
+        "{}",
+        out.content
+    );
+
+    let listing = s.call(json!({"action": "list"})).await.content;
+    assert!(listing.starts_with("Scheduled jobs:\n"), "{listing}");
+    assert!(
+        listing.contains(&format!(
+            "- drink water (id: {every}, every 3600s), next run 2026-01-15T13:00:00Z"
+        )),
+        "{listing}"
+    );
+    assert!(listing.contains("standup (id: "), "{listing}");
+    assert!(
+        listing.contains("cron '0 9 * * 1-5' (Europe/Paris)"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("cron '0 18 * * SUN' (America/Vancouver)"),
+        "{listing}"
+    );
+    assert!(listing.contains("at 2026-02-12T09:30:00Z"), "{listing}");
+
+    // Each job keeps the chat it was scheduled from.
+    assert!(
+        s.scheduler
+            .jobs()
+            .iter()
+            .all(|j| j.channel == "telegram" && j.chat_id == "42")
+    );
+
+    let out = s.call(json!({"action": "remove", "job_id": every})).await;
+    assert_eq!(
+        out.content,
+        format!("Removed job 'drink water' (id: {every})")
+    );
+    assert_eq!(s.scheduler.jobs().len(), 3);
+    let out = s.call(json!({"action": "remove", "job_id": every})).await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains(&format!("Job {every} not found")),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_empty_list_says_so() {
+    let s = Setup::new();
+    assert_eq!(
+        s.call(json!({"action": "list"})).await.content,
+        "No scheduled jobs."
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn protected_system_jobs_are_listed_but_not_removed() {
+    let s = Setup::new();
+    let dream = s
+        .scheduler
+        .add_system_job(
+            NewJob::new(
+                Schedule::every(7200).unwrap(),
+                "consolidate memory",
+                "system",
+                "dream",
+            )
+            .named("dream"),
+            "This is the system's memory consolidation job; it can be viewed, not removed.",
+        )
+        .unwrap();
+    let listing = s.call(json!({"action": "list"})).await.content;
+    assert!(
+        listing.contains(&format!("- dream (id: {}, every 7200s)", dream.id)),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("[system job: can be viewed, not removed]"),
+        "{listing}"
+    );
+
+    let out = s
+        .call(json!({"action": "remove", "job_id": dream.id}))
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains(&format!(
+            "Cannot remove job `dream` (id: {}).\nThis is the system's memory consolidation job; it can be viewed, not removed.",
+            dream.id
+        )),
+        "{}",
+        out.content
+    );
+    assert_eq!(s.scheduler.jobs().len(), 1);
+
+    // Adding it again at the next start updates it in place.
+    let again = s
+        .scheduler
+        .add_system_job(
+            NewJob::new(
+                Schedule::every(3600).unwrap(),
+                "consolidate memory",
+                "system",
+                "dream",
+            )
+            .named("dream"),
+            "still protected",
+        )
+        .unwrap();
+    assert_eq!(again.id, dream.id);
+    assert_eq!(s.scheduler.jobs().len(), 1);
+    assert_eq!(
+        s.scheduler.jobs()[0].schedule,
+        Schedule::Every { seconds: 3600 }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn wrong_arguments_get_errors_the_model_can_act_on() {
+    let s = Setup::new();
+    let cases = [
+        (
+            json!({"action": "add", "every_seconds": 60}),
+            "message is required for add",
+        ),
+        (
+            json!({"action": "add", "message": "x"}),
+            "either every_seconds, cron_expr, or at is required",
+        ),
+        (
+            json!({"action": "add", "message": "x", "every_seconds": 60, "tz": "UTC"}),
+            "tz can only be used with cron_expr",
+        ),
+        (
+            json!({"action": "add", "message": "x", "every_seconds": 60, "at": "2026-03-01T00:00:00Z"}),
+            "give only one of every_seconds, cron_expr and at",
+        ),
+        (
+            json!({"action": "add", "message": "x", "cron_expr": "0 9 * * *", "tz": "Moon/Base"}),
+            "unknown timezone 'Moon/Base'",
+        ),
+        (
+            json!({"action": "add", "message": "x", "cron_expr": "not cron"}),
+            "invalid cron expression 'not cron'",
+        ),
+        (
+            json!({"action": "add", "message": "x", "at": "next tuesday"}),
+            "invalid ISO datetime format 'next tuesday'",
+        ),
+        (
+            json!({"action": "add", "message": "x", "at": "2020-01-01T00:00:00Z"}),
+            "is in the past",
+        ),
+        (
+            json!({"action": "add", "message": "x", "every_seconds": 0}),
+            "every_seconds must be >= 1",
+        ),
+        (json!({"action": "remove"}), "job_id is required for remove"),
+        (json!({"action": "pause"}), "action must be one of"),
+    ];
+    for (args, expected) in cases {
+        let out = s.call(args.clone()).await;
+        assert!(out.is_error, "{args} was accepted");
+        assert!(out.content.contains(expected), "{args}: {}", out.content);
+    }
+    assert!(s.scheduler.jobs().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_needs_a_chat_to_report_to() {
+    let s = Setup::new();
+    let ctx = ToolContext::new().with_state(CronJobs::new(s.scheduler.clone()));
+    let out = s
+        .registry
+        .call(
+            "cron",
+            json!({"action": "add", "message": "x", "every_seconds": 5}),
+            &ctx,
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains("no session context"),
+        "{}",
+        out.content
+    );
+}

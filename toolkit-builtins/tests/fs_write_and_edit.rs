@@ -1,0 +1,308 @@
+//! `write_file` and `edit_file` against real files: parents created,
+//! atomic replacement, diffs, every way of matching and every refusal.
+
+mod fs_support;
+
+use std::os::unix::fs::PermissionsExt;
+
+use fs_support::Env;
+use serde_json::json;
+
+#[tokio::test]
+async fn write_creates_parents_and_shows_a_diff() {
+    let env = Env::new();
+    let out = env
+        .ok(
+            "write_file",
+            json!({"path": "deep/er/new.txt", "content": "one\ntwo\n"}),
+        )
+        .await;
+    assert_eq!(env.read("deep/er/new.txt"), "one\ntwo\n");
+    assert_eq!(out.content, "Created `deep/er/new.txt` (2 lines, 8 bytes).");
+    assert_eq!(
+        out.display.as_deref().unwrap(),
+        "--- /dev/null\n+++ b/deep/er/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+    );
+}
+
+#[tokio::test]
+async fn write_replaces_atomically_keeping_the_mode() {
+    let env = Env::new();
+    let path = env.write("run.sh", "echo old\n");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let inode_before = std::fs::metadata(&path)
+        .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+        .unwrap();
+    let out = env
+        .ok(
+            "write_file",
+            json!({"path": "run.sh", "content": "echo new\n"}),
+        )
+        .await;
+    assert_eq!(env.read("run.sh"), "echo new\n");
+    assert_eq!(
+        out.content,
+        "Replaced `run.sh` (+1 -1 lines; now 1 lines, 9 bytes)."
+    );
+    assert!(out.display.unwrap().contains("-echo old\n+echo new\n"));
+    let meta = std::fs::metadata(&path).unwrap();
+    // A rename put a new file in place: a new inode, the old permissions.
+    assert_ne!(std::os::unix::fs::MetadataExt::ino(&meta), inode_before);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o750);
+    // No temporary file is left behind.
+    let names: Vec<_> = std::fs::read_dir(&env.ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
+}
+
+#[tokio::test]
+async fn writing_the_same_content_changes_nothing() {
+    let env = Env::new();
+    env.write("a.txt", "same\n");
+    let out = env
+        .ok("write_file", json!({"path": "a.txt", "content": "same\n"}))
+        .await;
+    assert_eq!(
+        out.content,
+        "`a.txt` already has this content; nothing changed."
+    );
+}
+
+#[tokio::test]
+async fn write_refuses_directories_and_read_only_dirs() {
+    let env = Env::new().with_read_only_outside();
+    env.write("d/x", "");
+    let err = env
+        .err("write_file", json!({"path": "d", "content": "x"}))
+        .await;
+    assert!(err.contains("`d` is a directory"), "{err}");
+    let target = env.secret_path().display().to_string();
+    // Readable...
+    let out = env.ok("read_file", json!({"path": target})).await;
+    assert!(out.content.contains(fs_support::SECRET));
+    // ...but never writable.
+    let err = env
+        .err("write_file", json!({"path": target, "content": "x"}))
+        .await;
+    assert!(err.contains("is in a read-only directory"), "{err}");
+    env.assert_outside_untouched();
+}
+
+#[tokio::test]
+async fn write_and_edit_are_marked_as_writers() {
+    let env = Env::new();
+    for name in ["write_file", "edit_file", "notebook_edit"] {
+        let spec = env.registry.get(name).unwrap().spec().clone();
+        assert!(!spec.annotations.read_only, "{name}");
+        assert!(spec.annotations.destructive, "{name}");
+        assert!(spec.annotations.exclusive, "{name}");
+        assert_eq!(
+            spec.category,
+            Some(toolkit::ToolCategory::FilesystemWrite),
+            "{name}"
+        );
+    }
+    let write = env.registry.get("write_file").unwrap().spec().clone();
+    assert!(write.annotations.idempotent);
+}
+
+#[tokio::test]
+async fn edit_replaces_an_exact_match_and_returns_a_diff() {
+    let env = Env::new();
+    env.write("lib.rs", "fn a() {}\nfn b() {}\nfn c() {}\n");
+    let out = env
+        .ok(
+            "edit_file",
+            json!({"path": "lib.rs", "old_text": "fn b() {}", "new_text": "fn b() {\n    todo!()\n}"}),
+        )
+        .await;
+    assert_eq!(
+        env.read("lib.rs"),
+        "fn a() {}\nfn b() {\n    todo!()\n}\nfn c() {}\n"
+    );
+    assert_eq!(
+        out.content,
+        "Edited `lib.rs`: replaced 1 occurrence at line 2 (+3 -1 lines)."
+    );
+    assert_eq!(
+        out.display.as_deref().unwrap(),
+        "--- a/lib.rs\n+++ b/lib.rs\n@@ -1,3 +1,5 @@\n fn a() {}\n-fn b() {}\n+fn b() {\n+    todo!()\n+}\n fn c() {}\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_falls_back_to_a_whitespace_tolerant_match() {
+    let env = Env::new();
+    env.write(
+        "m.py",
+        "class A:\n    def f(self):\n        return  1\n\n    def g(self):\n        pass\n",
+    );
+    // The model's indentation is off by four and one space is missing.
+    let out = env
+        .ok(
+            "edit_file",
+            json!({
+                "path": "m.py",
+                "old_text": "def f(self):\n    return 1\n",
+                "new_text": "def f(self):\n    x = 2\n    return x\n",
+            }),
+        )
+        .await;
+    assert!(
+        out.content
+            .ends_with("(matched ignoring whitespace differences)."),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        env.read("m.py"),
+        "class A:\n    def f(self):\n        x = 2\n        return x\n\n    def g(self):\n        pass\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_keeps_crlf_line_endings() {
+    let env = Env::new();
+    env.write("w.txt", "one\r\ntwo\r\nthree\r\n");
+    env.ok(
+        "edit_file",
+        json!({"path": "w.txt", "old_text": "one\ntwo", "new_text": "1\n2"}),
+    )
+    .await;
+    assert_eq!(env.read("w.txt"), "1\r\n2\r\nthree\r\n");
+}
+
+#[tokio::test]
+async fn a_missing_text_gets_a_hint_with_the_most_similar_passage() {
+    let env = Env::new();
+    env.write(
+        "calc.rs",
+        "use std::fmt;\n\nfn compute(value: i32) -> i32 {\n    value * 2\n}\n\nfn main() {}\n",
+    );
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "calc.rs", "old_text": "fn compute(value: u32) -> u32 {\n    value * 2\n}", "new_text": "x"}),
+        )
+        .await;
+    assert!(
+        err.contains("old_text was not found in `calc.rs`. The most similar text (96% alike, "),
+        "{err}"
+    );
+    assert!(
+        err.contains("lines 3-5) is:\nfn compute(value: i32) -> i32 {\n    value * 2\n}\n"),
+        "{err}"
+    );
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "calc.rs", "old_text": "qqqqqqqqqqqqqqqqqq", "new_text": "x"}),
+        )
+        .await;
+    assert!(err.contains("nothing in it is similar"), "{err}");
+    assert!(env.read("calc.rs").starts_with("use std::fmt;"));
+}
+
+#[tokio::test]
+async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
+    let env = Env::new();
+    env.write("t.txt", "x = 1\ny = 2\nx = 1\nz\nx = 1\n");
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 9"}),
+        )
+        .await;
+    assert!(
+        err.contains("old_text occurs 3 times in `t.txt` (at lines 1, 3, 5)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("replace_all=true") && err.contains("occurrence=N"),
+        "{err}"
+    );
+    assert_eq!(env.read("t.txt"), "x = 1\ny = 2\nx = 1\nz\nx = 1\n");
+
+    // The second one only (lenient: "2" as a string).
+    let out = env
+        .ok(
+            "edit_file",
+            json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 2", "occurrence": "2"}),
+        )
+        .await;
+    assert_eq!(
+        out.content,
+        "Edited `t.txt`: replaced 1 occurrence at line 3 (+1 -1 lines)."
+    );
+    assert_eq!(env.read("t.txt"), "x = 1\ny = 2\nx = 2\nz\nx = 1\n");
+
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "t.txt", "old_text": "x = 1", "new_text": "q", "occurrence": 5}),
+        )
+        .await;
+    assert!(
+        err.contains("occurrence 5 asked for, but old_text occurs 2 time(s)"),
+        "{err}"
+    );
+
+    let out = env
+        .ok(
+            "edit_file",
+            json!({"path": "t.txt", "old_text": "x = 1", "new_text": "x = 0", "replace_all": "true"}),
+        )
+        .await;
+    assert_eq!(
+        out.content,
+        "Edited `t.txt`: replaced 2 occurrences, the first at line 1 (+2 -2 lines)."
+    );
+    assert_eq!(env.read("t.txt"), "x = 0\ny = 2\nx = 2\nz\nx = 0\n");
+}
+
+#[tokio::test]
+async fn edit_refusals_are_explained() {
+    let env = Env::new();
+    env.write("a.txt", "abc\n");
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "gone.txt", "old_text": "a", "new_text": "b"}),
+        )
+        .await;
+    assert!(
+        err.contains("does not exist; use write_file to create it"),
+        "{err}"
+    );
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "abc", "new_text": "abc"}),
+        )
+        .await;
+    assert!(err.contains("the same"), "{err}");
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "", "new_text": "x"}),
+        )
+        .await;
+    assert!(err.contains("old_text"), "{err}");
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "abc", "new_text": "x", "replace_all": true, "occurrence": 1}),
+        )
+        .await;
+    assert!(err.contains("not both"), "{err}");
+    env.write("bin", b"\xff\xfe\0\x01");
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "bin", "old_text": "a", "new_text": "b"}),
+        )
+        .await;
+    assert!(err.contains("is a binary file"), "{err}");
+}

@@ -1,0 +1,272 @@
+//! `web_fetch` against real HTTP servers on loopback.
+#![cfg(feature = "web")]
+
+mod web_support;
+
+use serde_json::json;
+use toolkit::{ToolCategory, ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolkit_builtins::net::NetPolicy;
+use toolkit_builtins::web::{EXTERNAL_CONTENT_BANNER, WebPolicy};
+use web_support::{Reply, Server};
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::from_inventory(&ToolFilter::default().names(["web_fetch"])).unwrap()
+}
+
+/// A context whose guard allows exactly these loopback servers.
+fn allowing(servers: &[&Server], policy: WebPolicy) -> ToolContext {
+    let mut net = NetPolicy::new();
+    for server in servers {
+        net = net.allow(&format!("127.0.0.1:{}", server.port())).unwrap();
+    }
+    ToolContext::new().with_state(policy.with_net(net))
+}
+
+async fn fetch(ctx: &ToolContext, url: &str) -> ToolOutput {
+    registry()
+        .call("web_fetch", json!({ "url": url }), ctx)
+        .await
+}
+
+#[tokio::test]
+async fn html_becomes_framed_markdown() {
+    let server = Server::start(|_| {
+        Reply::ok(
+            "text/html; charset=utf-8",
+            "<html><head><title>T</title><script>steal()</script></head>\
+             <body><h1>Title</h1><p>Hello <b>world</b>, see <a href=\"https://example.com/\">this</a>.</p></body></html>",
+        )
+    })
+    .await;
+    let out = fetch(
+        &allowing(&[&server], WebPolicy::new()),
+        &server.url("/page"),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        out.content,
+        format!(
+            "{EXTERNAL_CONTENT_BANNER}\nURL: {}\nStatus: 200\nContent-Type: text/html\n\n\
+             # Title\n\nHello **world**, see [this](https://example.com/).\n\
+             [End of external content]",
+            server.url("/page")
+        )
+    );
+}
+
+#[tokio::test]
+async fn json_is_pretty_printed_and_binary_summarized() {
+    let server = Server::start(|request| match request.target.as_str() {
+        "/data.json" => Reply::ok("application/json", r#"{"name":"toolkit","tags":["a","b"]}"#),
+        _ => Reply::ok("image/png", vec![0x89, b'P', b'N', b'G', 0, 0, 0, 0]),
+    })
+    .await;
+    let ctx = allowing(&[&server], WebPolicy::new());
+    let out = fetch(&ctx, &server.url("/data.json")).await;
+    assert!(
+        out.content
+            .contains("{\n  \"name\": \"toolkit\",\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"),
+        "{}",
+        out.content
+    );
+    let out = fetch(&ctx, &server.url("/logo.png")).await;
+    assert!(
+        out.content
+            .contains("(binary content of image/png, 8 bytes; not shown as text)"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn content_is_cut_at_the_character_cap() {
+    let server = Server::start(|_| Reply::ok("text/plain", "é".repeat(1000))).await;
+    let ctx = allowing(&[&server], WebPolicy::new().with_max_chars(300));
+    let out = registry()
+        .call(
+            "web_fetch",
+            json!({ "url": server.url("/"), "max_chars": 200 }),
+            &ctx,
+        )
+        .await;
+    assert!(
+        out.content.contains(&format!(
+            "\n\n{}\n[… 800 more characters not shown]",
+            "é".repeat(200)
+        )),
+        "{}",
+        out.content
+    );
+    // The host's cap wins over a larger request.
+    let out = registry()
+        .call(
+            "web_fetch",
+            json!({ "url": server.url("/"), "max_chars": 5000 }),
+            &ctx,
+        )
+        .await;
+    assert!(
+        out.content.contains("[… 700 more characters not shown]"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn the_response_is_read_only_up_to_the_byte_limit() {
+    let server = Server::start(|_| Reply::Endless {
+        content_type: "text/plain".into(),
+        fill: b'x',
+    })
+    .await;
+    let ctx = allowing(
+        &[&server],
+        WebPolicy::new()
+            .with_max_response_bytes(100_000)
+            .with_max_chars(1_000_000),
+    );
+    let out = fetch(&ctx, &server.url("/endless")).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .contains("Note: the response is larger than 100000 bytes; only that much was read.")
+    );
+    let (_, body) = out.content.split_once("\n\n").unwrap();
+    let body = body.strip_suffix("\n[End of external content]").unwrap();
+    assert_eq!(body, "x".repeat(100_000));
+}
+
+#[tokio::test]
+async fn a_redirect_from_an_allowed_host_to_loopback_is_refused() {
+    let target = Server::start(|_| Reply::ok("text/plain", "internal secret")).await;
+    let port = target.port();
+    let allowed = Server::start(move |request| match request.target.as_str() {
+        "/plain" => Reply::redirect(302, &format!("http://127.0.0.1:{port}/admin")),
+        "/decimal" => Reply::redirect(301, &format!("http://2130706433:{port}/admin")),
+        "/name" => Reply::redirect(307, &format!("http://localhost:{port}/admin")),
+        "/mapped" => Reply::redirect(308, &format!("http://[::ffff:127.0.0.1]:{port}/admin")),
+        _ => Reply::redirect(303, &format!("//127.0.0.1:{port}/admin")),
+    })
+    .await;
+    let ctx = allowing(&[&allowed], WebPolicy::new());
+    for path in ["/plain", "/decimal", "/name", "/mapped", "/relative"] {
+        let out = fetch(&ctx, &allowed.url(path)).await;
+        assert!(out.is_error, "{path}: {}", out.content);
+        assert!(
+            out.content.contains("only public addresses may be reached"),
+            "{path}: {}",
+            out.content
+        );
+    }
+    assert_eq!(allowed.requests().len(), 5);
+    assert!(
+        target.requests().is_empty(),
+        "the redirect target was contacted"
+    );
+}
+
+#[tokio::test]
+async fn redirects_between_allowed_hosts_are_followed_at_most_five_times() {
+    let end = Server::start(|_| Reply::ok("text/plain", "arrived")).await;
+    let end_url = end.url("/end");
+    let hops = Server::start(move |request| {
+        let n: u32 = request
+            .target
+            .trim_start_matches("/hop/")
+            .parse()
+            .unwrap_or(0);
+        if n == 0 {
+            Reply::redirect(302, &end_url)
+        } else {
+            Reply::redirect(302, &format!("/hop/{}", n - 1))
+        }
+    })
+    .await;
+    let ctx = allowing(&[&hops, &end], WebPolicy::new());
+    // Four hops and the jump to the end server: five redirects.
+    let out = fetch(&ctx, &hops.url("/hop/4")).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains(&format!("URL: {}", end.url("/end"))));
+    assert!(out.content.contains("arrived"));
+    let out = fetch(&ctx, &hops.url("/hop/5")).await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains("more than 5 redirects"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn loopback_outside_the_allow_list_is_never_contacted() {
+    let server = Server::start(|_| Reply::ok("text/plain", "hi")).await;
+    let other_port = Server::start(|_| Reply::ok("text/plain", "hi")).await;
+    let ctx = allowing(&[&other_port], WebPolicy::new());
+    for url in [
+        server.url("/"),
+        format!("http://localhost:{}/", server.port()),
+        format!("http://0x7f.0.0.1:{}/", server.port()),
+        format!("http://[::1]:{}/", server.port()),
+    ] {
+        let out = fetch(&ctx, &url).await;
+        assert!(out.is_error, "{url}");
+        assert!(out.content.contains("loopback"), "{url}: {}", out.content);
+    }
+    let out = fetch(
+        &ToolContext::new().with_state(WebPolicy::new()),
+        &other_port.url("/"),
+    )
+    .await;
+    assert!(out.is_error);
+    assert!(server.requests().is_empty());
+    assert!(other_port.requests().is_empty());
+}
+
+#[tokio::test]
+async fn only_http_and_https_urls_are_fetched() {
+    let ctx = ToolContext::new().with_state(WebPolicy::new());
+    for url in ["file:///etc/passwd", "ftp://example.com/", "not a url"] {
+        let out = fetch(&ctx, url).await;
+        assert!(out.is_error, "{url}");
+    }
+    let out = fetch(&ctx, "file:///etc/passwd").await;
+    assert!(
+        out.content.contains("only http and https URLs are allowed"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    let server = Server::start(|_| Reply::Silent).await;
+    let ctx = allowing(
+        &[&server],
+        WebPolicy::new().with_timeout(std::time::Duration::from_millis(300)),
+    );
+    let out = fetch(&ctx, &server.url("/")).await;
+    assert!(out.is_error);
+    assert!(out.content.contains("timed out"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn the_tool_is_off_until_the_host_enables_it() {
+    let registry = registry();
+    let tool = registry.get("web_fetch").unwrap();
+    assert_eq!(tool.spec().category, Some(ToolCategory::NetworkRead));
+    let out = registry
+        .call(
+            "web_fetch",
+            json!({ "url": "https://example.com/" }),
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("it needs a `toolkit_builtins::web::WebPolicy` in its context"),
+        "{}",
+        out.content
+    );
+}
