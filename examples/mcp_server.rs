@@ -13,10 +13,11 @@
 //! are accepted (against DNS rebinding) unless `--allow-host NAME` adds the
 //! names the balancer forwards.
 //!
-//! It serves every linked `#[tool]` the default filter selects: the
-//! built-ins of `toolkit-builtins` (high-risk ones such as the shell stay out
-//! unless named) and this example's `workspace_info`. File tools resolve
-//! paths inside the workspace through the built-ins' sandbox.
+//! It serves the file and search tools of `toolkit-builtins` (`read_file`,
+//! `write_file`, `edit_file`, `list_dir`, `glob`, `grep`, `notebook_edit`),
+//! which cannot leave the workspace, and this example's `workspace_info`.
+//! The shell and network built-ins stay out: they need a policy the person
+//! running the server has to choose.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +25,20 @@ use std::sync::Arc;
 use toolkit::mcp::{HttpOptions, McpServer};
 use toolkit::{ToolContext, ToolError, ToolFilter, ToolRegistry, tool};
 use toolkit_builtins::Workspace;
+
+// Link the built-ins: their tools register themselves like any `#[tool]`.
+toolkit::link_tools!(toolkit_builtins);
+
+/// The built-ins served: the file and search tools.
+const BUILTINS: [&str; 7] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "notebook_edit",
+];
 
 /// Where this server works: the workspace root and its top-level entries.
 #[tool(read_only, idempotent, category = filesystem_read)]
@@ -65,7 +80,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let workspace = Workspace::new(&root)
         .map_err(|e| format!("the workspace {} is unusable: {e}", root.display()))?;
-    let registry = Arc::new(ToolRegistry::from_inventory(&ToolFilter::default())?);
+    let registry = ToolRegistry::from_inventory(
+        &ToolFilter::default()
+            .module_prefix("toolkit_builtins")
+            .names(BUILTINS),
+    )?;
+    registry.register(WorkspaceInfoTool)?;
+    let registry = Arc::new(registry);
     let context = ToolContext::new()
         .with_workspace(workspace.root())
         .with_state(workspace);

@@ -80,7 +80,11 @@ fn the_server_example_serves_statelessly_over_http() {
     )
     .unwrap();
     let output = Command::new(example_binary("mcp_client"))
-        .args([config.to_str().unwrap(), "mcp_remote_workspace_info", "{}"])
+        .args([
+            config.to_str().unwrap(),
+            "mcp_remote_read_file",
+            r#"{"path": "readme.txt"}"#,
+        ])
         .output()
         .unwrap();
     // The host name the balancer forwards is accepted; others are not.
@@ -90,7 +94,8 @@ fn the_server_example_serves_statelessly_over_http() {
     let _ = server.wait();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
-    assert!(stdout.contains("readme.txt"), "{stdout}");
+    // A built-in reads the file through the server, inside the workspace.
+    assert!(stdout.contains("\n1|hi"), "{stdout}");
     assert_eq!((allowed, refused), (200, 403));
     let _ = std::fs::remove_dir_all(&dir);
 }
