@@ -461,7 +461,9 @@ fn registry() -> Arc<ToolRegistry> {
     Arc::new(registry)
 }
 
-#[tokio::main]
+// One client per stdio process: a single-threaded runtime answers without
+// handing work between threads.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let registry = registry();

@@ -172,7 +172,18 @@ impl McpServer {
     }
 
     /// Serve one client on standard input and output until it leaves.
+    ///
+    /// Standard output belongs to the protocol: nothing else may print
+    /// there (log to standard error).
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        // tokio's stdin and stdout hand every read and write to a blocking
+        // thread; when they are pipes (as when a client starts the server)
+        // they can be polled directly, which saves two thread hand-offs
+        // per message.
+        #[cfg(unix)]
+        if let Some((reader, writer)) = stdio_pipes() {
+            return self.serve_io(reader, writer).await;
+        }
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
@@ -203,6 +214,21 @@ impl McpServer {
                 Arc::clone(&self.shared.log_level),
             ))
     }
+}
+
+/// Standard input and output as non-blocking pipes, when both are pipes.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    // Both refuse anything but a FIFO, so a terminal or a file falls back.
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(input).ok()?;
+    let writer = tokio::net::unix::pipe::Sender::from_owned_fd(output).ok()?;
+    Some((reader, writer))
 }
 
 /// A typed SDK result from MCP's JSON form, marked complete: protocol
