@@ -26,6 +26,9 @@ step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
 step "the book (mdbook build, every include and local link resolves)"
 ./scripts/book.sh
 
+step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp)"
+./scripts/mcp_peers.sh >/dev/null
+
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
 

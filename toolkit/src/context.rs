@@ -43,6 +43,7 @@ struct Inner {
     message_id: Option<String>,
     session_key: Option<String>,
     cancellation: CancellationToken,
+    progress: Option<Arc<dyn ProgressReporter>>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
@@ -86,6 +87,44 @@ impl ToolContext {
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.edit().cancellation = token;
         self
+    }
+
+    /// Send the progress a tool reports to `reporter` (an MCP server sends it
+    /// on to its client as progress notifications).
+    pub fn with_progress_reporter(mut self, reporter: Arc<dyn ProgressReporter>) -> Self {
+        self.edit().progress = Some(reporter);
+        self
+    }
+
+    /// Report how far the call has got; nothing happens when nobody listens.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use toolkit::{Progress, ProgressReporter, ToolContext};
+    ///
+    /// #[derive(Default)]
+    /// struct Log(Mutex<Vec<f64>>);
+    /// impl ProgressReporter for Log {
+    ///     fn report(&self, progress: Progress) {
+    ///         self.0.lock().unwrap().push(progress.progress);
+    ///     }
+    /// }
+    ///
+    /// let log = Arc::new(Log::default());
+    /// let ctx = ToolContext::new().with_progress_reporter(log.clone());
+    /// ctx.report_progress(Progress::new(1.0).with_total(3.0));
+    /// ToolContext::new().report_progress(Progress::new(2.0)); // nobody listens
+    /// assert_eq!(*log.0.lock().unwrap(), [1.0]);
+    /// ```
+    pub fn report_progress(&self, progress: Progress) {
+        if let Some(reporter) = &self.inner.progress {
+            reporter.report(progress);
+        }
+    }
+
+    /// Whether someone listens to progress reports.
+    pub fn reports_progress(&self) -> bool {
+        self.inner.progress.is_some()
     }
 
     /// Add shared state that tools ask for by type; replaces a value of the same type.
@@ -167,9 +206,51 @@ impl fmt::Debug for ToolContext {
             .field("message_id", &inner.message_id)
             .field("session_key", &inner.session_key)
             .field("cancelled", &inner.cancellation.is_cancelled())
+            .field("reports_progress", &inner.progress.is_some())
             .field("state_types", &inner.extensions.len())
             .finish()
     }
+}
+
+/// How far a call has got: `progress` of `total` (when known), with a message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Work done so far; grows with every report.
+    pub progress: f64,
+    /// The total amount of work, when known.
+    pub total: Option<f64>,
+    /// What is happening now, for a person.
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// Progress with no total and no message.
+    pub fn new(progress: f64) -> Self {
+        Self {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    /// Set the total.
+    pub fn with_total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Set the message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// Receives the progress tools report through [`ToolContext::report_progress`].
+pub trait ProgressReporter: Send + Sync + 'static {
+    /// One report. Called on the tool's task: must not block.
+    fn report(&self, progress: Progress);
 }
 
 /// A type a tool can take by reference to have it injected from the context.

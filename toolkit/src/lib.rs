@@ -43,6 +43,8 @@ mod context;
 mod discovery;
 mod error;
 pub mod exec;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod output;
 mod registry;
 pub mod schema;
@@ -60,13 +62,13 @@ pub struct ReadmeExamples;
 
 pub use args::Cast;
 pub use async_trait::async_trait;
-pub use context::{CancellationToken, FromContext, ToolContext};
+pub use context::{CancellationToken, FromContext, Progress, ProgressReporter, ToolContext};
 pub use discovery::ToolFilter;
 pub use error::{
     ArgumentError, CallError, InvalidArguments, PayloadError, Problem, RegistryError, ToolError,
     UnknownTool,
 };
-pub use output::{Image, Metadata, ToolOutput};
+pub use output::{Attachment, Image, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSpec};

@@ -39,6 +39,10 @@ pub struct ToolOutput {
     /// Images for models that can see them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// Other content beside the text: audio clips and embedded resources
+    /// (what MCP results carry besides text and images).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
     /// Whether this result reports a failure.
     #[serde(default)]
     pub is_error: bool,
@@ -130,6 +134,31 @@ pub struct Image {
     pub mime_type: String,
 }
 
+/// Content of a result other than its text and images.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Attachment {
+    /// An audio clip.
+    Audio {
+        /// Base64-encoded bytes.
+        data: String,
+        /// The media type, such as `audio/wav`.
+        mime_type: String,
+    },
+    /// A resource embedded in the result: text, or base64 bytes in `blob`.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its media type, when known.
+        mime_type: Option<String>,
+        /// Its text, for a text resource.
+        text: Option<String>,
+        /// Its base64-encoded bytes, for a binary resource.
+        blob: Option<String>,
+    },
+}
+
 impl ToolOutput {
     /// A successful result with text for the model.
     pub fn text(content: impl Into<String>) -> Self {
@@ -184,6 +213,12 @@ impl ToolOutput {
             data: data.into(),
             mime_type: mime_type.into(),
         });
+        self
+    }
+
+    /// Add an attachment (audio, an embedded resource).
+    pub fn with_attachment(mut self, attachment: Attachment) -> Self {
+        self.attachments.push(attachment);
         self
     }
 

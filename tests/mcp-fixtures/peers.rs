@@ -1,0 +1,124 @@
+//! Finding the MCP peers `scripts/mcp_peers.sh` installs, and starting the
+//! fixture server, for the MCP integration tests.
+
+#![allow(dead_code)] // Each test file uses its own part of this.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The workspace's root (this crate is `tests/mcp-fixtures`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The folder the peers are installed in; fails the test with what to run when they are not.
+pub fn peers() -> PathBuf {
+    let dir = root().join(".cache/mcp-peers");
+    assert!(
+        dir.join(".installed").exists(),
+        "the MCP peers (Node 22, the conformance suite, the reference servers, the Inspector, \
+         Python `mcp`) are not installed in {}: run scripts/mcp_peers.sh",
+        dir.display()
+    );
+    dir
+}
+
+/// Node 22 or newer.
+pub fn node() -> PathBuf {
+    peers().join("bin/node")
+}
+
+/// The entry script of an installed npm package.
+pub fn npm_script(package: &str, script: &str) -> PathBuf {
+    let path = peers().join("npm/node_modules").join(package).join(script);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/mcp_peers.sh",
+        path.display()
+    );
+    path
+}
+
+/// The virtualenv's Python, with the `mcp` package.
+pub fn python() -> PathBuf {
+    peers().join("venv/bin/python")
+}
+
+/// The fixture server binary.
+pub fn fixture_server() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-fixture-server")
+}
+
+/// A free port on loopback (bound and released: the caller binds it at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped.
+pub struct Running {
+    pub child: Child,
+    /// The URL it serves, for HTTP servers.
+    pub url: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fixture server over HTTP on a free port; returns once it listens.
+pub fn fixture_http(extra: &[&str]) -> Running {
+    let mut child = Command::new(fixture_server())
+        .args(["--http", "0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the fixture server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line from the fixture server: {line:?}"))
+        .to_owned();
+    Running { child, url }
+}
+
+/// Start `node script args` with `PORT` set, and wait until `port` accepts connections.
+pub fn node_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running {
+    let child = Command::new(node())
+        .arg(script)
+        .args(args)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("node starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} did not listen on {port}",
+            script.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Running {
+        child,
+        url: format!("http://127.0.0.1:{port}{path}"),
+    }
+}

@@ -1,0 +1,543 @@
+//! Our MCP client against servers nobody here wrote: the reference
+//! `server-everything` over stdio, streamable HTTP and SSE, and
+//! `server-filesystem` over stdio; and against our fixture server for the
+//! failures (crash, hang, list changes, a server not up yet) and a script
+//! that sends malformed messages.
+//!
+//! The peers come from `scripts/mcp_peers.sh`.
+
+#[path = "../peers.rs"]
+mod peers;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tk::mcp::{McpClients, McpConfig};
+use tk::{Attachment, ToolContext, ToolRegistry};
+
+async fn mount(servers: Value) -> (Arc<ToolRegistry>, McpClients) {
+    let config = McpConfig::from_json(&json!({"mcpServers": servers})).unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    for (server, outcome) in clients.connect().await {
+        outcome.unwrap_or_else(|e| panic!("{server}: {e}"));
+    }
+    (registry, clients)
+}
+
+async fn call(registry: &ToolRegistry, name: &str, args: Value) -> tk::ToolOutput {
+    registry.call(name, args, &ToolContext::new()).await
+}
+
+fn everything_stdio(extra: Value) -> Value {
+    let script = peers::npm_script("@modelcontextprotocol/server-everything", "dist/index.js");
+    let mut server = json!({"command": peers::node(), "args": [script, "stdio"]});
+    for (k, v) in extra.as_object().unwrap() {
+        server[k] = v.clone();
+    }
+    json!({"everything": server})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_stdio_lists_calls_reads_and_times_out() {
+    let (registry, clients) = mount(everything_stdio(json!({"toolTimeout": 2}))).await;
+    let names = registry.names();
+    for expected in [
+        "mcp_everything_echo",
+        "mcp_everything_get-sum",
+        "mcp_everything_get-tiny-image",
+        "mcp_everything_get-structured-content",
+        "mcp_everything_prompt_simple-prompt",
+        "mcp_everything_prompt_args-prompt",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+
+    // Tools: called under their original names, arguments cast leniently first.
+    let echo = call(&registry, "mcp_everything_echo", json!({"message": "hi"})).await;
+    assert_eq!(echo.content, "Echo: hi");
+    let sum = call(
+        &registry,
+        "mcp_everything_get-sum",
+        json!({"a": "2", "b": 3}),
+    )
+    .await;
+    assert!(!sum.is_error && sum.content.contains('5'), "{sum:?}");
+
+    // Annotations cross over.
+    let spec = registry.get("mcp_everything_echo").unwrap().spec().clone();
+    assert!(spec.annotations.read_only && !spec.annotations.destructive);
+
+    // Images and structured content are carried.
+    let image = call(&registry, "mcp_everything_get-tiny-image", json!({})).await;
+    assert_eq!(image.images.len(), 1, "{image:?}");
+    assert_eq!(image.images[0].mime_type, "image/png");
+    let weather = call(
+        &registry,
+        "mcp_everything_get-structured-content",
+        json!({"location": "New York"}),
+    )
+    .await;
+    let structured = weather.structured.as_deref().expect("structured content");
+    assert!(structured.get("temperature").is_some(), "{structured}");
+    assert!(
+        registry
+            .get("mcp_everything_get-structured-content")
+            .unwrap()
+            .spec()
+            .output_schema
+            .is_some()
+    );
+
+    // Invalid arguments never reach the server: the registry explains.
+    let missing = call(&registry, "mcp_everything_get-sum", json!({"a": 1})).await;
+    assert!(
+        missing.is_error && missing.content.contains('b'),
+        "{missing:?}"
+    );
+
+    // Prompts are tools whose arguments are parameters.
+    let prompt_spec = registry
+        .get("mcp_everything_prompt_args-prompt")
+        .unwrap()
+        .spec()
+        .clone();
+    assert_eq!(prompt_spec.input_schema["required"], json!(["city"]));
+    assert!(prompt_spec.annotations.read_only);
+    let prompt = call(
+        &registry,
+        "mcp_everything_prompt_args-prompt",
+        json!({"city": "Lisbon"}),
+    )
+    .await;
+    assert!(
+        !prompt.is_error && prompt.content.contains("Lisbon"),
+        "{prompt:?}"
+    );
+    let simple = call(&registry, "mcp_everything_prompt_simple-prompt", json!({})).await;
+    assert!(simple.content.starts_with("user: "), "{simple:?}");
+
+    // A resource the server added at run time (a gzipped file) is a read-only tool.
+    let gz = call(&registry, "mcp_everything_gzip-file-as-resource", json!({"name": "notes.txt.gz", "data": "data:text/plain;base64,aGVsbG8gd29ybGQ=", "outputType": "resource"})).await;
+    assert!(!gz.is_error, "{gz:?}");
+    assert!(
+        gz.attachments
+            .iter()
+            .any(|a| matches!(a, Attachment::Resource { .. })),
+        "{gz:?}"
+    );
+
+    // A call longer than toolTimeout becomes an error result, and the server still answers after.
+    let slow = call(
+        &registry,
+        "mcp_everything_trigger-long-running-operation",
+        json!({"duration": 6, "steps": 3}),
+    )
+    .await;
+    assert!(
+        slow.is_error && slow.content.contains("did not answer within"),
+        "{slow:?}"
+    );
+    let again = call(
+        &registry,
+        "mcp_everything_echo",
+        json!({"message": "after"}),
+    )
+    .await;
+    assert_eq!(again.content, "Echo: after");
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_resources_become_read_only_tools() {
+    // Resources the server lists at start: run with a resource it registers.
+    let (registry, clients) = mount(everything_stdio(json!({}))).await;
+    let resources: Vec<String> = registry
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with("mcp_everything_resource_"))
+        .collect();
+    assert!(
+        !resources.is_empty(),
+        "no resources in {:?}",
+        registry.names()
+    );
+    for name in &resources {
+        let tool = registry.get(name).unwrap();
+        assert!(tool.spec().annotations.read_only);
+        let out = call(&registry, name, json!({})).await;
+        assert!(!out.is_error, "{name}: {out:?}");
+        assert!(
+            !out.content.is_empty() || !out.attachments.is_empty(),
+            "{name}: {out:?}"
+        );
+    }
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_streamable_http_and_sse() {
+    let script = peers::npm_script("@modelcontextprotocol/server-everything", "dist/index.js");
+    let http = peers::node_http(&script, &["streamableHttp"], peers::free_port(), "/mcp");
+    let sse = peers::node_http(&script, &["sse"], peers::free_port(), "/sse");
+    // The transports are inferred from the URLs.
+    let (registry, clients) =
+        mount(json!({"web": {"url": http.url}, "old": {"url": sse.url}})).await;
+    for server in ["web", "old"] {
+        let echo = call(
+            &registry,
+            &format!("mcp_{server}_echo"),
+            json!({"message": server}),
+        )
+        .await;
+        assert_eq!(echo.content, format!("Echo: {server}"), "{echo:?}");
+        let sum = call(
+            &registry,
+            &format!("mcp_{server}_get-sum"),
+            json!({"a": 40, "b": 2}),
+        )
+        .await;
+        assert!(sum.content.contains("42"), "{sum:?}");
+        let prompt = call(
+            &registry,
+            &format!("mcp_{server}_prompt_args-prompt"),
+            json!({"city": "Oslo"}),
+        )
+        .await;
+        assert!(prompt.content.contains("Oslo"), "{prompt:?}");
+    }
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filesystem_over_stdio_reads_lists_and_refuses() {
+    let dir = std::env::temp_dir().join(format!("mcp-fs-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("hello.txt"), "hello from the workspace\n").unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let script = peers::npm_script("@modelcontextprotocol/server-filesystem", "dist/index.js");
+    // The allowed directory is given as `.`: the server finds it through `cwd`.
+    let (registry, clients) = mount(json!({"fs": {
+        "command": peers::node(), "args": [script, "."], "cwd": dir,
+        "enabledTools": ["read_text_file", "mcp_fs_list_directory", "write_file"]
+    }}))
+    .await;
+    // Only the enabled tools, by raw or wrapped name.
+    let tools: Vec<String> = registry.names();
+    assert_eq!(
+        tools,
+        [
+            "mcp_fs_list_directory",
+            "mcp_fs_read_text_file",
+            "mcp_fs_write_file"
+        ]
+    );
+    let write = registry.get("mcp_fs_write_file").unwrap().spec().clone();
+    assert!(!write.annotations.read_only);
+
+    let read = call(
+        &registry,
+        "mcp_fs_read_text_file",
+        json!({"path": dir.join("hello.txt")}),
+    )
+    .await;
+    assert!(
+        !read.is_error && read.content.contains("hello from the workspace"),
+        "{read:?}"
+    );
+    let list = call(&registry, "mcp_fs_list_directory", json!({"path": dir})).await;
+    assert!(
+        list.content.contains("hello.txt") && list.content.contains("sub"),
+        "{list:?}"
+    );
+    let wrote = call(
+        &registry,
+        "mcp_fs_write_file",
+        json!({"path": dir.join("new.txt"), "content": "made"}),
+    )
+    .await;
+    assert!(!wrote.is_error, "{wrote:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("new.txt")).unwrap(),
+        "made"
+    );
+    // The server's refusal (a path outside its roots) is an error result.
+    let outside = call(
+        &registry,
+        "mcp_fs_read_text_file",
+        json!({"path": "/etc/hostname"}),
+    )
+    .await;
+    assert!(outside.is_error, "{outside:?}");
+    clients.disconnect().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn fixture_stdio(extra: Value) -> Value {
+    let mut server = json!({"command": peers::fixture_server(), "args": ["--stdio"]});
+    for (k, v) in extra.as_object().unwrap() {
+        server[k] = v.clone();
+    }
+    json!({"fx": server})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_server_is_an_error_then_restarted_and_a_hung_one_times_out() {
+    let (registry, clients) = mount(fixture_stdio(json!({"toolTimeout": 1}))).await;
+    let crashed = call(&registry, "mcp_fx_crash", json!({})).await;
+    assert!(
+        crashed.is_error && crashed.content.contains("closed the connection"),
+        "{crashed:?}"
+    );
+    // The next call starts the server again.
+    let echo = call(&registry, "mcp_fx_echo", json!({"message": "back"})).await;
+    assert_eq!(echo.content, "Echo: back", "{echo:?}");
+    // A server that does not answer is timed out; the session survives.
+    let hung = call(&registry, "mcp_fx_slow", json!({"seconds": 20})).await;
+    assert!(
+        hung.is_error && hung.content.contains("did not answer within 1s"),
+        "{hung:?}"
+    );
+    let echo = call(&registry, "mcp_fx_echo", json!({"message": "still"})).await;
+    assert_eq!(echo.content, "Echo: still");
+    // The server's own failure is an error result with its message.
+    let failed = call(&registry, "mcp_fx_test_error_handling", json!({})).await;
+    assert!(
+        failed.is_error && failed.content.contains("intentionally returns an error"),
+        "{failed:?}"
+    );
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audio_embedded_resources_and_mixed_content_are_carried() {
+    let (registry, clients) = mount(fixture_stdio(json!({}))).await;
+    let audio = call(&registry, "mcp_fx_test_audio_content", json!({})).await;
+    assert!(
+        matches!(&audio.attachments[..], [Attachment::Audio { mime_type, .. }] if mime_type == "audio/wav"),
+        "{audio:?}"
+    );
+    let embedded = call(&registry, "mcp_fx_test_embedded_resource", json!({})).await;
+    assert_eq!(embedded.content, "This is an embedded resource content.");
+    assert!(
+        matches!(&embedded.attachments[..], [Attachment::Resource { uri, .. }] if uri == "test://embedded-resource")
+    );
+    let mixed = call(&registry, "mcp_fx_test_multiple_content_types", json!({})).await;
+    assert!(
+        mixed.content.starts_with("Multiple content types test:"),
+        "{mixed:?}"
+    );
+    assert_eq!((mixed.images.len(), mixed.attachments.len()), (1, 1));
+    let weather = call(&registry, "mcp_fx_weather", json!({"city": "Oslo"})).await;
+    assert_eq!(
+        weather.structured.as_deref(),
+        Some(&json!({"city": "Oslo", "celsius": 21}))
+    );
+    let spec = registry.get("mcp_fx_weather").unwrap().spec().clone();
+    assert!(
+        spec.output_schema.is_some() && spec.annotations.open_world && spec.annotations.idempotent
+    );
+    // Resources and prompts of our own server, too.
+    let text = call(&registry, "mcp_fx_resource_static-text", json!({})).await;
+    assert_eq!(
+        text.content,
+        "This is the content of the static text resource."
+    );
+    let binary = call(&registry, "mcp_fx_resource_static-binary", json!({})).await;
+    assert!(
+        binary
+            .content
+            .starts_with("[resource test://static-binary (image/png)"),
+        "{binary:?}"
+    );
+    let prompt = call(&registry, "mcp_fx_prompt_test_prompt_with_image", json!({})).await;
+    assert_eq!(prompt.images.len(), 1);
+    assert!(
+        prompt
+            .content
+            .ends_with("user: Please analyze the image above."),
+        "{prompt:?}"
+    );
+    clients.disconnect().await;
+}
+
+/// Collects the progress a call reports.
+#[derive(Default)]
+struct Reports(std::sync::Mutex<Vec<(f64, Option<f64>)>>);
+
+impl tk::ProgressReporter for Reports {
+    fn report(&self, progress: tk::Progress) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((progress.progress, progress.total));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_progress_reaches_the_callers_context() {
+    let mut servers = fixture_stdio(json!({}));
+    servers["everything"] = everything_stdio(json!({}))["everything"].clone();
+    let (registry, clients) = mount(servers).await;
+    for (tool, args, expected) in [
+        (
+            "mcp_fx_test_tool_with_progress",
+            json!({}),
+            vec![
+                (0.0, Some(100.0)),
+                (50.0, Some(100.0)),
+                (100.0, Some(100.0)),
+            ],
+        ),
+        (
+            "mcp_everything_trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            vec![(1.0, Some(2.0)), (2.0, Some(2.0))],
+        ),
+    ] {
+        let reports = Arc::new(Reports::default());
+        let ctx = ToolContext::new().with_progress_reporter(reports.clone());
+        let out = registry.call(tool, args, &ctx).await;
+        assert!(!out.is_error, "{out:?}");
+        // Every report sent before the answer has arrived when the call returns.
+        assert_eq!(*reports.0.lock().unwrap(), expected, "{tool}");
+    }
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_changed_notification_refreshes_the_registry() {
+    let (registry, clients) = mount(fixture_stdio(json!({"enabledTools": ["*"]}))).await;
+    assert!(!registry.contains("mcp_fx_grown_1"));
+    let before = registry.len();
+    let out = call(&registry, "mcp_fx_grow", json!({})).await;
+    assert_eq!(out.content, "added grown_1", "{out:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !registry.contains("mcp_fx_grown_1") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new tool never appeared: {:?}",
+            registry.names()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(registry.len(), before + 1);
+    let grown = call(&registry, "mcp_fx_grown_1", json!({})).await;
+    assert_eq!(grown.content, "I am grown_1");
+
+    // Unmounting takes the server's tools out; the next connect brings them back.
+    assert_eq!(clients.connected().await, ["fx"]);
+    clients.server("fx").unwrap().unmount().await;
+    assert!(registry.is_empty(), "{:?}", registry.names());
+    assert!(clients.connected().await.is_empty());
+    assert!(clients.connect().await[0].1.is_ok());
+    assert!(registry.contains("mcp_fx_echo"));
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_not_up_yet_is_retried_on_the_next_connect() {
+    let port = peers::free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let config =
+        McpConfig::from_json(&json!({"mcpServers": {"late": {"url": url, "toolTimeout": 5}}}))
+            .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    let first = clients.connect().await;
+    assert!(first[0].1.is_err(), "{first:?}");
+    assert!(registry.is_empty());
+    let _server = {
+        let mut child = std::process::Command::new(peers::fixture_server())
+            .args(["--http", &port.to_string()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        peers::Running {
+            child,
+            url: url.clone(),
+        }
+    };
+    let second = clients.connect().await;
+    assert!(matches!(second[0].1, Ok(n) if n > 10), "{second:?}");
+    let echo = call(&registry, "mcp_late_echo", json!({"message": "late"})).await;
+    assert_eq!(echo.content, "Echo: late");
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_headers_reach_the_server() {
+    // The server refuses foreign browser origins, so a configured `Origin`
+    // header shows whether headers are sent: a foreign one is refused, a
+    // local one accepted.
+    let server = peers::fixture_http(&[]);
+    let config = McpConfig::from_json(&json!({"mcpServers": {
+        "foreign": {"url": server.url, "headers": {"Origin": "http://evil.example"}, "toolTimeout": 5},
+        "local": {"url": server.url, "headers": {"Origin": "http://localhost:3000"}, "toolTimeout": 5}
+    }}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    let outcomes = clients.connect().await;
+    assert!(
+        outcomes[0].1.as_ref().is_err_and(|e| e.contains("403")),
+        "{outcomes:?}"
+    );
+    assert!(outcomes[1].1.is_ok(), "{outcomes:?}");
+    assert!(registry.contains("mcp_local_echo") && !registry.contains("mcp_foreign_echo"));
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_endpoint_on_another_origin_is_refused() {
+    let port = peers::free_port();
+    let script = peers::root().join("tests/mcp-fixtures/foreign_endpoint_sse.py");
+    let _server = {
+        let child = std::process::Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .spawn()
+            .unwrap();
+        let running = peers::Running {
+            child,
+            url: String::new(),
+        };
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        running
+    };
+    let config = McpConfig::from_json(
+        &json!({"mcpServers": {"sly": {"url": format!("http://127.0.0.1:{port}/sse")}}}),
+    )
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    let outcome = clients.connect().await;
+    let error = outcome[0].1.as_ref().unwrap_err();
+    assert!(error.contains("another origin"), "{error}");
+    assert!(registry.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_never_bring_the_host_down() {
+    let script = peers::root().join("tests/mcp-fixtures/malformed_server.py");
+    let (registry, clients) =
+        mount(json!({"bad": {"command": "python3", "args": [script], "toolTimeout": 3}})).await;
+    assert_eq!(registry.names(), ["mcp_bad_fine", "mcp_bad_garbled"]);
+    let garbled = call(&registry, "mcp_bad_garbled", json!({})).await;
+    assert!(garbled.is_error, "{garbled:?}");
+    let fine = call(&registry, "mcp_bad_fine", json!({})).await;
+    assert_eq!(fine.content, "still here", "{fine:?}");
+    clients.disconnect().await;
+}

@@ -1,0 +1,478 @@
+//! One configured server: its connection, made on first use and remade after
+//! a failure, and the tools it has mounted in the registry.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use tokio::io::AsyncBufReadExt;
+
+use super::handler::ClientSide;
+use super::sse::SseClientTransport;
+use super::tap::ProgressTap;
+use super::tools::mount_all;
+use crate::context::{Progress, ToolContext};
+use crate::error::ToolError;
+use crate::mcp::config::{ServerConfig, Transport};
+use crate::registry::ToolRegistry;
+use crate::tool::Tool;
+
+/// The least time a server gets to start and answer the handshake: a first
+/// `npx -y` start downloads the server, which takes longer than a call.
+const CONNECT_TIMEOUT_FLOOR: Duration = Duration::from_secs(60);
+
+/// A live session with a server.
+pub(crate) type Session = RunningService<RoleClient, ClientSide>;
+
+/// A configured server and, once connected, its session.
+pub struct ServerLink {
+    config: ServerConfig,
+    registry: Weak<ToolRegistry>,
+    /// Held while connecting, so two first calls start one process, not two.
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// The names this server has in the registry now.
+    mounted: Mutex<Vec<String>>,
+    /// Calls waiting for progress, by the token sent with them.
+    progress: Mutex<ProgressRoutes>,
+    me: Weak<ServerLink>,
+}
+
+impl std::fmt::Debug for ServerLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerLink")
+            .field("name", &self.config.name)
+            .finish()
+    }
+}
+
+impl ServerLink {
+    pub(crate) fn new(config: ServerConfig, registry: &Arc<ToolRegistry>) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            config,
+            registry: Arc::downgrade(registry),
+            session: tokio::sync::Mutex::new(None),
+            mounted: Mutex::new(Vec::new()),
+            progress: Mutex::new(ProgressRoutes::default()),
+            me: me.clone(),
+        })
+    }
+
+    /// The server's configured name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The names of the tools it has mounted.
+    pub fn mounted(&self) -> Vec<String> {
+        self.mounted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether a session is open now.
+    pub async fn is_connected(&self) -> bool {
+        self.session
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|s| !s.is_transport_closed())
+    }
+
+    /// The open session, connecting first when there is none (or it died).
+    pub(crate) async fn session(&self) -> Result<Arc<Session>, String> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref().filter(|s| !s.is_transport_closed()) {
+            return Ok(Arc::clone(session));
+        }
+        *slot = None;
+        let limit = self.config.tool_timeout.max(CONNECT_TIMEOUT_FLOOR);
+        let session = tokio::time::timeout(limit, self.connect())
+            .await
+            .map_err(|_| {
+                format!(
+                    "connecting to the MCP server `{}` took longer than {limit:?}",
+                    self.config.name
+                )
+            })??;
+        let session = Arc::new(session);
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Forget `dead` so the next call connects anew.
+    async fn forget(&self, dead: &Arc<Session>) {
+        let mut slot = self.session.lock().await;
+        if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, dead)) {
+            *slot = None;
+        }
+    }
+
+    /// Close the session, if any (a stdio server's process is stopped).
+    pub async fn disconnect(&self) {
+        let session = self.session.lock().await.take();
+        if let Some(session) = session {
+            session.cancellation_token().cancel();
+        }
+    }
+
+    /// Call a tool, handing the server's progress notifications for the
+    /// call to `ctx` (the SDK picks the progress token, so the request is
+    /// sent first and the token registered before its answer is awaited).
+    pub(crate) async fn call_tool_reporting_progress(
+        &self,
+        session: &Session,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> Result<CallToolResult, ServiceError> {
+        let peer = session.peer().clone();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let token = token_key(&handle.progress_token);
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .route(token.clone(), ctx.clone());
+        let _routing = ProgressRoute { link: self, token };
+        let mut cancel = CancelOnDrop {
+            peer,
+            request: Some(handle.id.clone()),
+        };
+        let result = handle.await_response().await;
+        cancel.request = None;
+        match result? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+
+    /// Hand a progress notification to the call it belongs to.
+    pub(crate) fn progress(&self, token: &ProgressToken, progress: Progress) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .deliver(token_key(token), progress);
+    }
+
+    /// Close the session and take the server's tools out of the registry;
+    /// a later [`refresh`](Self::refresh) (or `McpClients::connect`) mounts them again.
+    pub async fn unmount(&self) {
+        self.disconnect().await;
+        let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(registry) = self.registry.upgrade() {
+            let owned = |name: &str| mounted.iter().any(|n| n == name);
+            // Removing only: nothing new can clash.
+            let _ = registry.replace(owned, Vec::new());
+        }
+        mounted.clear();
+    }
+
+    async fn connect(&self) -> Result<Session, String> {
+        let name = &self.config.name;
+        let handler = ClientSide {
+            link: self.me.clone(),
+        };
+        let failed = |e: &dyn std::fmt::Display| {
+            format!("could not connect to the MCP server `{name}`: {e}")
+        };
+        match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| failed(&format!("cannot start `{command}`: {e}")))?;
+                if let Some(stderr) = stderr {
+                    // A server's log lines go to ours, never to the model.
+                    let server = name.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::debug!(server = %server, "{line}");
+                        }
+                    });
+                }
+                handler
+                    .serve(self.tap(transport))
+                    .await
+                    .map_err(|e| failed(&e))
+            }
+            Transport::StreamableHttp { url, headers } => {
+                let client = http_client(headers).map_err(|e| failed(&e))?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve(self.tap(transport))
+                    .await
+                    .map_err(|e| failed(&e))
+            }
+            Transport::Sse { url, headers } => {
+                let client = http_client(headers).map_err(|e| failed(&e))?;
+                let transport = SseClientTransport::connect(client, url)
+                    .await
+                    .map_err(|e| failed(&e))?;
+                handler
+                    .serve(self.tap(transport))
+                    .await
+                    .map_err(|e| failed(&e))
+            }
+        }
+    }
+
+    /// `transport`, with progress notifications routed as they arrive.
+    fn tap<T>(&self, transport: T) -> ProgressTap<T> {
+        ProgressTap {
+            inner: transport,
+            link: self.me.clone(),
+        }
+    }
+
+    /// Ask the server for its tools, resources and prompts and put them in
+    /// the registry in place of what it had there, in one step. Returns how
+    /// many tools it has mounted.
+    pub async fn refresh(&self) -> Result<usize, String> {
+        let session = self.session().await?;
+        let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
+        let tools: Vec<Arc<dyn Tool>> = mount_all(&me, &session).await?;
+        let registry = self
+            .registry
+            .upgrade()
+            .ok_or("the registry the MCP tools belong to is gone")?;
+        let names: Vec<String> = tools.iter().map(|t| t.spec().name.to_string()).collect();
+        let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
+        let owned =
+            |name: &str| mounted.iter().any(|n| n == name) || names.iter().any(|n| n == name);
+        registry
+            .replace(owned, tools)
+            .map_err(|e| format!("the MCP server `{}`'s tools: {e}", self.config.name))?;
+        let count = names.len();
+        *mounted = names;
+        Ok(count)
+    }
+
+    /// Run one request against the server within the configured timeout,
+    /// stopping when the call is cancelled. A closed connection is forgotten,
+    /// so the next call starts the server again.
+    pub(crate) async fn request<T, F, Fut>(
+        &self,
+        ctx: &ToolContext,
+        send: F,
+    ) -> Result<T, ToolError>
+    where
+        F: FnOnce(Arc<Session>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let session = self.session().await.map_err(ToolError::Failed)?;
+        let timeout = self.config.tool_timeout;
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(timeout, send(Arc::clone(&session))) => outcome,
+            () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+        };
+        match outcome {
+            Err(_) => Err(ToolError::Failed(format!(
+                "the MCP server `{}` did not answer within {:?}; try again later or with less work",
+                self.config.name, timeout
+            ))),
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(ServiceError::McpError(e))) => Err(ToolError::Failed(format!(
+                "the MCP server `{}` refused the request: {}",
+                self.config.name, e.message
+            ))),
+            Ok(Err(e)) => {
+                if session.is_transport_closed()
+                    || matches!(
+                        e,
+                        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                    )
+                {
+                    self.forget(&session).await;
+                    Err(ToolError::Failed(format!(
+                        "the MCP server `{}` closed the connection during the call (it may have crashed); it will be started again on the next call",
+                        self.config.name
+                    )))
+                } else {
+                    Err(ToolError::Failed(format!(
+                        "the MCP server `{}` failed: {e}",
+                        self.config.name
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// A progress token as a map key.
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+/// How many progress notifications for calls not routed yet are kept.
+const EARLY_PROGRESS: usize = 64;
+
+/// Where progress notifications go. The request is on its way before its
+/// token is known here, so a server may report progress before the call is
+/// routed: such reports wait (a bounded few) and are delivered, in order,
+/// when it is. Reporting happens under the lock, which keeps the order.
+#[derive(Default)]
+struct ProgressRoutes {
+    routes: HashMap<String, ToolContext>,
+    early: std::collections::VecDeque<(String, Progress)>,
+}
+
+impl ProgressRoutes {
+    fn route(&mut self, token: String, ctx: ToolContext) {
+        let mut kept = std::collections::VecDeque::new();
+        for (early_token, progress) in self.early.drain(..) {
+            if early_token == token {
+                ctx.report_progress(progress);
+            } else {
+                kept.push_back((early_token, progress));
+            }
+        }
+        self.early = kept;
+        self.routes.insert(token, ctx);
+    }
+
+    fn deliver(&mut self, token: String, progress: Progress) {
+        match self.routes.get(&token) {
+            Some(ctx) => ctx.report_progress(progress),
+            None => {
+                if self.early.len() == EARLY_PROGRESS {
+                    self.early.pop_front();
+                }
+                self.early.push_back((token, progress));
+            }
+        }
+    }
+}
+
+/// Stops routing progress to a call when it ends.
+struct ProgressRoute<'l> {
+    link: &'l ServerLink,
+    token: String,
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        self.link
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .routes
+            .remove(&self.token);
+    }
+}
+
+/// Tells the server a request was abandoned (timed out, cancelled) when the
+/// call is dropped before its answer came.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    request: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.request.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let param: CancelledNotificationParam = match serde_json::from_value(serde_json::json!({
+            "requestId": id, "reason": "the caller stopped waiting"
+        })) {
+            Ok(param) => param,
+            Err(_) => return,
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}
+
+/// An HTTP client sending the configured headers with every request.
+fn http_client(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<reqwest::Client, String> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("header name `{name}`: {e}"))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| format!("header `{name}`: {e}"))?;
+        map.insert(name, value);
+    }
+    reqwest::Client::builder()
+        .default_headers(map)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::ProgressReporter;
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<f64>>);
+
+    impl ProgressReporter for Seen {
+        fn report(&self, progress: Progress) {
+            self.0.lock().unwrap().push(progress.progress);
+        }
+    }
+
+    #[test]
+    fn progress_before_the_route_waits_for_it_in_order() {
+        let mut routes = ProgressRoutes::default();
+        routes.deliver("1".into(), Progress::new(0.0));
+        routes.deliver("2".into(), Progress::new(7.0));
+        routes.deliver("1".into(), Progress::new(1.0));
+        let seen = Arc::new(Seen::default());
+        routes.route(
+            "1".into(),
+            ToolContext::new().with_progress_reporter(seen.clone()),
+        );
+        routes.deliver("1".into(), Progress::new(2.0));
+        assert_eq!(*seen.0.lock().unwrap(), [0.0, 1.0, 2.0]);
+        // Another call's early report stays for it.
+        assert_eq!(routes.early.len(), 1);
+    }
+
+    #[test]
+    fn early_progress_is_bounded() {
+        let mut routes = ProgressRoutes::default();
+        for i in 0..EARLY_PROGRESS * 3 {
+            routes.deliver(i.to_string(), Progress::new(0.0));
+        }
+        assert_eq!(routes.early.len(), EARLY_PROGRESS);
+    }
+}

@@ -1,0 +1,327 @@
+//! A server's tools, resources and prompts as tools of ours.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use serde_json::{Map, Value, json};
+
+use super::link::{ServerLink, Session};
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::mcp::convert::{add_content_block, output_from_call_result, spec_from_mcp_tool};
+use crate::mcp::naming::{Kind, NameAllocator};
+use crate::output::ToolOutput;
+use crate::tool::{Arguments, Tool, ToolAnnotations, ToolSpec};
+
+/// Read-only, idempotent: what reading a resource or a prompt is.
+const READS: ToolAnnotations = ToolAnnotations {
+    read_only: true,
+    exclusive: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+/// The tools to mount for a server: its enabled tools, then one read-only
+/// tool per resource and per prompt.
+pub(crate) async fn mount_all(
+    link: &Arc<ServerLink>,
+    session: &Session,
+) -> Result<Vec<Arc<dyn Tool>>, String> {
+    let server = link.name().to_owned();
+    let failed = |what: &str, e: &dyn std::fmt::Display| {
+        format!("the MCP server `{server}` could not list its {what}: {e}")
+    };
+    let capabilities = session
+        .peer_info()
+        .map(|info| serde_json::to_value(&info.capabilities).unwrap_or_default())
+        .unwrap_or_default();
+    let offers = |what: &str| capabilities.get(what).is_some_and(|c| !c.is_null());
+    let mut names = NameAllocator::default();
+    let mut mounted: Vec<Arc<dyn Tool>> = Vec::new();
+    if offers("tools") {
+        let tools = session
+            .list_all_tools()
+            .await
+            .map_err(|e| failed("tools", &e))?;
+        for tool in tools {
+            let definition = serde_json::to_value(&tool).unwrap_or_default();
+            let raw = tool.name.to_string();
+            let wrapped = names.allocate(&server, Kind::Tool, &raw);
+            if !link.config().enabled_tools.allows(&raw, &wrapped) {
+                continue;
+            }
+            let spec = spec_from_mcp_tool(&wrapped, &server, &definition)
+                .with_timeout(link.config().tool_timeout);
+            mounted.push(Arc::new(McpTool {
+                link: Arc::clone(link),
+                spec,
+                remote: raw,
+            }));
+        }
+    }
+    if offers("resources") {
+        let resources = session
+            .list_all_resources()
+            .await
+            .map_err(|e| failed("resources", &e))?;
+        for resource in resources {
+            let resource = serde_json::to_value(&resource).unwrap_or_default();
+            let str_of = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or_default();
+            let (name, uri) = (str_of("name"), str_of("uri"));
+            let wrapped = names.allocate(&server, Kind::Resource, name);
+            let mut description =
+                format!("Read the resource `{uri}` of the MCP server `{server}`.");
+            if !str_of("description").is_empty() {
+                description = format!("{} {description}", str_of("description"));
+            }
+            let spec = ToolSpec::new(
+                wrapped,
+                description,
+                json!({"type": "object", "properties": {}}),
+            )
+            .with_annotations(READS)
+            .with_timeout(link.config().tool_timeout);
+            mounted.push(Arc::new(McpResourceTool {
+                link: Arc::clone(link),
+                spec,
+                uri: uri.to_owned(),
+            }));
+        }
+    }
+    if offers("prompts") {
+        let prompts = session
+            .list_all_prompts()
+            .await
+            .map_err(|e| failed("prompts", &e))?;
+        for prompt in prompts {
+            let prompt = serde_json::to_value(&prompt).unwrap_or_default();
+            let name = prompt
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let wrapped = names.allocate(&server, Kind::Prompt, &name);
+            let description = match prompt.get("description").and_then(Value::as_str) {
+                Some(d) if !d.trim().is_empty() => {
+                    format!("{d} (the prompt `{name}` of the MCP server `{server}`)")
+                }
+                _ => format!("Get the prompt `{name}` of the MCP server `{server}`."),
+            };
+            let spec = ToolSpec::new(wrapped, description, prompt_schema(&prompt))
+                .with_annotations(READS)
+                .with_timeout(link.config().tool_timeout);
+            mounted.push(Arc::new(McpPromptTool {
+                link: Arc::clone(link),
+                spec,
+                remote: name,
+            }));
+        }
+    }
+    Ok(mounted)
+}
+
+/// A prompt's arguments as a parameters schema: all strings, as MCP has them.
+fn prompt_schema(prompt: &Value) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for argument in prompt
+        .get("arguments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = argument.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let mut property = json!({"type": "string"});
+        if let Some(d) = argument.get("description").and_then(Value::as_str) {
+            property["description"] = json!(d);
+        }
+        properties.insert(name.to_owned(), property);
+        if argument.get("required").and_then(Value::as_bool) == Some(true) {
+            required.push(json!(name));
+        }
+    }
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// A tool of an MCP server, called under its original name.
+struct McpTool {
+    link: Arc<ServerLink>,
+    spec: ToolSpec,
+    remote: String,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let arguments = match args.into_json() {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
+        let link = &self.link;
+        let result = if ctx.reports_progress() {
+            // The server's progress for this call reaches the caller's context.
+            link.request(ctx, |session| async move {
+                link.call_tool_reporting_progress(&session, params, ctx)
+                    .await
+            })
+            .await?
+        } else {
+            link.request(
+                ctx,
+                |session| async move { session.call_tool(params).await },
+            )
+            .await?
+        };
+        Ok(output_from_call_result(
+            &serde_json::to_value(&result).unwrap_or_default(),
+        ))
+    }
+}
+
+/// A resource of an MCP server, read as a tool without parameters.
+struct McpResourceTool {
+    link: Arc<ServerLink>,
+    spec: ToolSpec,
+    uri: String,
+}
+
+#[async_trait]
+impl Tool for McpResourceTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, _args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let params = ReadResourceRequestParams::new(self.uri.clone());
+        let result = self
+            .link
+            .request(
+                ctx,
+                |session| async move { session.read_resource(params).await },
+            )
+            .await?;
+        let result = serde_json::to_value(&result).unwrap_or_default();
+        let mut out = ToolOutput::default();
+        let mut texts = Vec::new();
+        for contents in result
+            .get("contents")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            add_content_block(
+                &mut out,
+                &mut texts,
+                &json!({"type": "resource", "resource": contents}),
+            );
+        }
+        // The attachments repeat what the text says for text resources; keep
+        // only the binary ones beside the text.
+        out.attachments
+            .retain(|a| !matches!(a, crate::output::Attachment::Resource { text: Some(_), .. }));
+        out.content = texts.join("\n");
+        Ok(out)
+    }
+}
+
+/// A prompt of an MCP server: its arguments are the parameters, its messages the result.
+struct McpPromptTool {
+    link: Arc<ServerLink>,
+    spec: ToolSpec,
+    remote: String,
+}
+
+#[async_trait]
+impl Tool for McpPromptTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // Prompt arguments are strings on the wire; a number the model sent stays readable.
+        let arguments: Map<String, Value> = match args.into_json() {
+            Value::Object(map) => map
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| match v {
+                    Value::String(s) => (k, Value::String(s)),
+                    other => (k, Value::String(other.to_string())),
+                })
+                .collect(),
+            _ => Map::new(),
+        };
+        let params: GetPromptRequestParams = serde_json::from_value(json!({
+            "name": self.remote, "arguments": arguments
+        }))
+        .map_err(|e| ToolError::internal(e.to_string()))?;
+        let result = self
+            .link
+            .request(
+                ctx,
+                |session| async move { session.get_prompt(params).await },
+            )
+            .await?;
+        let result = serde_json::to_value(&result).unwrap_or_default();
+        let mut out = ToolOutput::default();
+        let mut texts = Vec::new();
+        if let Some(d) = result.get("description").and_then(Value::as_str) {
+            texts.push(d.to_owned());
+        }
+        for message in result
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or("user");
+            let mut parts = Vec::new();
+            if let Some(content) = message.get("content") {
+                add_content_block(&mut out, &mut parts, content);
+            }
+            if parts.is_empty() {
+                parts.push(String::from("[image]"));
+            }
+            texts.push(format!("{role}: {}", parts.join("\n")));
+        }
+        out.content = texts.join("\n\n");
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_arguments_become_string_parameters() {
+        let schema = prompt_schema(&json!({"name": "p", "arguments": [
+            {"name": "city", "description": "Where", "required": true},
+            {"name": "style"}
+        ]}));
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {
+            "city": {"type": "string", "description": "Where"},
+            "style": {"type": "string"}
+        }, "required": ["city"]})
+        );
+    }
+
+    #[test]
+    fn outputs_from_results_are_converted() {
+        let out = output_from_call_result(&json!({"content": [{"type": "text", "text": "x"}]}));
+        assert_eq!(out.content, "x");
+    }
+}

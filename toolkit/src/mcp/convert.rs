@@ -1,0 +1,314 @@
+//! Between MCP's shapes and ours: annotations, tool definitions, results.
+//!
+//! Conversions go through MCP's JSON form, which the specification fixes,
+//! rather than through the SDK's Rust types, which change between releases.
+
+use serde_json::{Map, Value, json};
+
+use crate::output::{Attachment, ToolOutput};
+use crate::tool::{ToolAnnotations, ToolSpec};
+
+/// Our annotations from an MCP tool's `annotations` object, with the
+/// specification's defaults for hints that are absent: not read-only,
+/// destructive unless read-only, not idempotent, open world.
+pub fn annotations_from_mcp(annotations: Option<&Value>) -> ToolAnnotations {
+    let hint = |key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+    };
+    let read_only = hint("readOnlyHint").unwrap_or(false);
+    ToolAnnotations {
+        read_only,
+        exclusive: false,
+        destructive: !read_only && hint("destructiveHint").unwrap_or(true),
+        idempotent: hint("idempotentHint").unwrap_or(false),
+        open_world: hint("openWorldHint").unwrap_or(true),
+    }
+}
+
+/// MCP's `annotations` object for our annotations.
+pub fn annotations_to_mcp(annotations: &ToolAnnotations) -> Value {
+    json!({
+        "readOnlyHint": annotations.read_only,
+        "destructiveHint": annotations.destructive,
+        "idempotentHint": annotations.idempotent,
+        "openWorldHint": annotations.open_world,
+    })
+}
+
+/// The spec of a tool a server listed (`definition` is one entry of
+/// `tools/list`), mounted under `wrapped_name`.
+///
+/// The input schema is kept as the server wrote it, so the registry's
+/// lenient casting and validation apply to it before a call goes out.
+pub fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &Value) -> ToolSpec {
+    let description = definition
+        .get("description")
+        .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            let name = definition.get("name").and_then(Value::as_str).unwrap_or("");
+            format!("The `{name}` tool of the MCP server `{server}`.")
+        });
+    let input_schema = match definition.get("inputSchema") {
+        Some(schema @ Value::Object(_)) => schema.clone(),
+        _ => json!({"type": "object", "properties": {}}),
+    };
+    let mut spec = ToolSpec::new(wrapped_name.to_owned(), description, input_schema)
+        .with_annotations(annotations_from_mcp(definition.get("annotations")));
+    if let Some(output @ Value::Object(_)) = definition.get("outputSchema") {
+        spec = spec.with_output_schema(output.clone());
+    }
+    spec
+}
+
+/// Our result from an MCP `CallToolResult` (or a prompt's messages' content):
+/// text blocks become the text, images and audio and embedded resources
+/// travel beside it, `structuredContent` is kept, `isError` marks an error.
+pub fn output_from_call_result(result: &Value) -> ToolOutput {
+    let mut out = ToolOutput::default();
+    let mut texts = Vec::new();
+    if let Some(blocks) = result.get("content").and_then(Value::as_array) {
+        for block in blocks {
+            add_content_block(&mut out, &mut texts, block);
+        }
+    }
+    if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+        if texts.is_empty() {
+            texts.push(structured.to_string());
+        }
+        out.structured = Some(Box::new(structured.clone()));
+    }
+    out.content = texts.join("\n");
+    out.is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    if out.content.is_empty() && out.is_error {
+        out.content = "the MCP server reported an error without a message".into();
+    }
+    out
+}
+
+/// Add one MCP content block to `out`; text the model should read goes to `texts`.
+pub fn add_content_block(out: &mut ToolOutput, texts: &mut Vec<String>, block: &Value) {
+    let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default();
+    match str_of("type") {
+        "text" => texts.push(str_of("text").to_owned()),
+        "image" => {
+            out.images.push(crate::output::Image {
+                data: str_of("data").to_owned(),
+                mime_type: str_of("mimeType").to_owned(),
+            });
+        }
+        "audio" => {
+            texts.push(format!("[audio: {}]", str_of("mimeType")));
+            out.attachments.push(Attachment::Audio {
+                data: str_of("data").to_owned(),
+                mime_type: str_of("mimeType").to_owned(),
+            });
+        }
+        "resource" => {
+            let resource = block.get("resource").cloned().unwrap_or_default();
+            let attachment = resource_attachment(&resource);
+            if let Attachment::Resource {
+                uri,
+                text,
+                blob,
+                mime_type,
+            } = &attachment
+            {
+                match (text, blob) {
+                    (Some(text), _) => texts.push(text.clone()),
+                    (None, Some(blob)) => texts.push(format!(
+                        "[resource {uri} ({}), {} bytes]",
+                        mime_type.as_deref().unwrap_or("binary"),
+                        blob.len() / 4 * 3
+                    )),
+                    (None, None) => texts.push(format!("[resource {uri}]")),
+                }
+            }
+            out.attachments.push(attachment);
+        }
+        "resource_link" => {
+            texts.push(
+                format!("[resource link: {} {}]", str_of("uri"), str_of("name"))
+                    .trim_end()
+                    .replace(" ]", "]"),
+            );
+        }
+        other => texts.push(format!("[unsupported content type `{other}`]")),
+    }
+}
+
+/// An attachment from one entry of MCP `ResourceContents`.
+pub fn resource_attachment(resource: &Value) -> Attachment {
+    let str_of = |key: &str| resource.get(key).and_then(Value::as_str).map(str::to_owned);
+    Attachment::Resource {
+        uri: str_of("uri").unwrap_or_default(),
+        mime_type: str_of("mimeType"),
+        text: str_of("text"),
+        blob: str_of("blob"),
+    }
+}
+
+/// MCP's `CallToolResult` for our result.
+pub fn call_result_from_output(output: &ToolOutput) -> Value {
+    let mut content = Vec::new();
+    if !output.content.is_empty() || (output.images.is_empty() && output.attachments.is_empty()) {
+        content.push(json!({"type": "text", "text": output.content}));
+    }
+    for image in &output.images {
+        content.push(json!({"type": "image", "data": image.data, "mimeType": image.mime_type}));
+    }
+    for attachment in &output.attachments {
+        content.push(content_of_attachment(attachment));
+    }
+    let mut result = Map::new();
+    result.insert("content".into(), Value::Array(content));
+    if let Some(structured) = &output.structured {
+        result.insert("structuredContent".into(), (**structured).clone());
+    }
+    if output.is_error {
+        result.insert("isError".into(), Value::Bool(true));
+    }
+    Value::Object(result)
+}
+
+/// An MCP content block for an attachment.
+pub fn content_of_attachment(attachment: &Attachment) -> Value {
+    match attachment {
+        Attachment::Audio { data, mime_type } => {
+            json!({"type": "audio", "data": data, "mimeType": mime_type})
+        }
+        Attachment::Resource {
+            uri,
+            mime_type,
+            text,
+            blob,
+        } => {
+            let mut resource = Map::new();
+            resource.insert("uri".into(), json!(uri));
+            if let Some(mime) = mime_type {
+                resource.insert("mimeType".into(), json!(mime));
+            }
+            match (text, blob) {
+                (Some(text), _) => resource.insert("text".into(), json!(text)),
+                (None, blob) => {
+                    resource.insert("blob".into(), json!(blob.as_deref().unwrap_or("")))
+                }
+            };
+            json!({"type": "resource", "resource": resource})
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_hints_take_the_specifications_defaults() {
+        let none = annotations_from_mcp(None);
+        assert!(!none.read_only && none.destructive && !none.idempotent && none.open_world);
+        let read_only = annotations_from_mcp(Some(
+            &json!({"readOnlyHint": true, "destructiveHint": true}),
+        ));
+        assert!(
+            read_only.read_only && !read_only.destructive,
+            "read-only tools destroy nothing"
+        );
+        let all = annotations_from_mcp(Some(&json!({
+            "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false
+        })));
+        assert_eq!(
+            all,
+            ToolAnnotations {
+                idempotent: true,
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn annotations_survive_a_round_trip() {
+        let ours = ToolAnnotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        };
+        assert_eq!(annotations_from_mcp(Some(&annotations_to_mcp(&ours))), ours);
+    }
+
+    #[test]
+    fn a_listed_tool_becomes_a_spec() {
+        let spec = spec_from_mcp_tool(
+            "mcp_s_add",
+            "s",
+            &json!({"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}},
+                    "outputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
+        );
+        assert_eq!(spec.name, "mcp_s_add");
+        assert_eq!(spec.description, "The `add` tool of the MCP server `s`.");
+        assert_eq!(spec.input_schema["properties"]["a"]["type"], "number");
+        assert_eq!(spec.output_schema, Some(json!({"type": "object"})));
+        assert!(spec.annotations.read_only);
+    }
+
+    #[test]
+    fn every_kind_of_content_is_carried() {
+        let out = output_from_call_result(&json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "data": "aW1n", "mimeType": "image/png"},
+            {"type": "audio", "data": "YXVk", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "test://a", "mimeType": "text/plain", "text": "inside"}},
+            {"type": "resource", "resource": {"uri": "test://b", "blob": "AAAA"}},
+            {"type": "resource_link", "uri": "file:///x", "name": "x"},
+            {"type": "hologram"}
+        ], "structuredContent": {"n": 1}}));
+        assert_eq!(
+            out.content,
+            "hello\n[audio: audio/wav]\ninside\n[resource test://b (binary), 3 bytes]\n[resource link: file:///x x]\n[unsupported content type `hologram`]"
+        );
+        assert_eq!(out.images[0].mime_type, "image/png");
+        assert_eq!(out.attachments.len(), 3);
+        assert_eq!(out.structured.as_deref(), Some(&json!({"n": 1})));
+        assert!(!out.is_error);
+    }
+
+    #[test]
+    fn is_error_marks_an_error_and_structured_only_results_read_as_json() {
+        let out = output_from_call_result(
+            &json!({"content": [{"type": "text", "text": "no"}], "isError": true}),
+        );
+        assert!(out.is_error);
+        assert_eq!(out.content, "no");
+        let out = output_from_call_result(&json!({"content": [], "structuredContent": {"a": 1}}));
+        assert_eq!(out.content, r#"{"a":1}"#);
+        let out = output_from_call_result(&json!({"isError": true}));
+        assert!(out.is_error && !out.content.is_empty());
+    }
+
+    #[test]
+    fn our_results_become_call_results_and_back() {
+        let ours = ToolOutput::text("done")
+            .with_image("aW1n", "image/png")
+            .with_attachment(Attachment::Audio {
+                data: "YXVk".into(),
+                mime_type: "audio/wav".into(),
+            })
+            .with_is_error(true);
+        let wire = call_result_from_output(&ours);
+        assert_eq!(wire["content"][0], json!({"type": "text", "text": "done"}));
+        assert_eq!(wire["content"][1]["type"], "image");
+        assert_eq!(wire["content"][2]["type"], "audio");
+        assert_eq!(wire["isError"], true);
+        let back = output_from_call_result(&wire);
+        assert_eq!(back.images, ours.images);
+        assert_eq!(back.attachments, ours.attachments);
+        // An image-only result has no empty text block.
+        let image_only =
+            call_result_from_output(&ToolOutput::default().with_image("aW1n", "image/png"));
+        assert_eq!(image_only["content"].as_array().unwrap().len(), 1);
+        assert!(image_only.get("isError").is_none());
+    }
+}

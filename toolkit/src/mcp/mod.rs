@@ -1,0 +1,20 @@
+//! The MCP bridge: MCP servers' tools as ordinary tools, and any registry
+//! served over MCP.
+//!
+//! - [`McpConfig`] reads the `mcpServers` configuration Claude Desktop and
+//!   Cursor use; [`McpClients`] connects those servers (stdio, streamable HTTP
+//!   or the older HTTP+SSE) and mounts their tools, resources and prompts in a
+//!   [`ToolRegistry`](crate::ToolRegistry) as `mcp_{server}_{name}`.
+//! - [`McpServer`] serves a registry over stdio or streamable HTTP.
+
+mod client;
+mod config;
+pub mod convert;
+pub mod naming;
+mod server;
+
+pub use client::{McpClients, ServerLink};
+pub use config::{
+    ConfigError, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig, ServerConfig, Transport,
+};
+pub use server::*;

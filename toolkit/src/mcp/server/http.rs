@@ -1,0 +1,187 @@
+//! Serving over streamable HTTP.
+
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_service::Service;
+
+use super::McpServer;
+
+/// How to serve over HTTP.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The endpoint's path (default `/mcp`); other paths get 404.
+    pub path: String,
+    /// Keep no session between requests, so any of several server processes
+    /// behind a load balancer can answer any request. Server-to-client
+    /// requests (sampling, elicitation) and the GET stream need sessions.
+    pub stateless: bool,
+    /// `Host` values accepted (names, or `name:port`), against DNS rebinding.
+    /// Default: loopback names only. Empty accepts every host.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted from browsers (`http://localhost:*`...).
+    /// Default: loopback origins on any port. Empty accepts every origin.
+    pub allowed_origins: Vec<String>,
+    /// Stops the server when cancelled.
+    pub shutdown: CancellationToken,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".into(),
+            stateless: false,
+            allowed_hosts: vec![
+                "localhost".into(),
+                "127.0.0.1".into(),
+                "::1".into(),
+                "[::1]".into(),
+            ],
+            allowed_origins: vec![
+                "http://localhost:*".into(),
+                "http://127.0.0.1:*".into(),
+                "http://[::1]:*".into(),
+                "https://localhost:*".into(),
+            ],
+            shutdown: CancellationToken::new(),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Serve statelessly (see [`stateless`](Self::stateless)).
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// Accept these `Host` values instead of the loopback names.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Accept these `Origin` values instead of the loopback origins.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Serve at this path instead of `/mcp`.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Stop when `token` is cancelled.
+    pub fn shutdown(mut self, token: CancellationToken) -> Self {
+        self.shutdown = token;
+        self
+    }
+}
+
+impl McpServer {
+    /// Serve over streamable HTTP on `listener` until `options.shutdown` is cancelled.
+    pub async fn serve_http(
+        self,
+        listener: TcpListener,
+        options: HttpOptions,
+    ) -> std::io::Result<()> {
+        let mut config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(!options.stateless)
+            .with_json_response(options.stateless)
+            .with_cancellation_token(options.shutdown.child_token());
+        config = if options.allowed_hosts.is_empty() {
+            config.disable_allowed_hosts()
+        } else {
+            config.with_allowed_hosts(options.allowed_hosts.clone())
+        };
+        if !options.allowed_origins.is_empty() {
+            config = config.with_allowed_origins(options.allowed_origins.clone());
+        }
+        let factory = {
+            let server = self.clone();
+            move || Ok(server.clone())
+        };
+        let path: Arc<str> = options.path.as_str().into();
+        if options.stateless {
+            let service = StreamableHttpService::new(
+                factory,
+                Arc::new(NeverSessionManager::default()),
+                config,
+            );
+            accept(listener, service, path, options.shutdown).await
+        } else {
+            let service = StreamableHttpService::new(
+                factory,
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+            accept(listener, service, path, options.shutdown).await
+        }
+    }
+}
+
+type Response =
+    hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
+
+async fn accept<S>(
+    listener: TcpListener,
+    service: S,
+    path: Arc<str>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()>
+where
+    S: Service<hyper::Request<Incoming>, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    loop {
+        let (stream, _) = tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // A connection that failed before we saw it is the client's problem.
+                Err(_) => continue,
+            },
+        };
+        let service = service.clone();
+        let path = Arc::clone(&path);
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                let mut service = service.clone();
+                let known = request.uri().path() == &*path;
+                async move {
+                    if known {
+                        service.call(request).await
+                    } else {
+                        let mut response = hyper::Response::new(
+                            Full::new(Bytes::from_static(b"not found")).boxed(),
+                        );
+                        *response.status_mut() = hyper::StatusCode::NOT_FOUND;
+                        Ok(response)
+                    }
+                }
+            });
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection(TokioIo::new(stream), handler);
+            tokio::select! {
+                _ = connection => {}
+                () = shutdown.cancelled() => {}
+            }
+        });
+    }
+}

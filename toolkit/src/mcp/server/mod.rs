@@ -1,0 +1,491 @@
+//! The server side: a registry served over MCP.
+
+// Logging and sampling are deprecated only from protocol version 2026-07-28
+// on; the clients and servers of the versions we speak still use them.
+#![allow(deprecated)]
+
+mod http;
+mod session;
+mod sources;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+pub use http::HttpOptions;
+pub use session::ClientSession;
+pub use sources::{PromptSource, ResourceSource};
+
+use crate::context::ToolContext;
+use crate::mcp::convert::call_result_from_output;
+use crate::registry::ToolRegistry;
+use crate::schema::DefinitionFormat;
+use session::ProgressRelay;
+
+/// How many tools one `tools/list` page holds unless set otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// A registry served over MCP: every tool with its annotations and output
+/// schema; calls go through the registry's own casting and validation, and
+/// every failure is an `isError` result the model can read.
+///
+/// A tool reports progress with [`ToolContext::report_progress`] (sent as
+/// progress notifications when the client asked for them), sees the client
+/// cancel through its cancellation token, and can take `&ClientSession` to
+/// log to the client or ask it for sampling and elicitation.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use toolkit::{ToolContext, ToolFilter, ToolRegistry};
+/// use toolkit::mcp::McpServer;
+///
+/// let registry = Arc::new(ToolRegistry::from_inventory(&ToolFilter::default())?);
+/// McpServer::new(registry)
+///     .with_context(ToolContext::new().with_workspace("/srv/work"))
+///     .serve_stdio()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    registry: Arc<ToolRegistry>,
+    context: ToolContext,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    page_size: usize,
+    resources: Option<Arc<dyn ResourceSource>>,
+    prompts: Option<Arc<dyn PromptSource>>,
+    subscriptions: Mutex<Vec<String>>,
+    /// The rank of the least severe log level clients want (`debug` until set).
+    log_level: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.shared.name)
+            .field("tools", &self.shared.registry.len())
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// Serve `registry`, named after this crate until [`with_name`](Self::with_name).
+    pub fn new(registry: Arc<ToolRegistry>) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                registry,
+                context: ToolContext::new(),
+                name: "toolkit".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                instructions: None,
+                page_size: DEFAULT_PAGE_SIZE,
+                resources: None,
+                prompts: None,
+                subscriptions: Mutex::new(Vec::new()),
+                log_level: Arc::new(AtomicUsize::new(0)),
+            }),
+        }
+    }
+
+    fn edit(mut self, change: impl FnOnce(&mut Shared)) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            change(shared);
+        } else {
+            // Configured after being cloned: rebuild rather than change what others share.
+            let s = &self.shared;
+            let mut copy = Shared {
+                registry: Arc::clone(&s.registry),
+                context: s.context.clone(),
+                name: s.name.clone(),
+                version: s.version.clone(),
+                instructions: s.instructions.clone(),
+                page_size: s.page_size,
+                resources: s.resources.clone(),
+                prompts: s.prompts.clone(),
+                subscriptions: Mutex::new(Vec::new()),
+                log_level: Arc::new(AtomicUsize::new(0)),
+            };
+            change(&mut copy);
+            self.shared = Arc::new(copy);
+        }
+        self
+    }
+
+    /// The name and version the server introduces itself with.
+    pub fn with_name(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let (name, version) = (name.into(), version.into());
+        self.edit(|s| {
+            s.name = name;
+            s.version = version;
+        })
+    }
+
+    /// Instructions for the client's model, sent at initialization.
+    pub fn with_instructions(self, instructions: impl Into<String>) -> Self {
+        let instructions = instructions.into();
+        self.edit(|s| s.instructions = Some(instructions))
+    }
+
+    /// The context every call starts from (workspace, shared state).
+    pub fn with_context(self, context: ToolContext) -> Self {
+        self.edit(|s| s.context = context)
+    }
+
+    /// How many tools one `tools/list` page holds (at least 1).
+    pub fn with_page_size(self, page_size: usize) -> Self {
+        self.edit(|s| s.page_size = page_size.max(1))
+    }
+
+    /// Serve resources too.
+    pub fn with_resources(self, resources: impl ResourceSource) -> Self {
+        let resources: Arc<dyn ResourceSource> = Arc::new(resources);
+        self.edit(|s| s.resources = Some(resources))
+    }
+
+    /// Serve prompts too.
+    pub fn with_prompts(self, prompts: impl PromptSource) -> Self {
+        let prompts: Arc<dyn PromptSource> = Arc::new(prompts);
+        self.edit(|s| s.prompts = Some(prompts))
+    }
+
+    /// The registry being served.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.shared.registry
+    }
+
+    /// Serve one client on standard input and output until it leaves.
+    ///
+    /// Standard output belongs to the protocol: nothing else may print
+    /// there (log to standard error).
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        // tokio's stdin and stdout hand every read and write to a blocking
+        // thread; when they are pipes (as when a client starts the server)
+        // they can be polled directly, which saves two thread hand-offs
+        // per message.
+        #[cfg(unix)]
+        if let Some((reader, writer)) = stdio_pipes() {
+            return self.serve_io(reader, writer).await;
+        }
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serve one client on a pair of byte streams (newline-delimited JSON-RPC) until it leaves.
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = self
+            .serve((reader, writer))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(())
+    }
+
+    fn call_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
+        self.shared
+            .context
+            .clone()
+            .with_cancellation(context.ct.clone())
+            .with_state(ClientSession::new(
+                context.peer.clone(),
+                Arc::clone(&self.shared.log_level),
+            ))
+    }
+}
+
+/// Standard input and output as non-blocking pipes, when both are pipes.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    // Both refuse anything but a FIFO, so a terminal or a file falls back.
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(input).ok()?;
+    let writer = tokio::net::unix::pipe::Sender::from_owned_fd(output).ok()?;
+    Some((reader, writer))
+}
+
+/// A typed SDK result from MCP's JSON form, marked complete: protocol
+/// version 2026-07-28 requires `resultType`, and the SDK drops it for
+/// clients of older versions.
+fn typed<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    if let Value::Object(map) = &mut value {
+        map.entry("resultType").or_insert_with(|| json!("complete"));
+    }
+    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// One page of `items` after `cursor` (an offset we handed out), and the next cursor.
+fn page(
+    items: Vec<Value>,
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<Value>, Option<String>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n <= items.len())
+            .ok_or_else(|| ErrorData::invalid_params(format!("unknown cursor `{c}`"), None))?,
+    };
+    let end = (start + size).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items[start..end].to_vec(), next))
+}
+
+fn paged(
+    key: &str,
+    items: Vec<Value>,
+    request: Option<PaginatedRequestParams>,
+    size: usize,
+) -> Result<Value, ErrorData> {
+    let cursor = request.and_then(|r| r.cursor);
+    let (items, next) = page(items, cursor.as_deref(), size)?;
+    let mut result = json!({ key: items });
+    if let Some(next) = next {
+        result["nextCursor"] = json!(next);
+    }
+    Ok(result)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> InitializeResult {
+        let s = &self.shared;
+        let mut capabilities = json!({"tools": {"listChanged": true}, "logging": {}});
+        if s.resources.is_some() {
+            capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
+        }
+        if s.prompts.is_some() {
+            capabilities["prompts"] = json!({"listChanged": true});
+            capabilities["completions"] = json!({});
+        }
+        let mut info = json!({
+            "protocolVersion": rmcp::model::ProtocolVersion::LATEST,
+            "capabilities": capabilities,
+            "serverInfo": {"name": s.name, "version": s.version},
+        });
+        if let Some(instructions) = &s.instructions {
+            info["instructions"] = json!(instructions);
+        }
+        serde_json::from_value(info).unwrap_or_else(|_| InitializeResult::new(Default::default()))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let definitions = self.shared.registry.definitions(DefinitionFormat::Mcp);
+        typed(paged(
+            "tools",
+            definitions.to_vec(),
+            request,
+            self.shared.page_size,
+        )?)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut ctx = self.call_context(&context);
+        let relay = context.meta.get_progress_token().map(|token| {
+            let (relay, task) = ProgressRelay::start(context.peer.clone(), token);
+            ctx = ctx.clone().with_progress_reporter(relay);
+            task
+        });
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let output = self
+            .shared
+            .registry
+            .call(&request.name, arguments, &ctx)
+            .await;
+        drop(ctx);
+        if let Some(relay) = relay {
+            relay.finish().await;
+        }
+        let result: rmcp::model::CallToolResult = typed(call_result_from_output(&output))?;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let items = self
+            .shared
+            .resources
+            .as_ref()
+            .map(|r| r.resources())
+            .unwrap_or_default();
+        typed(paged("resources", items, request, self.shared.page_size)?)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let items = self
+            .shared
+            .resources
+            .as_ref()
+            .map(|r| r.templates())
+            .unwrap_or_default();
+        typed(paged(
+            "resourceTemplates",
+            items,
+            request,
+            self.shared.page_size,
+        )?)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(resources) = &self.shared.resources else {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource `{}`", request.uri),
+                None,
+            ));
+        };
+        let result = resources
+            .read(&request.uri)
+            .await
+            .map_err(|e| ErrorData::resource_not_found(e, Some(json!({"uri": request.uri}))))?;
+        let result: rmcp::model::ReadResourceResult = typed(result)?;
+        Ok(result.into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let mut subscriptions = self
+            .shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !subscriptions.contains(&request.uri) {
+            subscriptions.push(request.uri);
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let mut subscriptions = self
+            .shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        subscriptions.retain(|uri| *uri != request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let items = self
+            .shared
+            .prompts
+            .as_ref()
+            .map(|p| p.prompts())
+            .unwrap_or_default();
+        typed(paged("prompts", items, request, self.shared.page_size)?)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let Some(prompts) = &self.shared.prompts else {
+            return Err(ErrorData::invalid_params(
+                format!("no prompt `{}`", request.name),
+                None,
+            ));
+        };
+        let result = prompts
+            .get(&request.name, request.arguments.unwrap_or_default())
+            .await
+            .map_err(|e| ErrorData::invalid_params(e, None))?;
+        let result: rmcp::model::GetPromptResult = typed(result)?;
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        typed(json!({"completion": {"values": [], "total": 0, "hasMore": false}}))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = serde_json::to_value(request.level).unwrap_or_default();
+        let rank = session::level_rank(level.as_str().unwrap_or("info"));
+        self.shared.log_level.store(rank, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_follow_their_cursors() {
+        let items: Vec<Value> = (0..5).map(|i| json!(i)).collect();
+        let (first, next) = page(items.clone(), None, 2).unwrap();
+        assert_eq!(first, [json!(0), json!(1)]);
+        let (second, next) = page(items.clone(), next.as_deref(), 2).unwrap();
+        assert_eq!(second, [json!(2), json!(3)]);
+        let (last, next) = page(items.clone(), next.as_deref(), 2).unwrap();
+        assert_eq!(last, [json!(4)]);
+        assert!(next.is_none());
+        assert!(page(items.clone(), Some("x"), 2).is_err());
+        assert!(page(items, Some("9"), 2).is_err());
+    }
+}
