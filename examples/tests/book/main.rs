@@ -6,6 +6,7 @@ mod builtins;
 mod casting;
 mod context;
 mod dialects;
+mod mcp;
 mod outputs;
 mod running;
 mod testing;

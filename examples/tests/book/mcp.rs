@@ -1,0 +1,53 @@
+//! Chapter: consuming MCP servers. The configuration the chapter shows is
+//! the file it includes, parsed here.
+
+use std::time::Duration;
+
+use toolkit::mcp::{EnabledTools, McpConfig, Transport};
+
+#[test]
+fn the_chapters_configuration_parses_as_described() {
+    let text = include_str!("../../mcp_config/claude_desktop_config.json");
+    let config: McpConfig = text.parse().unwrap();
+    let server = |name: &str| config.servers.iter().find(|s| s.name == name).unwrap();
+
+    // A command means stdio; the defaults apply.
+    assert!(
+        matches!(&server("files").transport, Transport::Stdio { command, .. } if command == "npx")
+    );
+    assert_eq!(server("files").tool_timeout, Duration::from_secs(30));
+    assert_eq!(server("files").enabled_tools, EnabledTools::All);
+
+    // Any other URL means streamable HTTP, with its headers and limits.
+    let search = server("search");
+    assert!(
+        matches!(&search.transport, Transport::StreamableHttp { headers, .. }
+        if headers["Authorization"] == "Bearer YOUR-TOKEN")
+    );
+    assert_eq!(search.tool_timeout, Duration::from_secs(60));
+    assert_eq!(
+        search.enabled_tools,
+        EnabledTools::Only(vec!["query".into()])
+    );
+
+    // A URL ending in /sse means the older HTTP+SSE transport.
+    assert!(matches!(&server("legacy").transport, Transport::Sse { .. }));
+}
+
+#[test]
+fn a_wrong_key_names_the_server_and_the_key() {
+    let error = r#"{"mcpServers": {"files": {"command": "x", "tolTimeout": 5}}}"#
+        .parse::<McpConfig>()
+        .unwrap_err();
+    assert_eq!(error.server, "files");
+    assert_eq!(error.key, "tolTimeout");
+}
+
+#[test]
+fn the_server_chapters_configuration_starts_the_example_over_stdio() {
+    let text = include_str!("../../mcp_config/serve_workspace.json");
+    let config: McpConfig = text.parse().unwrap();
+    assert!(matches!(&config.servers[0].transport,
+        Transport::Stdio { command, args, .. }
+            if command.ends_with("examples/mcp_server") && args == &["/path/to/workspace"]));
+}
