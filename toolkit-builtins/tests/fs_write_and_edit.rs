@@ -306,3 +306,17 @@ async fn edit_refusals_are_explained() {
         .await;
     assert!(err.contains("is a binary file"), "{err}");
 }
+
+#[tokio::test]
+async fn edit_understands_parameters_written_in_camel_case() {
+    // Models trained on other tool sets write `oldText`, `newText` and
+    // `replaceAll`; the registry renames them to the parameters they mean.
+    let env = Env::new();
+    env.write("notes.txt", "tea\ntea\n");
+    env.ok(
+        "edit_file",
+        json!({"path": "notes.txt", "oldText": "tea", "newText": "coffee", "replaceAll": "true"}),
+    )
+    .await;
+    assert_eq!(env.read("notes.txt"), "coffee\ncoffee\n");
+}

@@ -13,7 +13,7 @@ use serde_json::{Map, Number, Value};
 use super::Cast;
 use super::budget::Budget;
 use super::describe;
-use super::node::{MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, Types};
+use super::node::{Additional, MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, Types};
 use super::path::Path;
 use super::validate::is_valid;
 
@@ -60,6 +60,7 @@ impl Caster<'_> {
         match value {
             Value::Object(map) => {
                 if let Some(rules) = &node.object {
+                    rename_spelling_variants(rules, map, path, casts);
                     self.drop_null_optionals(rules, map, path, depth, casts);
                     for (position, (key, child)) in map.iter_mut().enumerate() {
                         let path = path.key(key);
@@ -171,6 +172,75 @@ impl Caster<'_> {
 /// Whether the value's type is not what the schema wants, or is an
 /// integral float where only integers are wanted.
 #[inline]
+/// A key that is not a parameter but names one in another spelling
+/// (`oldText`, `old-text` or `OLD_TEXT` for `old_text`) is renamed to it, so
+/// models that write parameters in camelCase are understood. Only when the
+/// spelling points at exactly one parameter, that parameter was not also
+/// sent, and the key is not allowed as it is (`additionalProperties: false`
+/// and no `patternProperties` match); anything else is left for validation
+/// to report, with its did-you-mean.
+fn rename_spelling_variants(
+    rules: &ObjectRules,
+    map: &mut Map<String, Value>,
+    path: &Path<'_>,
+    casts: &mut Vec<Cast>,
+) {
+    // Where extra keys are allowed, a key the schema does not declare is
+    // valid as it is, and is kept as sent.
+    if !matches!(rules.additional, Additional::Forbidden) {
+        return;
+    }
+    let is_variant = |key: &String| {
+        rules.property(key).is_none()
+            && !rules
+                .pattern_properties
+                .iter()
+                .any(|(re, _)| re.is_match(key))
+    };
+    if !map.keys().any(is_variant) {
+        return;
+    }
+    let renames: Vec<(String, String)> = map
+        .keys()
+        .filter(|key| is_variant(key))
+        .filter_map(|key| {
+            let folded = fold_spelling(key);
+            let mut matches = rules
+                .properties
+                .iter()
+                .filter(|p| fold_spelling(&p.name) == folded);
+            match (matches.next(), matches.next()) {
+                (Some(property), None) if !map.contains_key(&property.name) => {
+                    Some((key.clone(), property.name.clone()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    for (from, to) in renames {
+        if map.contains_key(&to) {
+            continue; // two spellings of one parameter: validation reports both
+        }
+        if let Some(value) = map.remove(&from) {
+            casts.push(Cast {
+                path: path.key(&to).render(),
+                from: format!("parameter name \"{from}\""),
+                to: "renamed",
+            });
+            map.insert(to, value);
+        }
+    }
+}
+
+/// A parameter name without case, `_` and `-`: `oldText`, `old-text` and
+/// `old_text` fold alike.
+fn fold_spelling(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 pub(super) fn wants_cast(want: Types, value: &Value) -> bool {
     wants_cast_of(want, value, Types::of(value))
 }
@@ -593,6 +663,46 @@ mod tests {
             x(json!({"type": "integer", "nullable": true}), json!("7")),
             json!(7)
         );
+    }
+
+    #[test]
+    fn other_spellings_of_a_parameter_name_are_renamed() {
+        let schema = json!({"type": "object", "additionalProperties": false,
+            "properties": {"old_text": {"type": "string"}, "start_line": {"type": "integer"}}});
+        let (value, casts) = run(schema.clone(), json!({"oldText": "a", "Start-Line": "3"}));
+        assert_eq!(value, json!({"old_text": "a", "start_line": 3}));
+        assert_eq!(
+            casts,
+            [
+                "old_text: parameter name \"oldText\" -> renamed",
+                "start_line: parameter name \"Start-Line\" -> renamed",
+                "start_line: string \"3\" -> integer",
+            ]
+        );
+        // Both spellings sent, or a name that is no spelling of a parameter:
+        // left for validation to report.
+        let (value, casts) = run(schema.clone(), json!({"oldText": "a", "old_text": "b"}));
+        assert_eq!(value, json!({"oldText": "a", "old_text": "b"}));
+        assert!(casts.is_empty());
+        let (_, casts) = run(schema, json!({"oldTxt": "a"}));
+        assert!(casts.is_empty());
+    }
+
+    #[test]
+    fn where_extra_keys_are_allowed_they_are_kept_as_sent() {
+        let schema = json!({"type": "object", "properties": {"old_text": {"type": "string"}}});
+        let (value, casts) = run(schema, json!({"oldText": "a"}));
+        assert_eq!(value, json!({"oldText": "a"}));
+        assert!(casts.is_empty());
+    }
+
+    #[test]
+    fn spellings_that_fit_two_parameters_are_not_guessed() {
+        let schema = json!({"type": "object", "additionalProperties": false,
+            "properties": {"old_text": {"type": "string"}, "oldtext": {"type": "string"}}});
+        let (value, casts) = run(schema, json!({"OldText": "a"}));
+        assert_eq!(value, json!({"OldText": "a"}));
+        assert!(casts.is_empty());
     }
 
     #[test]
