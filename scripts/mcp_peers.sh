@@ -41,7 +41,7 @@ cd "$PEERS"
 if [[ ! -x venv/bin/python ]]; then
   python3 -m venv venv >&2
 fi
-venv/bin/pip install --quiet --disable-pip-version-check "$PY_PKG" >&2
+venv/bin/pip install --quiet --no-cache-dir --disable-pip-version-check "$PY_PKG" >&2
 
 echo "$want" >"$PEERS/.installed"
 echo "$PEERS"
