@@ -5,11 +5,13 @@
 
 mod classify;
 mod policy;
+mod resolve;
 
 use std::net::SocketAddr;
 
 pub use classify::{AddressKind, classify_ip};
 pub use policy::NetPolicy;
+pub use resolve::{Resolve, SystemResolver};
 /// The URL type [`NetPolicy::check_url`] takes, re-exported so callers use
 /// the same version.
 pub use url::{self, Url};

@@ -1,11 +1,13 @@
 //! `NetPolicy`: which hosts a network tool may reach, checked at the
 //! addresses it will actually connect to.
 
+use std::fmt;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 use url::{Host, Url};
 
-use super::{AddressKind, NetError, classify_ip};
+use super::{AddressKind, NetError, Resolve, SystemResolver, classify_ip};
 
 /// One allow entry: a host, and a port or any port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +33,9 @@ enum AllowHost {
 ///
 /// [`check_url`](Self::check_url) resolves a URL's host once and returns the
 /// addresses it checked; connect to those, never to a fresh lookup of the
-/// name, so that DNS cannot answer differently the second time.
+/// name, so that DNS cannot answer differently the second time. Names are
+/// looked up with the system's resolver unless
+/// [`with_resolver`](Self::with_resolver) names another.
 ///
 /// ```
 /// use toolkit_builtins::net::NetPolicy;
@@ -47,10 +51,36 @@ enum AllowHost {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct NetPolicy {
     allow: Vec<AllowEntry>,
+    /// `None`: the system's resolver.
+    resolver: Option<Arc<dyn Resolve>>,
 }
+
+impl fmt::Debug for NetPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NetPolicy")
+            .field("allow", &self.allow)
+            .field("custom_resolver", &self.resolver.is_some())
+            .finish()
+    }
+}
+
+/// Two policies are equal when they allow the same entries and resolve
+/// through the same resolver (the same instance, or both the system's).
+impl PartialEq for NetPolicy {
+    fn eq(&self, other: &Self) -> bool {
+        let same_resolver = match (&self.resolver, &other.resolver) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.allow == other.allow && same_resolver
+    }
+}
+
+impl Eq for NetPolicy {}
 
 impl NetPolicy {
     /// Public addresses only.
@@ -64,6 +94,13 @@ impl NetPolicy {
     pub fn allow(mut self, entry: &str) -> Result<Self, NetError> {
         self.allow.push(parse_entry(entry)?);
         Ok(self)
+    }
+
+    /// Look host names up with `resolver` instead of the system's resolver.
+    /// Every address it answers is checked like any other.
+    pub fn with_resolver(mut self, resolver: impl Resolve) -> Self {
+        self.resolver = Some(Arc::new(resolver));
+        self
     }
 
     /// Whether the allow list opens `ip` reached as `host` on `port`.
@@ -111,13 +148,14 @@ impl NetPolicy {
             Host::Ipv4(ip) => vec![SocketAddr::new(IpAddr::V4(*ip), port)],
             Host::Ipv6(ip) => vec![SocketAddr::new(IpAddr::V6(*ip), port)],
             Host::Domain(name) => {
-                let mut found: Vec<SocketAddr> = tokio::net::lookup_host((*name, port))
-                    .await
-                    .map_err(|e| NetError::Resolve {
-                        host: name.to_string(),
-                        message: e.to_string(),
-                    })?
-                    .collect();
+                let looked_up = match &self.resolver {
+                    Some(resolver) => resolver.resolve(name, port).await,
+                    None => SystemResolver.resolve(name, port).await,
+                };
+                let mut found = looked_up.map_err(|e| NetError::Resolve {
+                    host: name.to_string(),
+                    message: e.to_string(),
+                })?;
                 found.dedup();
                 found
             }

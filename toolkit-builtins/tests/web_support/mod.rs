@@ -70,7 +70,15 @@ pub struct Server {
 
 impl Server {
     pub async fn start(handler: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_at("127.0.0.1:0", handler).await
+    }
+
+    /// A server listening at `addr` (a loopback address, port 0 for any).
+    pub async fn start_at(
+        addr: &str,
+        handler: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        let listener = TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
