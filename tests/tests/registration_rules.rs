@@ -175,3 +175,35 @@ fn replace_swaps_a_group_of_tools_in_one_step() {
     registry.replace(owned, Vec::new()).expect("replaces");
     assert_eq!(registry.names(), ["read_file"]);
 }
+
+#[test]
+fn a_macro_tool_keeps_its_compiled_schema_and_it_answers_as_the_spec_does() {
+    let tool = ReadFileTool;
+    let compiled = tool
+        .argument_schema()
+        .expect("the generated schema compiles");
+    let fresh = tk::args::ArgumentSchema::compile(&tool.spec().input_schema).unwrap();
+    // The kept form answers exactly as compiling the spec afresh does.
+    for args in [
+        json!({"path": "a.txt"}),
+        json!({"path": "a.txt", "offset": "3"}),
+        json!({"path": 7}),
+        json!({}),
+        json!({"pth": "a.txt"}),
+    ] {
+        let (mut kept, mut again) = (args.clone(), args.clone());
+        assert_eq!(
+            compiled
+                .check(&mut kept)
+                .map_err(|e| format!("{e:?}"))
+                .map(|c| c.len()),
+            fresh
+                .check(&mut again)
+                .map_err(|e| format!("{e:?}"))
+                .map(|c| c.len()),
+            "{args}"
+        );
+        assert_eq!(kept, again);
+    }
+    assert!(compiled.has_parameter("path"));
+}

@@ -73,6 +73,17 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                     SPEC.get_or_init(|| (&#private::Dispatch::<Self>::new()).spec())
                 }
 
+                fn argument_schema(
+                    &self,
+                ) -> ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError> {
+                    static COMPILED: #private::OnceLock<
+                        ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError>,
+                    > = #private::OnceLock::new();
+                    COMPILED
+                        .get_or_init(|| #krate::args::ArgumentSchema::compile(&self.spec().input_schema))
+                        .clone()
+                }
+
                 fn bind(
                     &self,
                     args: #private::serde_json::Value,

@@ -362,8 +362,9 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
     if !is_valid_tool_name(&spec.name) {
         return Err(RegistryError::InvalidName(spec.name.to_string()));
     }
-    let schema =
-        ArgumentSchema::compile(&spec.input_schema).map_err(|e| RegistryError::InvalidSchema {
+    let schema = tool
+        .argument_schema()
+        .map_err(|e| RegistryError::InvalidSchema {
             tool: spec.name.to_string(),
             reason: e.to_string(),
         })?;
@@ -397,17 +398,25 @@ fn insert_checked(
     entries: &mut HashMap<String, Arc<Entry>, NameHasher>,
     prepared: Vec<Entry>,
 ) -> Result<(), RegistryError> {
+    // The name each tool is shown to the strictest provider, and whose it is:
+    // two tools must differ there too. Indexed once, so adding n tools to m
+    // costs n + m lookups, not n * m comparisons.
+    let mut shown_names: HashMap<String, String, NameHasher> = entries
+        .keys()
+        .map(|name| (shown_name(name).into_owned(), name.clone()))
+        .collect();
     for entry in prepared {
         let name = entry.tool.spec().name.to_string();
         let shown = shown_name(&name).into_owned();
-        let clash = entries.get(&name).or_else(|| {
-            entries
-                .values()
-                .find(|other| shown_name(&other.tool.spec().name) == shown)
-        });
-        if let Some(existing) = clash {
-            let other = &existing.tool.spec().name;
-            let existing = if *other == name {
+        let clash = entries
+            .get(&name)
+            .map(|existing| (name.as_str(), existing))
+            .or_else(|| {
+                let other = shown_names.get(&shown)?;
+                Some((other.as_str(), entries.get(other)?))
+            });
+        if let Some((other, existing)) = clash {
+            let existing = if other == name {
                 existing.origin.clone()
             } else {
                 format!(
@@ -417,6 +426,7 @@ fn insert_checked(
             };
             return Err(RegistryError::Duplicate { name, existing });
         }
+        shown_names.insert(shown, name.clone());
         entries.insert(name, Arc::new(entry));
     }
     Ok(())

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::args::{ArgumentSchema, SchemaError};
 use crate::context::ToolContext;
 use crate::error::{ArgumentError, ToolError};
 use crate::output::ToolOutput;
@@ -51,6 +52,18 @@ use crate::output::ToolOutput;
 pub trait Tool: Send + Sync + 'static {
     /// The tool's name, description, schemas and annotations.
     fn spec(&self) -> &ToolSpec;
+
+    /// [`ToolSpec::input_schema`] compiled for casting and validation; the
+    /// registry asks for it once, when the tool is registered.
+    ///
+    /// The default compiles the schema on every request. `#[tool]` keeps the
+    /// compiled form in a static beside the spec, so a program that builds
+    /// many registries (one per session, say) compiles each tool once.
+    /// Override it only to cache the same way; the result must be what
+    /// compiling `spec().input_schema` gives.
+    fn argument_schema(&self) -> Result<ArgumentSchema, SchemaError> {
+        ArgumentSchema::compile(&self.spec().input_schema)
+    }
 
     /// Step 5 of a call: turn validated JSON arguments into this tool's own
     /// argument type. The default keeps them as JSON.

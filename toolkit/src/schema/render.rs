@@ -1,6 +1,6 @@
 //! Render a [`ToolSpec`] as the tool definition a provider expects.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::dialect::{gemini_parameters, openai_strict, sanitize_tool_name};
 use crate::tool::ToolSpec;
@@ -120,40 +120,48 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
         spec.description.trim()
     };
     let name = sanitize_tool_name(&spec.name, format);
+    let name = Value::String(name.into_owned());
+    let description = Value::String(description.to_owned());
     match format {
-        DefinitionFormat::OpenAi => json!({
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": description,
-                "parameters": spec.input_schema,
-            }
-        }),
-        DefinitionFormat::OpenAiResponses => json!({
-            "type": "function",
-            "name": name,
-            "description": description,
-            "parameters": spec.input_schema,
-            "strict": false,
-        }),
-        DefinitionFormat::OpenAiStrict => json!({
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": description,
-                "parameters": openai_strict(&spec.input_schema),
-                "strict": true,
-            }
-        }),
-        DefinitionFormat::Anthropic => json!({
-            "name": name,
-            "description": description,
-            "input_schema": spec.input_schema,
-        }),
+        DefinitionFormat::OpenAi => object([
+            ("type", "function".into()),
+            (
+                "function",
+                object([
+                    ("name", name),
+                    ("description", description),
+                    ("parameters", spec.input_schema.clone()),
+                ]),
+            ),
+        ]),
+        DefinitionFormat::OpenAiResponses => object([
+            ("type", "function".into()),
+            ("name", name),
+            ("description", description),
+            ("parameters", spec.input_schema.clone()),
+            ("strict", false.into()),
+        ]),
+        DefinitionFormat::OpenAiStrict => object([
+            ("type", "function".into()),
+            (
+                "function",
+                object([
+                    ("name", name),
+                    ("description", description),
+                    ("parameters", openai_strict(&spec.input_schema)),
+                    ("strict", true.into()),
+                ]),
+            ),
+        ]),
+        DefinitionFormat::Anthropic => object([
+            ("name", name),
+            ("description", description),
+            ("input_schema", spec.input_schema.clone()),
+        ]),
         DefinitionFormat::Gemini => {
             let mut def = Map::new();
-            def.insert("name".into(), json!(name));
-            def.insert("description".into(), json!(description));
+            def.insert("name".into(), name);
+            def.insert("description".into(), description);
             let parameters = gemini_parameters(&spec.input_schema);
             if parameters.get("properties").is_some() {
                 def.insert("parameters".into(), parameters);
@@ -162,8 +170,8 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
         }
         DefinitionFormat::Mcp => {
             let mut def = Map::new();
-            def.insert("name".into(), json!(name));
-            def.insert("description".into(), json!(description));
+            def.insert("name".into(), name);
+            def.insert("description".into(), description);
             def.insert("inputSchema".into(), spec.input_schema.clone());
             if let Some(output) = &spec.output_schema {
                 def.insert("outputSchema".into(), output.clone());
@@ -171,16 +179,27 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
             let a = &spec.annotations;
             def.insert(
                 "annotations".into(),
-                json!({
-                    "readOnlyHint": a.read_only,
-                    "destructiveHint": a.destructive,
-                    "idempotentHint": a.idempotent,
-                    "openWorldHint": a.open_world,
-                }),
+                object([
+                    ("readOnlyHint", a.read_only.into()),
+                    ("destructiveHint", a.destructive.into()),
+                    ("idempotentHint", a.idempotent.into()),
+                    ("openWorldHint", a.open_world.into()),
+                ]),
             );
             Value::Object(def)
         }
     }
+}
+
+/// A JSON object of `entries`, in order. Used instead of `json!`, which
+/// would serialize the schemas (already JSON) all over again.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
 }
 
 /// The first sentence of a description: up to the first `.`, `!` or `?`
@@ -218,6 +237,7 @@ pub fn first_sentence(description: &str) -> &str {
 mod tests {
     use super::*;
     use crate::tool::ToolAnnotations;
+    use serde_json::json;
 
     fn spec() -> ToolSpec {
         ToolSpec::new(
