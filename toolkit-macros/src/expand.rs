@@ -79,9 +79,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                     static COMPILED: #private::OnceLock<
                         ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError>,
                     > = #private::OnceLock::new();
-                    COMPILED
-                        .get_or_init(|| #krate::args::ArgumentSchema::compile(&self.spec().input_schema))
-                        .clone()
+                    #private::compiled_once(&COMPILED, self.spec())
                 }
 
                 fn bind(

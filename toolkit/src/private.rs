@@ -20,10 +20,21 @@ pub use ::serde;
 pub use ::serde_json;
 pub use ::std::sync::{Arc, OnceLock};
 
+use crate::args::{ArgumentSchema, SchemaError};
 use crate::context::{FromContext, ToolContext};
 use crate::error::{ArgumentError, Problem, ToolError};
 use crate::output::ToolOutput;
-use crate::tool::Arguments;
+use crate::tool::{Arguments, ToolSpec};
+
+/// A generated tool's compiled argument schema, kept in its own static.
+/// Written once here rather than expanded into every tool.
+pub fn compiled_once(
+    cell: &OnceLock<Result<ArgumentSchema, SchemaError>>,
+    spec: &ToolSpec,
+) -> Result<ArgumentSchema, SchemaError> {
+    cell.get_or_init(|| ArgumentSchema::compile(&spec.input_schema))
+        .clone()
+}
 
 /// Step 5 for generated tools: deserialize into the arguments struct.
 pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Arguments, ArgumentError> {
