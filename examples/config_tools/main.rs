@@ -21,6 +21,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plugins = PluginDir::new(here.join("plugins"), PluginOptions::default());
     println!("from tools.toml: {:?}", tools.load_into(&registry)?);
     println!("from plugins/: {:?}", plugins.load_into(&registry).await?);
+    if let Some(shout) = registry.get("shout") {
+        let spec = shout.spec();
+        println!(
+            "shout is read-only: {}, risk {:?}, timeout {:?}",
+            spec.annotations.read_only,
+            spec.risk_level(),
+            spec.timeout
+        );
+    }
 
     // Command tools run in the workspace, and only once a shell policy is set.
     let ctx = ToolContext::new()

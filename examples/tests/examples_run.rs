@@ -47,6 +47,10 @@ fn config_tools_load_and_keep_values_in_their_place() {
         "{out}"
     );
     assert!(out.contains(r#"from plugins/: ["shout"]"#), "{out}");
+    assert!(
+        out.contains("shout is read-only: true, risk Low, timeout Some(5s)"),
+        "{out}"
+    );
     assert!(out.contains("Plan a 3-day trip to Lisbon"), "{out}");
     assert!(out.contains("count_lines: 23"), "{out}");
     // The value that tried to run `echo` was one word: a file name.

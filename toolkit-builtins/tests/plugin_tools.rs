@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolkit::{ToolContext, ToolRegistry};
+use toolkit::{RiskLevel, ToolAnnotations, ToolCategory, ToolContext, ToolRegistry};
 use toolkit_builtins::config::{PluginDir, PluginOptions};
 
 fn fixtures() -> PathBuf {
@@ -53,6 +53,56 @@ async fn plugin_tools_are_described_and_called() {
     assert!(!out.is_error);
     // The same process serves every call while it behaves.
     assert_eq!(pid(&registry).await, pid(&registry).await);
+}
+
+#[tokio::test]
+async fn a_plugin_declares_how_its_tools_behave() {
+    let (registry, _dir) = loaded().await;
+    let word_count = registry.get("word_count").unwrap();
+    let spec = word_count.spec();
+    assert!(spec.annotations.read_only && spec.annotations.idempotent);
+    assert!(!spec.annotations.destructive && !spec.annotations.exclusive);
+    // Read-only tools run beside other safe calls, at low risk.
+    assert!(spec.concurrency_safe());
+    assert_eq!(spec.risk_level(), RiskLevel::Low);
+    assert_eq!(spec.timeout, None, "the plugin-wide timeout applies");
+
+    let repeat = registry.get("repeat").unwrap();
+    assert_eq!(repeat.spec().category, Some(ToolCategory::Messaging));
+    assert_eq!(repeat.spec().risk_level(), RiskLevel::Medium);
+    assert_eq!(repeat.spec().timeout, Some(Duration::from_secs(1)));
+    assert!(!repeat.spec().concurrency_safe());
+
+    // Saying nothing means nothing is assumed.
+    let pid_tool = registry.get("plugin_pid").unwrap();
+    assert_eq!(pid_tool.spec().annotations, ToolAnnotations::default());
+    assert_eq!(pid_tool.spec().category, None);
+}
+
+#[tokio::test]
+async fn a_tool_declared_timeout_replaces_the_plugin_wide_one() {
+    // The plugin-wide limit is 5 s; `repeat` allows itself one second.
+    let (registry, _dir) = loaded().await;
+    let ctx = ToolContext::new();
+    let before = pid(&registry).await;
+    let out = registry
+        .call("repeat", json!({"word": "hang", "times": 1}), &ctx)
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains("did not answer within 1s"),
+        "{}",
+        out.content
+    );
+    let out = registry
+        .call("repeat", json!({"word": "echo", "times": 2}), &ctx)
+        .await;
+    assert_eq!(out.content, "echo echo");
+    assert_ne!(
+        pid(&registry).await,
+        before,
+        "the hung process was replaced"
+    );
 }
 
 #[tokio::test]
@@ -209,7 +259,13 @@ async fn a_bad_description_names_the_plugin_the_tool_and_the_field() {
             {"name": "listy", "description": "d", "input_schema": {"type": "array"}},
             {"name": "no description"},
             {"name": "bad_pattern", "description": "d",
-             "input_schema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}}}
+             "input_schema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}}},
+            {"name": "odd_flag", "description": "d", "annotations": {"fast": true}},
+            {"name": "wordy_flag", "description": "d", "annotations": {"read_only": "yes"}},
+            {"name": "odd_kind", "description": "d", "category": "weather"},
+            {"name": "no_time", "description": "d", "timeout_seconds": 0},
+            {"name": "all_wrong", "description": "d", "annotations": [], "category": 3,
+             "timeout_seconds": "soon"}
         ])),
     );
     // Not executable: not a plugin.
@@ -235,7 +291,21 @@ async fn a_bad_description_names_the_plugin_the_tool_and_the_field() {
         text.contains(&format!("{file}: tool `bad_pattern`: field `input_schema`")),
         "{text}"
     );
-    assert_eq!(err.errors().len(), 3, "{text}");
+    for expected in [
+        "tool `odd_flag`: field `annotations.fast`: unknown; expected read_only, exclusive, destructive, idempotent or open_world",
+        "tool `wordy_flag`: field `annotations.read_only`: expected true or false",
+        "tool `odd_kind`: field `category`: expected one of filesystem_read, filesystem_write,",
+        "tool `no_time`: field `timeout_seconds`: expected a number of seconds, more than 0 and at most 3600",
+        "tool `all_wrong`: field `annotations`: expected an object of booleans",
+        "tool `all_wrong`: field `category`",
+        "tool `all_wrong`: field `timeout_seconds`",
+    ] {
+        assert!(
+            text.contains(&format!("{file}: {expected}")),
+            "{expected}\n{text}"
+        );
+    }
+    assert_eq!(err.errors().len(), 10, "{text}");
     assert!(
         registry.is_empty(),
         "nothing is loaded from a broken directory"

@@ -11,6 +11,10 @@ TOOLS = [{
         "properties": {"text": {"type": "string", "description": "What to say"}},
         "required": ["text"],
     },
+    # Optional: how the tool behaves (read-only tools run beside other
+    # safe calls), its category (which sets the risk) and its own timeout.
+    "annotations": {"read_only": True, "idempotent": True},
+    "timeout_seconds": 5,
 }]
 
 for line in sys.stdin:

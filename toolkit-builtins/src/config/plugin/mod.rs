@@ -41,6 +41,8 @@ impl Default for PluginOptions {
 pub struct PluginTool {
     spec: ToolSpec,
     plugin: Arc<Plugin>,
+    /// How long one call may take: the tool's own timeout, else the plugin's.
+    timeout: Duration,
 }
 
 impl PluginTool {
@@ -61,7 +63,9 @@ impl Tool for PluginTool {
         let arguments = args.into_json();
         let response = self
             .plugin
-            .request(|id| protocol::call_request(id, name, arguments))
+            .request(self.timeout, |id| {
+                protocol::call_request(id, name, arguments)
+            })
             .await
             .map_err(|fault| {
                 ToolError::failed(format!(
@@ -85,9 +89,9 @@ pub async fn load_plugin(
 ) -> Result<Vec<Arc<dyn Tool>>, ConfigErrors> {
     let path = path.as_ref();
     let label = path.display().to_string();
-    let plugin = Arc::new(Plugin::new(path, options.timeout));
+    let plugin = Arc::new(Plugin::new(path));
     let response = plugin
-        .request(protocol::describe_request)
+        .request(options.timeout, protocol::describe_request)
         .await
         .map_err(|fault: Fault| {
             ConfigError::in_file(
@@ -99,10 +103,20 @@ pub async fn load_plugin(
     Ok(described
         .into_iter()
         .map(|tool| {
-            let spec = ToolSpec::new(tool.name, tool.description, tool.input_schema);
+            let mut spec = ToolSpec::new(tool.name, tool.description, tool.input_schema)
+                .with_annotations(tool.annotations);
+            if let Some(category) = tool.category {
+                spec = spec.with_category(category);
+            }
+            // A declared timeout is also the tool's own, for the runner.
+            if let Some(timeout) = tool.timeout {
+                spec = spec.with_timeout(timeout);
+            }
+            let timeout = tool.timeout.unwrap_or(options.timeout);
             Arc::new(PluginTool {
                 spec,
                 plugin: Arc::clone(&plugin),
+                timeout,
             }) as Arc<dyn Tool>
         })
         .collect())

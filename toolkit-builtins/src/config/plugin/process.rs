@@ -41,7 +41,6 @@ pub(crate) enum Fault {
 #[derive(Debug)]
 pub(crate) struct Plugin {
     path: PathBuf,
-    timeout: Duration,
     slot: tokio::sync::Mutex<Slot>,
 }
 
@@ -61,10 +60,9 @@ struct Running {
 }
 
 impl Plugin {
-    pub(crate) fn new(path: impl Into<PathBuf>, timeout: Duration) -> Self {
+    pub(crate) fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
-            timeout,
             slot: Default::default(),
         }
     }
@@ -73,9 +71,11 @@ impl Plugin {
         &self.path
     }
 
-    /// Send one request (its `id` is set here) and read its response.
+    /// Send one request (its `id` is set here) and read its response,
+    /// giving the plugin `timeout` to answer.
     pub(crate) async fn request(
         &self,
+        timeout: Duration,
         make: impl FnOnce(u64) -> Value,
     ) -> Result<Map<String, Value>, Fault> {
         let mut slot = self.slot.lock().await;
@@ -88,9 +88,9 @@ impl Plugin {
             Some(running) => running,
             None => self.start()?,
         };
-        let outcome = tokio::time::timeout(self.timeout, running.exchange(make(id), id))
+        let outcome = tokio::time::timeout(timeout, running.exchange(make(id), id))
             .await
-            .unwrap_or(Err(Fault::Timeout(self.timeout)));
+            .unwrap_or(Err(Fault::Timeout(timeout)));
         match outcome {
             Ok(response) => {
                 slot.running = Some(running);

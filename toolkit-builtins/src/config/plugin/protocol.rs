@@ -16,10 +16,28 @@
 //!
 //! `content` may be any JSON; an object is also kept as structured output.
 //! What the plugin writes to stderr is kept (its end) to explain a crash.
+//!
+//! A described tool may also say how it behaves, which decides how the
+//! host runs it (alone or beside other calls, with or without approval):
+//!
+//! ```text
+//! {"name": "delete_note", "description": "...", "input_schema": {...},
+//!  "annotations": {"destructive": true, "idempotent": true},
+//!  "category": "filesystem_write",
+//!  "timeout_seconds": 10}
+//! ```
+//!
+//! `annotations` takes `read_only`, `exclusive`, `destructive`,
+//! `idempotent` and `open_world` (booleans, false when left out);
+//! `category` one of the [`ToolCategory`] names, which sets the risk
+//! level; `timeout_seconds` how long one call may take (more than 0, at
+//! most 3600), in place of the plugin-wide timeout.
+
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use toolkit::ToolOutput;
 use toolkit::args::ArgumentSchema;
+use toolkit::{ToolAnnotations, ToolCategory, ToolOutput};
 
 use crate::config::error::ConfigError;
 
@@ -39,7 +57,13 @@ pub(crate) struct Described {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    pub annotations: ToolAnnotations,
+    pub category: Option<ToolCategory>,
+    pub timeout: Option<Duration>,
 }
+
+/// The longest call a plugin may declare.
+const MAX_TIMEOUT_SECONDS: f64 = 3600.0;
 
 /// The tools in a `describe` response; every problem names the tool and field.
 pub(crate) fn read_description(
@@ -91,16 +115,112 @@ pub(crate) fn read_description(
             errors.push(error("name", "described twice; tool names must be unique"));
             continue;
         }
+        let behaviour = (
+            read_annotations(entry.get("annotations")),
+            read_category(entry.get("category")),
+            read_timeout(entry.get("timeout_seconds")),
+        );
+        let (annotations, category, timeout) = match behaviour {
+            (Ok(a), Ok(c), Ok(t)) => (a, c, t),
+            (a, c, t) => {
+                let problems = [a.err(), c.err(), t.err()];
+                errors.extend(
+                    problems
+                        .into_iter()
+                        .flatten()
+                        .map(|(field, message)| error(&field, &message)),
+                );
+                continue;
+            }
+        };
         tools.push(Described {
             name: name.to_owned(),
             description: description.to_owned(),
             input_schema: schema,
+            annotations,
+            category,
+            timeout,
         });
     }
     if errors.is_empty() {
         Ok(tools)
     } else {
         Err(errors)
+    }
+}
+
+/// A problem with one field: the field's path and what is wrong.
+type FieldProblem = (String, String);
+
+/// `annotations`: an object of known flags, each a boolean.
+fn read_annotations(value: Option<&Value>) -> Result<ToolAnnotations, FieldProblem> {
+    let mut annotations = ToolAnnotations::default();
+    let Some(value) = value else {
+        return Ok(annotations);
+    };
+    let Some(flags) = value.as_object() else {
+        return Err((
+            "annotations".into(),
+            "expected an object of booleans".into(),
+        ));
+    };
+    for (key, flag) in flags {
+        let slot = match key.as_str() {
+            "read_only" => &mut annotations.read_only,
+            "exclusive" => &mut annotations.exclusive,
+            "destructive" => &mut annotations.destructive,
+            "idempotent" => &mut annotations.idempotent,
+            "open_world" => &mut annotations.open_world,
+            _ => {
+                return Err((
+                    format!("annotations.{key}"),
+                    "unknown; expected read_only, exclusive, destructive, idempotent or open_world"
+                        .into(),
+                ));
+            }
+        };
+        *slot = flag.as_bool().ok_or_else(|| {
+            (
+                format!("annotations.{key}"),
+                "expected true or false".into(),
+            )
+        })?;
+    }
+    Ok(annotations)
+}
+
+/// `category`: one of the category names.
+fn read_category(value: Option<&Value>) -> Result<Option<ToolCategory>, FieldProblem> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let name = value.as_str().unwrap_or_default();
+    ToolCategory::ALL
+        .into_iter()
+        .find(|c| c.as_str() == name)
+        .map(Some)
+        .ok_or_else(|| {
+            let names: Vec<&str> = ToolCategory::ALL.iter().map(|c| c.as_str()).collect();
+            (
+                "category".into(),
+                format!("expected one of {}", names.join(", ")),
+            )
+        })
+}
+
+/// `timeout_seconds`: a number of seconds, more than 0 and at most an hour.
+fn read_timeout(value: Option<&Value>) -> Result<Option<Duration>, FieldProblem> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.as_f64() {
+        Some(seconds) if seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS => {
+            Ok(Some(Duration::from_secs_f64(seconds)))
+        }
+        _ => Err((
+            "timeout_seconds".into(),
+            format!("expected a number of seconds, more than 0 and at most {MAX_TIMEOUT_SECONDS}"),
+        )),
     }
 }
 
