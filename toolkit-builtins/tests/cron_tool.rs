@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::agent::cron::{Clock, CronJobs, NewJob, Schedule, TokioScheduler};
+use toolkit_builtins::agent::cron::{Clock, CronJobs, FiredJob, NewJob, Schedule, TokioScheduler};
 use toolkit_builtins::agent::{ChannelSink, Messenger};
 
 const NOW: &str = "2026-01-15T12:00:00Z";
@@ -279,4 +279,46 @@ async fn a_job_needs_a_chat_to_report_to() {
         "{}",
         out.content
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_run_for_a_fired_job_cannot_add_jobs() {
+    let s = Setup::new();
+    let out = s
+        .call(json!({"action": "add", "message": "check the news", "every_seconds": 60}))
+        .await;
+    let job = id_of(&out.content);
+    // The host runs the job's turn with the marker in its context.
+    let fired = s.ctx.clone().with_state(FiredJob {
+        job_id: job.clone(),
+    });
+    let out = s
+        .registry
+        .call(
+            "cron",
+            json!({"action": "add", "message": "and again", "every_seconds": 1}),
+            &fired,
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains(&format!(
+            "cannot schedule new jobs from within the scheduled job '{job}'"
+        )),
+        "{}",
+        out.content
+    );
+    assert_eq!(s.scheduler.jobs().len(), 1, "nothing was added");
+    // Listing and removing still work from such a turn.
+    let out = s
+        .registry
+        .call("cron", json!({"action": "list"}), &fired)
+        .await;
+    assert!(out.content.contains(&job), "{}", out.content);
+    let out = s
+        .registry
+        .call("cron", json!({"action": "remove", "job_id": job}), &fired)
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(s.scheduler.jobs().is_empty());
 }

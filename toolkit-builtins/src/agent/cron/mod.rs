@@ -52,6 +52,26 @@ impl CronJobs {
     }
 }
 
+/// Marks a turn the host runs because a job fired: put it in that turn's
+/// context and the `cron` tool will list and remove jobs but not add any,
+/// so a job cannot schedule more jobs, which schedule more in turn.
+///
+/// ```
+/// use toolkit::ToolContext;
+/// use toolkit_builtins::agent::cron::{CronJob, FiredJob};
+///
+/// fn context_for(job: &CronJob) -> ToolContext {
+///     ToolContext::new()
+///         .with_channel(&job.channel, &job.chat_id)
+///         .with_state(FiredJob { job_id: job.id.clone() })
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FiredJob {
+    /// The id of the job that fired.
+    pub job_id: String,
+}
+
 impl std::fmt::Debug for CronJobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CronJobs")
@@ -179,6 +199,13 @@ async fn add(
     name: Option<String>,
     when: When,
 ) -> Result<String, ToolError> {
+    if let Some(fired) = ctx.state::<FiredJob>() {
+        return Err(ToolError::failed(format!(
+            "cannot schedule new jobs from within the scheduled job '{}'; \
+             do what the job asks, or tell the user to schedule it",
+            fired.job_id
+        )));
+    }
     let message = message
         .filter(|m| !m.trim().is_empty())
         .ok_or_else(|| ToolError::InvalidArguments("message is required for add".into()))?;
