@@ -105,6 +105,19 @@ async fn numeric_strings_become_numbers_but_strings_stay_strings() {
 }
 
 #[tokio::test]
+async fn numbers_sent_for_text_become_their_text() {
+    let out = ok(
+        "scalars",
+        json!({"ratio": 0.5, "precise": -2.25, "verbose": false, "label": 42, "path": 7.5}),
+    )
+    .await;
+    assert_eq!(
+        out,
+        "ratio=0.5 precise=-2.25 verbose=false label=42 path=7.5"
+    );
+}
+
+#[tokio::test]
 async fn integer_strings_keep_full_64_bit_precision() {
     let out = ok(
         "integer_widths",

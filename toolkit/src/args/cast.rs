@@ -3,10 +3,11 @@
 //! Models write `"60"` for an integer, `"true"` for a boolean and a JSON
 //! string for a nested object. Where the schema wants the other type and the
 //! text says exactly one value of it, the value is replaced and the change
-//! recorded. Nothing is guessed: a value that already has an allowed type is
-//! left alone, a scalar is never wrapped into an array, a boolean never
-//! becomes a number, and what cannot be read unambiguously stays as it was
-//! for validation to report.
+//! recorded. A number where text is wanted becomes its JSON text (`4` for
+//! an id becomes `"4"`). Nothing is guessed: a value that already has an
+//! allowed type is left alone, a scalar is never wrapped into an array, a
+//! boolean never becomes a number or text, and what cannot be read
+//! unambiguously stays as it was for validation to report.
 
 use serde_json::{Map, Number, Value};
 
@@ -265,11 +266,39 @@ pub(super) fn wants_cast_of(want: Types, value: &Value, kind: Types) -> bool {
 fn convert(value: &Value, want: Types) -> Option<(Value, &'static str)> {
     match value {
         Value::String(text) => from_text(text.trim(), want),
-        Value::Number(n) if n.is_f64() && want.contains(Types::INTEGER) => {
-            integral_float(n.as_f64()?).map(|n| (Value::Number(n), "integer"))
+        Value::Number(n) => {
+            let integral = n
+                .as_f64()
+                .filter(|_| n.is_f64() && want.contains(Types::INTEGER))
+                .and_then(integral_float);
+            match integral {
+                Some(n) => Some((Value::Number(n), "integer")),
+                None if want.contains(Types::STRING) => {
+                    exact_text(n).map(|text| (Value::String(text), "string"))
+                }
+                None => None,
+            }
         }
         _ => None,
     }
+}
+
+/// A number where text is wanted (`4` for an id), as the text the model
+/// must have written: integers always; other numbers only when their
+/// shortest form has at most 15 significant digits and no exponent, since
+/// beyond that the parsed value may not print as it was sent
+/// (`12345678901234567890123` reads back as `1.2345678901234568e22`).
+fn exact_text(n: &Number) -> Option<String> {
+    if n.is_i64() || n.is_u64() {
+        return Some(n.to_string());
+    }
+    let text = n.to_string();
+    let digits = text
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .skip_while(|&d| d == b'0')
+        .count();
+    (!text.contains(['e', 'E']) && digits <= 15).then_some(text)
 }
 
 fn from_text(text: &str, want: Types) -> Option<(Value, &'static str)> {
@@ -482,6 +511,36 @@ mod tests {
     }
 
     #[test]
+    fn numbers_become_their_text_where_text_is_wanted() {
+        let text = json!({"type": "string"});
+        assert_eq!(x(text.clone(), json!(4)), json!("4"));
+        assert_eq!(x(text.clone(), json!(-12)), json!("-12"));
+        assert_eq!(x(text.clone(), json!(2.5)), json!("2.5"));
+        assert_eq!(
+            x(text.clone(), json!(u64::MAX)),
+            json!("18446744073709551615")
+        );
+        assert_eq!(x(text.clone(), json!(0.000125)), json!("0.000125"));
+        // Too long to be sure it prints as it was sent: left for validation.
+        let long: Value = serde_json::from_str("12345678901234567890123").unwrap();
+        assert_eq!(x(text.clone(), long.clone()), long);
+        assert_eq!(x(text.clone(), json!(0.1 + 0.2)), json!(0.1 + 0.2));
+        // Booleans and containers are not text.
+        assert_eq!(x(text.clone(), json!(true)), json!(true));
+        assert_eq!(x(text, json!([1])), json!([1]));
+        // An integer is preferred where both are allowed; text is left alone.
+        let either = json!({"type": ["integer", "string"]});
+        assert_eq!(x(either.clone(), json!(3.0)), json!(3));
+        assert_eq!(x(either.clone(), json!(3.5)), json!("3.5"));
+        assert_eq!(x(either, json!("7")), json!("7"));
+        // A number that is already allowed stays a number.
+        assert_eq!(
+            x(json!({"type": ["number", "string"]}), json!(2.5)),
+            json!(2.5)
+        );
+    }
+
+    #[test]
     fn fractions_do_not_become_integers() {
         assert_eq!(x(json!({"type": "integer"}), json!("2.5")), json!("2.5"));
         assert_eq!(x(json!({"type": "integer"}), json!(30.5)), json!(30.5));
@@ -624,7 +683,6 @@ mod tests {
             x(json!({"type": "string"}), json!({"a": 1})),
             json!({"a": 1})
         );
-        assert_eq!(x(json!({"type": "string"}), json!(5)), json!(5));
     }
 
     #[test]
