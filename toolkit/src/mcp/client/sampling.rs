@@ -155,7 +155,12 @@ impl SamplingRequest {
                 .get("maxTokens")
                 .and_then(Value::as_u64)
                 .map_or(u32::MAX, |n| u32::try_from(n).unwrap_or(u32::MAX)),
-            temperature: params.get("temperature").and_then(Value::as_f64),
+            // The SDK carries the temperature as an `f32`: its shortest
+            // decimal form is what the server wrote (0.7, not 0.69999998).
+            temperature: params
+                .get("temperature")
+                .and_then(Value::as_f64)
+                .map(|t| (t as f32).to_string().parse().unwrap_or(t)),
             stop_sequences: strings(params.get("stopSequences")),
             model_hints,
             params,
@@ -210,7 +215,7 @@ mod tests {
             ],
             "systemPrompt": "Be brief.",
             "maxTokens": 100,
-            "temperature": 0.5,
+            "temperature": 0.699999988079071,
             "stopSequences": ["\n\n"],
             "modelPreferences": {"hints": [{"name": "claude-3"}, {"name": "gpt"}]}
         });
@@ -223,7 +228,7 @@ mod tests {
         assert_eq!(request.messages[1].content.len(), 2);
         assert_eq!(request.system_prompt.as_deref(), Some("Be brief."));
         assert_eq!(request.max_tokens, 100);
-        assert_eq!(request.temperature, Some(0.5));
+        assert_eq!(request.temperature, Some(0.7));
         assert_eq!(request.stop_sequences, ["\n\n"]);
         assert_eq!(request.model_hints, ["claude-3", "gpt"]);
         assert_eq!(request.params, params);
