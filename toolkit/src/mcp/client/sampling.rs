@@ -120,8 +120,24 @@ impl Sampled {
 }
 
 impl SamplingRequest {
-    /// Read a `sampling/createMessage` request's parameters (MCP's JSON form).
-    pub(crate) fn from_params(server: &str, params: Value) -> Self {
+    /// The request `server` sent, from the `params` of its
+    /// `sampling/createMessage` request in MCP's JSON form (what a host's
+    /// tests of its sampler start from too). What is missing reads as
+    /// empty; a missing `maxTokens` as no limit (`u32::MAX`).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolkit::mcp::SamplingRequest;
+    ///
+    /// let request = SamplingRequest::from_params("notes", json!({
+    ///     "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize"}}],
+    ///     "systemPrompt": "Be brief.",
+    ///     "maxTokens": 50
+    /// }));
+    /// assert_eq!(request.messages[0].text, "Summarize");
+    /// assert_eq!(request.max_tokens, 50);
+    /// ```
+    pub fn from_params(server: &str, params: Value) -> Self {
         let strings = |value: Option<&Value>| -> Vec<String> {
             value
                 .and_then(Value::as_array)
