@@ -536,7 +536,13 @@ async fn malformed_messages_never_bring_the_host_down() {
     let script = peers::root().join("tests/mcp-fixtures/malformed_server.py");
     let (registry, clients) =
         mount(json!({"bad": {"command": "python3", "args": [script], "toolTimeout": 3}})).await;
-    assert_eq!(registry.names(), ["mcp_bad_fine", "mcp_bad_garbled"]);
+    // Resources are mounted though the server does not know resource templates.
+    assert_eq!(
+        registry.names(),
+        ["mcp_bad_fine", "mcp_bad_garbled", "mcp_bad_resource_a"]
+    );
+    let note = call(&registry, "mcp_bad_resource_a", json!({})).await;
+    assert_eq!(note.content, "note a", "{note:?}");
     let garbled = call(&registry, "mcp_bad_garbled", json!({})).await;
     assert!(garbled.is_error, "{garbled:?}");
     let fine = call(&registry, "mcp_bad_fine", json!({})).await;

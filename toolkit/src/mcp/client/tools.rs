@@ -90,10 +90,15 @@ pub(crate) async fn mount_all(
                 address: Address::Fixed(uri.to_owned()),
             }));
         }
+        // Templates came later to the protocol than resources: a server
+        // that does not know the method keeps its other tools.
         let templates = session
             .list_all_resource_templates()
             .await
-            .map_err(|e| failed("resource templates", &e))?;
+            .unwrap_or_else(|e| {
+                tracing::warn!(server = %server, "{}", failed("resource templates", &e));
+                Vec::new()
+            });
         for template in templates {
             let template = serde_json::to_value(&template).unwrap_or_default();
             match template_tool(link, &mut names, &template) {
