@@ -160,4 +160,35 @@ mod tests {
         assert_eq!(Value::Object(defaults), json!({"name": "John", "age": 30}));
         assert!(schema_defaults(None).is_empty());
     }
+
+    struct Silent;
+
+    #[async_trait::async_trait]
+    impl Sampler for Silent {
+        async fn sample(
+            &self,
+            _request: SamplingRequest,
+        ) -> Result<super::super::sampling::Sampled, Box<dyn std::error::Error + Send + Sync>>
+        {
+            Err("never asked here".into())
+        }
+    }
+
+    #[test]
+    fn sampling_is_declared_only_with_a_sampler() {
+        let declared = |sampler: Option<Arc<dyn Sampler>>| {
+            let side = ClientSide {
+                link: Weak::new(),
+                server: "s".into(),
+                sampler,
+            };
+            serde_json::to_value(side.get_info().capabilities).unwrap()
+        };
+        let without = declared(None);
+        assert!(without.get("sampling").is_none(), "{without}");
+        assert!(without.get("elicitation").is_some());
+        let with = declared(Some(Arc::new(Silent)));
+        assert_eq!(with["sampling"], json!({}));
+        assert!(with.get("elicitation").is_some());
+    }
 }

@@ -62,8 +62,8 @@ pub struct SamplingRequest {
     pub stop_sequences: Vec<String>,
     /// The model names the server hints at, most preferred first.
     pub model_hints: Vec<String>,
-    /// The request's parameters exactly as the server sent them, for what
-    /// the fields above leave out (model preferences, tools, metadata).
+    /// All of the request's parameters in MCP's JSON form, for what the
+    /// fields above leave out (model preferences, tools, metadata).
     pub params: Value,
 }
 
