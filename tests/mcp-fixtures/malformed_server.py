@@ -1,6 +1,7 @@
 """An MCP server over stdio that misbehaves on purpose: it answers the
 handshake correctly, then mixes garbage lines, messages of the wrong shape
-and unknown notifications into its answers. A client must survive all of it."""
+and unknown notifications into its answers. It offers resources but does not
+know the later `resources/templates/list`. A client must survive all of it."""
 
 import json
 import sys
@@ -25,7 +26,7 @@ for line in sys.stdin:
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": request["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}},
             "serverInfo": {"name": "malformed", "version": "0"}}})
     elif method == "tools/list":
         garbage("this is not JSON {{{")
@@ -34,6 +35,12 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [
             {"name": "garbled", "inputSchema": {"type": "object", "properties": {}}},
             {"name": "fine", "description": "Answers properly.", "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "resources/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resources": [
+            {"uri": "note://a", "name": "a"}]}})
+    elif method == "resources/read":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"contents": [
+            {"uri": "note://a", "text": "note a"}]}})
     elif method == "tools/call" and request["params"]["name"] == "garbled":
         garbage("\x00\x01 binary noise")
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": "not a list", "isError": "yes"}})

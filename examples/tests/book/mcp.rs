@@ -51,3 +51,62 @@ fn the_server_chapters_configuration_starts_the_example_over_stdio() {
         Transport::Stdio { command, args, .. }
             if command.ends_with("examples/mcp_server") && args == &["/path/to/workspace"]));
 }
+
+// ANCHOR: sampler
+use toolkit::mcp::{Sampled, Sampler, SamplingRequest};
+
+/// Answers the servers' sampling requests. It stands in for the host's
+/// model client here: it answers with the first words of the conversation.
+struct FirstWords;
+
+#[toolkit::async_trait]
+impl Sampler for FirstWords {
+    async fn sample(
+        &self,
+        request: SamplingRequest,
+    ) -> Result<Sampled, Box<dyn std::error::Error + Send + Sync>> {
+        let conversation: Vec<String> = request
+            .messages
+            .iter()
+            .map(|m| format!("{}: {}", m.role, m.text))
+            .collect();
+        // A real host sends the conversation, `request.system_prompt` and
+        // `request.max_tokens` to its model; an error here reaches the
+        // server as the answer to its request.
+        let limit = usize::try_from(request.max_tokens)?;
+        let words: Vec<&str> = conversation
+            .iter()
+            .flat_map(|line| line.split_whitespace())
+            .take(limit)
+            .collect();
+        Ok(Sampled::new(words.join(" "), "first-words"))
+    }
+}
+// ANCHOR_END: sampler
+
+#[tokio::test]
+async fn the_chapters_sampler_answers_from_the_conversation() {
+    use std::sync::Arc;
+    use toolkit::ToolRegistry;
+    use toolkit::mcp::McpClients;
+
+    let config: McpConfig = include_str!("../../mcp_config/claude_desktop_config.json")
+        .parse()
+        .unwrap();
+    // ANCHOR: with_sampler
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry).with_sampler(FirstWords);
+    // ANCHOR_END: with_sampler
+    assert_eq!(clients.servers().len(), 3);
+
+    let request = SamplingRequest::from_params(
+        "files",
+        serde_json::json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Name three rivers"}}],
+            "maxTokens": 3
+        }),
+    );
+    let answer = FirstWords.sample(request).await.unwrap();
+    assert_eq!(answer.text, "user: Name three");
+    assert_eq!(answer.model, "first-words");
+}

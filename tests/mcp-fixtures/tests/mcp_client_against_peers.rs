@@ -160,6 +160,8 @@ async fn everything_resources_become_read_only_tools() {
         .names()
         .into_iter()
         .filter(|n| n.starts_with("mcp_everything_resource_"))
+        // Listed resources take no parameters; templates (tested below) do.
+        .filter(|n| registry.get(n).unwrap().spec().input_schema["properties"] == json!({}))
         .collect();
     assert!(
         !resources.is_empty(),
@@ -534,10 +536,240 @@ async fn malformed_messages_never_bring_the_host_down() {
     let script = peers::root().join("tests/mcp-fixtures/malformed_server.py");
     let (registry, clients) =
         mount(json!({"bad": {"command": "python3", "args": [script], "toolTimeout": 3}})).await;
-    assert_eq!(registry.names(), ["mcp_bad_fine", "mcp_bad_garbled"]);
+    // Resources are mounted though the server does not know resource templates.
+    assert_eq!(
+        registry.names(),
+        ["mcp_bad_fine", "mcp_bad_garbled", "mcp_bad_resource_a"]
+    );
+    let note = call(&registry, "mcp_bad_resource_a", json!({})).await;
+    assert_eq!(note.content, "note a", "{note:?}");
     let garbled = call(&registry, "mcp_bad_garbled", json!({})).await;
     assert!(garbled.is_error, "{garbled:?}");
     let fine = call(&registry, "mcp_bad_fine", json!({})).await;
     assert_eq!(fine.content, "still here", "{fine:?}");
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_resource_templates_become_tools_with_their_variables() {
+    let (registry, clients) = mount(everything_stdio(json!({}))).await;
+    let text = "mcp_everything_resource_Dynamic_Text_Resource";
+    let blob = "mcp_everything_resource_Dynamic_Blob_Resource";
+    for name in [text, blob] {
+        let spec = registry
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} missing from {:?}", registry.names()))
+            .spec()
+            .clone();
+        assert!(spec.annotations.read_only && spec.annotations.idempotent);
+        assert_eq!(spec.input_schema["required"], json!(["resourceId"]));
+        let parameter = &spec.input_schema["properties"]["resourceId"];
+        assert_eq!(parameter["type"], "string");
+        let described = parameter["description"].as_str().unwrap();
+        assert!(described.contains("Dynamic"), "{described}");
+        assert!(
+            spec.description.contains("demo://resource/dynamic/"),
+            "{}",
+            spec.description
+        );
+    }
+
+    // The server's text for the URI the arguments make.
+    let three = call(&registry, text, json!({"resourceId": "3"})).await;
+    assert!(!three.is_error, "{three:?}");
+    assert!(
+        three
+            .content
+            .starts_with("Resource 3: This is a plaintext resource"),
+        "{three:?}"
+    );
+    assert!(three.attachments.is_empty(), "{three:?}");
+
+    // A binary resource travels as an attachment with a summary, as a
+    // listed resource's does.
+    let binary = call(&registry, blob, json!({"resourceId": "2"})).await;
+    assert!(!binary.is_error, "{binary:?}");
+    assert!(
+        binary
+            .content
+            .starts_with("[resource demo://resource/dynamic/blob/2 (text/plain), "),
+        "{binary:?}"
+    );
+    match &binary.attachments[..] {
+        [
+            Attachment::Resource {
+                uri,
+                blob: Some(data),
+                text: None,
+                ..
+            },
+        ] => {
+            assert_eq!(uri, "demo://resource/dynamic/blob/2");
+            assert!(!data.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Hostile values stay inside their segment: the server is asked for
+    // `..%2F1`, not for `1`, and refuses it; `1/../2` does not read resource 2.
+    // The server names the URI it was asked for in its refusal.
+    for (hostile, sent) in [
+        ("../1", "..%2F1"),
+        ("1/../2", "1%2F..%2F2"),
+        ("1?x=y", "1%3Fx%3Dy"),
+    ] {
+        let out = call(&registry, text, json!({"resourceId": hostile})).await;
+        assert!(out.is_error, "{hostile}: {out:?}");
+        assert!(
+            out.content.contains(&format!(
+                "Unknown resource: demo://resource/dynamic/text/{sent}"
+            )),
+            "{hostile}: {out:?}"
+        );
+    }
+    // A dot segment is refused before anything is sent.
+    let dots = call(&registry, text, json!({"resourceId": ".."})).await;
+    assert!(
+        dots.is_error && dots.content.contains("dot segment"),
+        "{dots:?}"
+    );
+    // A missing variable is refused by validation.
+    let missing = call(&registry, text, json!({})).await;
+    assert!(
+        missing.is_error && missing.content.contains("resourceId"),
+        "{missing:?}"
+    );
+    // The server still answers after all that.
+    let again = call(&registry, text, json!({"resourceId": "5"})).await;
+    assert!(again.content.starts_with("Resource 5: "), "{again:?}");
+    clients.disconnect().await;
+}
+
+/// The host's model in these tests: answers with the last message reversed,
+/// fails when asked to, and keeps what it was asked.
+#[derive(Default)]
+struct Reverser {
+    asked: std::sync::Mutex<Vec<tk::mcp::SamplingRequest>>,
+}
+
+#[tk::async_trait]
+impl tk::mcp::Sampler for Reverser {
+    async fn sample(
+        &self,
+        request: tk::mcp::SamplingRequest,
+    ) -> Result<tk::mcp::Sampled, Box<dyn std::error::Error + Send + Sync>> {
+        self.asked.lock().unwrap().push(request.clone());
+        let last = request.messages.last().ok_or("nothing to answer")?;
+        if last.text.contains("please fail") {
+            return Err("the model is offline".into());
+        }
+        if last.text.contains("please panic") {
+            panic!("the sampler broke");
+        }
+        Ok(tk::mcp::Sampled::new(
+            last.text.chars().rev().collect::<String>(),
+            "reverser-1",
+        ))
+    }
+}
+
+/// Shares one `Reverser` between the test and the clients.
+struct Shared(Arc<Reverser>);
+
+#[tk::async_trait]
+impl tk::mcp::Sampler for Shared {
+    async fn sample(
+        &self,
+        request: tk::mcp::SamplingRequest,
+    ) -> Result<tk::mcp::Sampled, Box<dyn std::error::Error + Send + Sync>> {
+        self.0.sample(request).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sampler_answers_the_servers_sampling_requests() {
+    let config =
+        McpConfig::from_json(&json!({"mcpServers": everything_stdio(json!({"toolTimeout": 10}))}))
+            .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let model = Arc::new(Reverser::default());
+    let clients = McpClients::new(config, &registry).with_sampler(Shared(Arc::clone(&model)));
+    for (server, outcome) in clients.connect().await {
+        outcome.unwrap_or_else(|e| panic!("{server}: {e}"));
+    }
+    // The server offers the tool only to clients that declare sampling.
+    let tool = "mcp_everything_trigger-sampling-request";
+    assert!(registry.contains(tool), "{:?}", registry.names());
+
+    let out = call(
+        &registry,
+        tool,
+        json!({"prompt": "hello world", "maxTokens": 42}),
+    )
+    .await;
+    assert!(!out.is_error, "{out:?}");
+    let json_text = out
+        .content
+        .strip_prefix("LLM sampling result: \n")
+        .unwrap_or_else(|| panic!("{out:?}"));
+    let result: Value = serde_json::from_str(json_text).unwrap();
+    let asked = "Resource trigger-sampling-request context: hello world";
+    assert_eq!(
+        result["content"]["text"],
+        asked.chars().rev().collect::<String>()
+    );
+    assert_eq!(result["model"], "reverser-1");
+    assert_eq!(result["role"], "assistant");
+    {
+        let requests = model.asked.lock().unwrap();
+        let request = requests.last().unwrap();
+        assert_eq!(request.server, "everything");
+        assert_eq!(request.messages.len(), 1);
+        assert_eq!(request.messages[0].role, "user");
+        assert_eq!(request.messages[0].text, asked);
+        assert_eq!(
+            request.system_prompt.as_deref(),
+            Some("You are a helpful test server.")
+        );
+        assert_eq!(request.max_tokens, 42);
+        assert_eq!(request.temperature, Some(0.7));
+    }
+
+    // The sampler's failure, and even its panic, reach the server as an
+    // error it reports; the session goes on.
+    for (prompt, expected) in [
+        ("please fail", "the model is offline"),
+        ("please panic", "sampler crashed"),
+    ] {
+        let out = call(&registry, tool, json!({"prompt": prompt})).await;
+        assert!(
+            out.is_error && out.content.contains(expected),
+            "{prompt}: {out:?}"
+        );
+    }
+    let again = call(&registry, tool, json!({"prompt": "abc"})).await;
+    assert!(
+        !again.is_error && again.content.contains("cba"),
+        "{again:?}"
+    );
+    clients.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_sampler_sampling_is_neither_offered_nor_done() {
+    let mut servers = fixture_stdio(json!({"toolTimeout": 10}));
+    servers["everything"] = everything_stdio(json!({}))["everything"].clone();
+    let (registry, clients) = mount(servers).await;
+    // server-everything sees no sampling capability and leaves its tool out.
+    let tool = "mcp_everything_trigger-sampling-request";
+    assert!(!registry.contains(tool), "{:?}", registry.names());
+    let absent = call(&registry, tool, json!({"prompt": "hi"})).await;
+    assert!(absent.is_error, "{absent:?}");
+    // A server that asks anyway is refused at once, and says so.
+    let refused = call(&registry, "mcp_fx_test_sampling", json!({"prompt": "hi"})).await;
+    assert!(refused.is_error, "{refused:?}");
+    assert!(refused.content.contains("sampling"), "{refused:?}");
+    let echo = call(&registry, "mcp_fx_echo", json!({"message": "still"})).await;
+    assert_eq!(echo.content, "Echo: still");
     clients.disconnect().await;
 }

@@ -5,6 +5,10 @@
 //!   Cursor use; [`McpClients`] connects those servers (stdio, streamable HTTP
 //!   or the older HTTP+SSE) and mounts their tools, resources and prompts in a
 //!   [`ToolRegistry`](crate::ToolRegistry) as `mcp_{server}_{name}`.
+//!   Resource templates are read-only tools too, their URI template's
+//!   variables the parameters.
+//! - A [`Sampler`] set with [`McpClients::with_sampler`] answers the
+//!   servers' sampling requests with the host's model.
 //! - [`McpServer`] serves a registry over stdio or streamable HTTP.
 
 mod client;
@@ -13,7 +17,7 @@ pub mod convert;
 pub mod naming;
 mod server;
 
-pub use client::{McpClients, ServerLink};
+pub use client::{McpClients, Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink};
 pub use config::{
     ConfigError, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig, ServerConfig, Transport,
 };

@@ -10,7 +10,7 @@ use crate::schema::sanitize_tool_name;
 pub enum Kind {
     /// A tool, `mcp_{server}_{tool}`.
     Tool,
-    /// A resource, `mcp_{server}_resource_{name}`.
+    /// A resource or a resource template, `mcp_{server}_resource_{name}`.
     Resource,
     /// A prompt, `mcp_{server}_prompt_{name}`.
     Prompt,

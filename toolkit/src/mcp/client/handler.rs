@@ -5,7 +5,9 @@
 // on; the clients and servers of the versions we speak still use them.
 #![allow(deprecated)]
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
+
+use futures_util::FutureExt;
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
@@ -16,16 +18,25 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Map, Value, json};
 
 use super::link::ServerLink;
+use super::sampling::{Sampler, SamplingRequest};
 
 /// Answers a server's requests and relays its list-changed notifications to the link.
 pub(crate) struct ClientSide {
     pub(crate) link: Weak<ServerLink>,
+    /// The server this session is with, for the sampler.
+    pub(crate) server: String,
+    /// The host's model; without it sampling is neither offered nor done.
+    pub(crate) sampler: Option<Arc<dyn Sampler>>,
 }
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = json!({"elicitation": {"form": {}}});
+        if self.sampler.is_some() {
+            capabilities["sampling"] = json!({});
+        }
         let capabilities: ClientCapabilities =
-            serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap_or_default();
+            serde_json::from_value(capabilities).unwrap_or_default();
         let mut info = ClientConfig::new(
             capabilities,
             Implementation::new("toolkit", env!("CARGO_PKG_VERSION")),
@@ -36,15 +47,44 @@ impl ClientHandler for ClientSide {
         info
     }
 
+    /// The host's sampler answers; a failure or a panic in it is an error
+    /// the server sees, never a request left unanswered.
     async fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
+        params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        Err(ErrorData::invalid_request(
-            "this client does not offer sampling",
-            None,
-        ))
+        let Some(sampler) = &self.sampler else {
+            return Err(ErrorData::invalid_request(
+                "this client does not offer sampling",
+                None,
+            ));
+        };
+        let request = SamplingRequest::from_params(
+            &self.server,
+            serde_json::to_value(&params).unwrap_or_default(),
+        );
+        let answer = std::panic::AssertUnwindSafe(sampler.sample(request))
+            .catch_unwind()
+            .await;
+        let sampled = match answer {
+            Ok(Ok(sampled)) => sampled,
+            Ok(Err(e)) => {
+                return Err(ErrorData::internal_error(
+                    format!("the host's model could not answer: {e}"),
+                    None,
+                ));
+            }
+            Err(_) => {
+                tracing::error!(server = %self.server, "the sampler panicked");
+                return Err(ErrorData::internal_error(
+                    "the host's model could not answer: its sampler crashed",
+                    None,
+                ));
+            }
+        };
+        serde_json::from_value(sampled.to_result())
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     /// Nobody is there to fill in a form while a tool runs, so we accept it
@@ -119,5 +159,36 @@ mod tests {
         let defaults = schema_defaults(Some(&schema));
         assert_eq!(Value::Object(defaults), json!({"name": "John", "age": 30}));
         assert!(schema_defaults(None).is_empty());
+    }
+
+    struct Silent;
+
+    #[async_trait::async_trait]
+    impl Sampler for Silent {
+        async fn sample(
+            &self,
+            _request: SamplingRequest,
+        ) -> Result<super::super::sampling::Sampled, Box<dyn std::error::Error + Send + Sync>>
+        {
+            Err("never asked here".into())
+        }
+    }
+
+    #[test]
+    fn sampling_is_declared_only_with_a_sampler() {
+        let declared = |sampler: Option<Arc<dyn Sampler>>| {
+            let side = ClientSide {
+                link: Weak::new(),
+                server: "s".into(),
+                sampler,
+            };
+            serde_json::to_value(side.get_info().capabilities).unwrap()
+        };
+        let without = declared(None);
+        assert!(without.get("sampling").is_none(), "{without}");
+        assert!(without.get("elicitation").is_some());
+        let with = declared(Some(Arc::new(Silent)));
+        assert_eq!(with["sampling"], json!({}));
+        assert!(with.get("elicitation").is_some());
     }
 }

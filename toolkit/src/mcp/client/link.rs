@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_client::{
 use tokio::io::AsyncBufReadExt;
 
 use super::handler::ClientSide;
+use super::sampling::Sampler;
 use super::sse::SseClientTransport;
 use super::tap::ProgressTap;
 use super::tools::mount_all;
@@ -46,6 +47,8 @@ pub struct ServerLink {
     mounted: Mutex<Vec<String>>,
     /// Calls waiting for progress, by the token sent with them.
     progress: Mutex<ProgressRoutes>,
+    /// The host's model, for servers that ask to sample; read when connecting.
+    sampler: Mutex<Option<Arc<dyn Sampler>>>,
     me: Weak<ServerLink>,
 }
 
@@ -65,8 +68,15 @@ impl ServerLink {
             session: tokio::sync::Mutex::new(None),
             mounted: Mutex::new(Vec::new()),
             progress: Mutex::new(ProgressRoutes::default()),
+            sampler: Mutex::new(None),
             me: me.clone(),
         })
+    }
+
+    /// Answer this server's sampling requests with `sampler` from the next
+    /// connection on.
+    pub(crate) fn set_sampler(&self, sampler: Arc<dyn Sampler>) {
+        *self.sampler.lock().unwrap_or_else(|e| e.into_inner()) = Some(sampler);
     }
 
     /// The server's configured name.
@@ -190,6 +200,12 @@ impl ServerLink {
         let name = &self.config.name;
         let handler = ClientSide {
             link: self.me.clone(),
+            server: name.clone(),
+            sampler: self
+                .sampler
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
         };
         let failed = |e: &dyn std::fmt::Display| {
             format!("could not connect to the MCP server `{name}`: {e}")

@@ -2,13 +2,16 @@
 
 mod handler;
 mod link;
+mod sampling;
 mod sse;
 mod tap;
+mod template;
 mod tools;
 
 use std::sync::Arc;
 
 pub use link::ServerLink;
+pub use sampling::{Sampled, Sampler, SamplingMessage, SamplingRequest};
 
 use crate::mcp::config::McpConfig;
 use crate::registry::ToolRegistry;
@@ -52,6 +55,38 @@ impl McpClients {
             .map(|server| ServerLink::new(server, registry))
             .collect();
         Self { links }
+    }
+
+    /// Answer the servers' sampling requests (`sampling/createMessage`) with
+    /// the host's model: every server is told, when it connects, that this
+    /// client offers sampling, and what it asks for goes to `sampler`.
+    /// Without a sampler the capability is not declared and such requests
+    /// are refused. Set it before [`connect`](Self::connect): sessions
+    /// already open keep what they were opened with.
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use toolkit::ToolRegistry;
+    /// # use toolkit::mcp::{McpClients, McpConfig, Sampled, Sampler, SamplingRequest};
+    /// # struct MyModel;
+    /// # #[toolkit::async_trait]
+    /// # impl Sampler for MyModel {
+    /// #     async fn sample(&self, r: SamplingRequest) -> Result<Sampled, Box<dyn std::error::Error + Send + Sync>> {
+    /// #         Ok(Sampled::new("", "m"))
+    /// #     }
+    /// # }
+    /// # async fn run(config: McpConfig) {
+    /// let registry = Arc::new(ToolRegistry::new());
+    /// let clients = McpClients::new(config, &registry).with_sampler(MyModel);
+    /// clients.connect().await;
+    /// # }
+    /// ```
+    pub fn with_sampler(self, sampler: impl Sampler) -> Self {
+        let sampler: Arc<dyn Sampler> = Arc::new(sampler);
+        for link in &self.links {
+            link.set_sampler(Arc::clone(&sampler));
+        }
+        self
     }
 
     /// Connect every server that has no session yet and mount its tools.

@@ -7,6 +7,7 @@ use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceReq
 use serde_json::{Map, Value, json};
 
 use super::link::{ServerLink, Session};
+use super::template::UriTemplate;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::mcp::convert::{add_content_block, output_from_call_result, spec_from_mcp_tool};
@@ -24,7 +25,7 @@ const READS: ToolAnnotations = ToolAnnotations {
 };
 
 /// The tools to mount for a server: its enabled tools, then one read-only
-/// tool per resource and per prompt.
+/// tool per resource, per resource template and per prompt.
 pub(crate) async fn mount_all(
     link: &Arc<ServerLink>,
     session: &Session,
@@ -86,8 +87,25 @@ pub(crate) async fn mount_all(
             mounted.push(Arc::new(McpResourceTool {
                 link: Arc::clone(link),
                 spec,
-                uri: uri.to_owned(),
+                address: Address::Fixed(uri.to_owned()),
             }));
+        }
+        // Templates came later to the protocol than resources: a server
+        // that does not know the method keeps its other tools.
+        let templates = session
+            .list_all_resource_templates()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(server = %server, "{}", failed("resource templates", &e));
+                Vec::new()
+            });
+        for template in templates {
+            let template = serde_json::to_value(&template).unwrap_or_default();
+            match template_tool(link, &mut names, &template) {
+                Ok(tool) => mounted.push(Arc::new(tool)),
+                // One template we cannot read does not cost the server its other tools.
+                Err(e) => tracing::warn!(server = %server, "resource template left out: {e}"),
+            }
         }
     }
     if offers("prompts") {
@@ -120,6 +138,34 @@ pub(crate) async fn mount_all(
         }
     }
     Ok(mounted)
+}
+
+/// A read-only tool for a resource template: its variables are the
+/// parameters, the URI they make is read as a resource's is.
+fn template_tool(
+    link: &Arc<ServerLink>,
+    names: &mut NameAllocator,
+    template: &Value,
+) -> Result<McpResourceTool, String> {
+    let server = link.name();
+    let str_of = |k: &str| template.get(k).and_then(Value::as_str).unwrap_or_default();
+    let (name, uri_template) = (str_of("name"), str_of("uriTemplate"));
+    let parsed = UriTemplate::parse(uri_template)?;
+    let wrapped = names.allocate(server, Kind::Resource, name);
+    let mut description = format!(
+        "Read a resource of the MCP server `{server}` from the template `{uri_template}`: the parameters fill it in."
+    );
+    if !str_of("description").is_empty() {
+        description = format!("{} {description}", str_of("description"));
+    }
+    let spec = ToolSpec::new(wrapped, description, parsed.schema(name))
+        .with_annotations(READS)
+        .with_timeout(link.config().tool_timeout);
+    Ok(McpResourceTool {
+        link: Arc::clone(link),
+        spec,
+        address: Address::Template(parsed),
+    })
 }
 
 /// A prompt's arguments as a parameters schema: all strings, as MCP has them.
@@ -187,11 +233,37 @@ impl Tool for McpTool {
     }
 }
 
-/// A resource of an MCP server, read as a tool without parameters.
+/// A resource of an MCP server, read as a tool: a fixed resource without
+/// parameters, or a resource template whose variables are the parameters.
 struct McpResourceTool {
     link: Arc<ServerLink>,
     spec: ToolSpec,
-    uri: String,
+    address: Address,
+}
+
+/// Which resource a resource tool reads.
+enum Address {
+    /// A resource the server listed.
+    Fixed(String),
+    /// A resource template, filled in with the call's arguments.
+    Template(UriTemplate),
+}
+
+impl Address {
+    fn uri(&self, args: Arguments) -> Result<String, ToolError> {
+        match self {
+            Self::Fixed(uri) => Ok(uri.clone()),
+            Self::Template(template) => {
+                let arguments = match args.into_json() {
+                    Value::Object(map) => map,
+                    _ => Map::new(),
+                };
+                template
+                    .expand(&arguments)
+                    .map_err(ToolError::InvalidArguments)
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -200,8 +272,8 @@ impl Tool for McpResourceTool {
         &self.spec
     }
 
-    async fn call(&self, _args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let params = ReadResourceRequestParams::new(self.uri.clone());
+    async fn call(&self, args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let params = ReadResourceRequestParams::new(self.address.uri(args)?);
         let result = self
             .link
             .request(
