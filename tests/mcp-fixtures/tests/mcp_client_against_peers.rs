@@ -639,8 +639,9 @@ async fn everything_resource_templates_become_tools_with_their_variables() {
         missing.is_error && missing.content.contains("resourceId"),
         "{missing:?}"
     );
-    // The server still answers after all that.
-    let again = call(&registry, text, json!({"resourceId": "5"})).await;
+    // The server still answers after all that; a number the model sends
+    // for the id is cast to its text.
+    let again = call(&registry, text, json!({"resourceId": 5})).await;
     assert!(again.content.starts_with("Resource 5: "), "{again:?}");
     clients.disconnect().await;
 }
