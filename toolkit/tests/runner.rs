@@ -462,11 +462,11 @@ async fn hooks_rewrite_refuse_and_observe() {
 async fn casts_and_timing_are_recorded_for_the_host_only() {
     let state = Runner::new(registry())
         .run(
-            vec![call("1", "echo", json!({"text": 5}))],
+            vec![call("1", "echo", json!({"text": true}))],
             &ToolContext::new(),
         )
         .await;
-    // A number is not cast to a string: validation says so.
+    // A boolean is not cast to text: validation says so.
     assert_eq!(state.calls[0].status, CallStatus::Error);
     let state = Runner::new(registry())
         .run(
