@@ -206,4 +206,7 @@ fn a_macro_tool_keeps_its_compiled_schema_and_it_answers_as_the_spec_does() {
         assert_eq!(kept, again);
     }
     assert!(compiled.has_parameter("path"));
+    // Kept, not compiled again: every registry built after the first reuses it.
+    assert!(compiled.same_compilation(&tool.argument_schema().unwrap()));
+    assert!(!compiled.same_compilation(&fresh));
 }

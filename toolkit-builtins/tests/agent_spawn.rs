@@ -203,3 +203,37 @@ async fn a_panicking_task_is_reported_as_failed() {
     );
     assert!(spawner.running().is_empty());
 }
+
+/// Keeps the requests it is asked to start.
+#[derive(Clone, Default)]
+struct Recorder(Arc<std::sync::Mutex<Vec<toolkit_builtins::agent::SpawnRequest>>>);
+
+#[toolkit::async_trait]
+impl toolkit_builtins::agent::Spawner for Recorder {
+    async fn spawn(
+        &self,
+        request: toolkit_builtins::agent::SpawnRequest,
+    ) -> Result<String, toolkit_builtins::agent::SpawnError> {
+        self.0.lock().unwrap().push(request);
+        Ok("task0001".into())
+    }
+}
+
+#[tokio::test]
+async fn a_task_asked_for_by_a_fired_job_says_which_job() {
+    use toolkit_builtins::agent::cron::FiredJob;
+    let recorder = Recorder::default();
+    let ctx = ToolContext::new().with_state(Subagents::new(recorder.clone()));
+    let fired = ctx.clone().with_state(FiredJob {
+        job_id: "job00042".into(),
+    });
+    for context in [&ctx, &fired] {
+        let out = registry()
+            .call("spawn", json!({"task": "look around"}), context)
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+    }
+    let requests = recorder.0.lock().unwrap().clone();
+    assert_eq!(requests[0].fired_job, None);
+    assert_eq!(requests[1].fired_job.as_deref(), Some("job00042"));
+}

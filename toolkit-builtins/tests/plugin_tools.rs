@@ -106,6 +106,43 @@ async fn a_tool_declared_timeout_replaces_the_plugin_wide_one() {
 }
 
 #[tokio::test]
+async fn a_tool_timeout_holds_while_the_plugin_is_busy_with_a_slower_call() {
+    let (registry, _dir) = loaded().await;
+    let registry = std::sync::Arc::new(registry);
+    // `word_count` hangs under the plugin-wide 5 s; `repeat`, with its own
+    // 1 s, must not wait all of that for its turn.
+    let slow = {
+        let registry = std::sync::Arc::clone(&registry);
+        tokio::spawn(async move {
+            registry
+                .call("word_count", json!({"text": "hang"}), &ToolContext::new())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let out = registry
+        .call(
+            "repeat",
+            json!({"word": "hi", "times": 1}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .contains("was busy with another call for all of 1s; try again later"),
+        "{}",
+        out.content
+    );
+    let slow = slow.await.unwrap();
+    assert!(
+        slow.content.contains("did not answer within 5s"),
+        "{}",
+        slow.content
+    );
+}
+
+#[tokio::test]
 async fn the_registry_casts_and_validates_before_the_plugin_sees_anything() {
     let (registry, _dir) = loaded().await;
     let ctx = ToolContext::new();

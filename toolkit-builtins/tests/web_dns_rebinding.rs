@@ -164,6 +164,26 @@ async fn a_redirect_to_the_same_name_is_looked_up_and_checked_again() {
 }
 
 #[tokio::test]
+async fn the_port_checked_is_the_urls_whatever_port_the_resolver_answers() {
+    let (allowed, _internal) = two_servers().await;
+    let other_port = Server::start(|_| Reply::ok("text/plain", "another service")).await;
+    // The resolver answers the allowed address and port; the URL names
+    // another port on the same address, which the allow list leaves out.
+    let dns = ScriptedDns::answering(&[&[allowed.addr]]);
+    let ctx = context(&allowed, &dns);
+    let out = fetch(&ctx, &format!("http://rebind.test:{}/", other_port.port())).await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .contains(&format!("leads to 127.0.0.1:{}", other_port.port())),
+        "{}",
+        out.content
+    );
+    assert!(other_port.requests().is_empty());
+    assert!(allowed.requests().is_empty());
+}
+
+#[tokio::test]
 async fn a_name_the_resolver_does_not_know_is_a_clear_error() {
     let (allowed, _internal) = two_servers().await;
     let dns = ScriptedDns::default();

@@ -32,6 +32,10 @@ pub struct SpawnRequest {
     pub label: String,
     /// Where the result goes.
     pub origin: Origin,
+    /// The scheduled job whose turn asked for this task, if one did. Give
+    /// the subagent's turns a [`FiredJob`](crate::agent::cron::FiredJob)
+    /// with it, so that a job cannot schedule more jobs through a subagent.
+    pub fired_job: Option<String>,
 }
 
 /// Why a task could not be started.
@@ -229,6 +233,9 @@ pub async fn spawn(
         task,
         label: label.clone(),
         origin,
+        fired_job: ctx
+            .state::<crate::agent::cron::FiredJob>()
+            .map(|fired| fired.job_id.clone()),
     };
     let id = subagents
         .spawner

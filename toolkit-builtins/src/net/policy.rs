@@ -156,6 +156,11 @@ impl NetPolicy {
                     host: name.to_string(),
                     message: e.to_string(),
                 })?;
+                // The connection goes to the URL's port whatever port a
+                // resolver answers with, so that is the port checked.
+                for addr in &mut found {
+                    addr.set_port(port);
+                }
                 found.dedup();
                 found
             }

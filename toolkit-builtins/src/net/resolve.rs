@@ -37,6 +37,10 @@ use toolkit::async_trait;
 #[async_trait]
 pub trait Resolve: Send + Sync + 'static {
     /// The addresses `host` (a domain name, never an IP literal) has on `port`.
+    ///
+    /// Only the IP of each answer counts: the guard checks, and the tool
+    /// connects to, each IP on `port` (the URL's), whatever port is answered.
+    /// A lookup that never ends is cut short by the calling tool's timeout.
     async fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>>;
 }
 

@@ -139,6 +139,14 @@ impl Caster<'_> {
         {
             return;
         }
+        // A number is text only where no branch is for numbers: `300` for
+        // `Index(u8) | Name(String)` is an index out of range, not a name.
+        let kind = Types::of(value);
+        let a_branch_takes_the_number = value.is_number()
+            && node
+                .any_of
+                .iter()
+                .any(|&b| self.nodes.get(b).cast_to.allows_kind(kind));
         let mut fallback = None;
         for &branch in &node.any_of {
             if self.nodes.get(branch).is_null_only() {
@@ -147,7 +155,7 @@ impl Caster<'_> {
             let mut trial = value.clone();
             let mut trial_casts = Vec::new();
             self.node(branch, &mut trial, path, depth, &mut trial_casts);
-            if trial_casts.is_empty() {
+            if trial_casts.is_empty() || (a_branch_takes_the_number && trial.is_string()) {
                 continue;
             }
             if is_valid(self.nodes, branch, &trial, depth, self.budget) {
@@ -538,6 +546,26 @@ mod tests {
             x(json!({"type": ["number", "string"]}), json!(2.5)),
             json!(2.5)
         );
+    }
+
+    #[test]
+    fn a_number_is_not_text_where_another_branch_is_for_numbers() {
+        // `#[serde(untagged)] enum Selector { Index(u8), Name(String) }`
+        let selector = json!({"anyOf": [
+            {"type": "integer", "minimum": 0, "maximum": 255},
+            {"type": "string"}
+        ]});
+        assert_eq!(x(selector.clone(), json!(300)), json!(300));
+        assert_eq!(x(selector, json!(7)), json!(7));
+        // With no branch for numbers, the text branch takes it.
+        let text_or_list = json!({"anyOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"type": "string"}}
+        ]});
+        assert_eq!(x(text_or_list, json!(300)), json!("300"));
+        // `Option<String>`
+        let optional = json!({"anyOf": [{"type": "string"}, {"type": "null"}]});
+        assert_eq!(x(optional, json!(4)), json!("4"));
     }
 
     #[test]

@@ -147,6 +147,23 @@ impl ArgumentSchema {
         })
     }
 
+    /// Whether `self` and `other` come from one compilation (one is a clone
+    /// of the other), not just from equal schemas: how a caller sees that a
+    /// kept schema is reused rather than compiled again.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolkit::args::ArgumentSchema;
+    ///
+    /// let schema = json!({"type": "object"});
+    /// let compiled = ArgumentSchema::compile(&schema).unwrap();
+    /// assert!(compiled.same_compilation(&compiled.clone()));
+    /// assert!(!compiled.same_compilation(&ArgumentSchema::compile(&schema).unwrap()));
+    /// ```
+    pub fn same_compilation(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.nodes, &other.nodes)
+    }
+
     /// Whether the schema declares a top-level parameter with this name.
     ///
     /// ```

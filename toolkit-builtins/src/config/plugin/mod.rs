@@ -68,8 +68,12 @@ impl Tool for PluginTool {
             })
             .await
             .map_err(|fault| {
+                let next = match fault {
+                    Fault::Busy(_) => "try again later",
+                    _ => "it will be restarted on the next call",
+                };
                 ToolError::failed(format!(
-                    "the plugin {} {fault}; it will be restarted on the next call",
+                    "the plugin {} {fault}; {next}",
                     self.plugin.path().display()
                 ))
             })?;

@@ -31,6 +31,10 @@ pub(crate) enum Fault {
     Closed,
     #[error("did not answer within {0:?}")]
     Timeout(Duration),
+    /// Still busy with another call when the time was up; its process is
+    /// left alone.
+    #[error("was busy with another call for all of {0:?}")]
+    Busy(Duration),
     #[error("answered with something that is not a JSON response: {0}")]
     Garbage(String),
     #[error("could not be written to: {0}")]
@@ -78,7 +82,12 @@ impl Plugin {
         timeout: Duration,
         make: impl FnOnce(u64) -> Value,
     ) -> Result<Map<String, Value>, Fault> {
-        let mut slot = self.slot.lock().await;
+        // One deadline for waiting behind another call and for the answer:
+        // a tool's timeout holds even when the plugin is busy with a slower one.
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut slot = tokio::time::timeout_at(deadline, self.slot.lock())
+            .await
+            .map_err(|_| Fault::Busy(timeout))?;
         slot.next_id += 1;
         let id = slot.next_id;
         // The process is out of the slot while the request is in flight: if
@@ -88,7 +97,7 @@ impl Plugin {
             Some(running) => running,
             None => self.start()?,
         };
-        let outcome = tokio::time::timeout(timeout, running.exchange(make(id), id))
+        let outcome = tokio::time::timeout_at(deadline, running.exchange(make(id), id))
             .await
             .unwrap_or(Err(Fault::Timeout(timeout)));
         match outcome {

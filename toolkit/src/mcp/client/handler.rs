@@ -20,6 +20,9 @@ use serde_json::{Map, Value, json};
 use super::link::ServerLink;
 use super::sampling::{Sampler, SamplingRequest};
 
+/// How long a sampler may take when the server's link is gone.
+const DEFAULT_SAMPLING_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Answers a server's requests and relays its list-changed notifications to the link.
 pub(crate) struct ClientSide {
     pub(crate) link: Weak<ServerLink>,
@@ -48,11 +51,13 @@ impl ClientHandler for ClientSide {
     }
 
     /// The host's sampler answers; a failure or a panic in it is an error
-    /// the server sees, never a request left unanswered.
+    /// the server sees, never a request left unanswered. The sampler is
+    /// stopped when the server cancels the request, and after the server's
+    /// `toolTimeout`: the call that led to the request has given up by then.
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let Some(sampler) = &self.sampler else {
             return Err(ErrorData::invalid_request(
@@ -64,9 +69,22 @@ impl ClientHandler for ClientSide {
             &self.server,
             serde_json::to_value(&params).unwrap_or_default(),
         );
-        let answer = std::panic::AssertUnwindSafe(sampler.sample(request))
-            .catch_unwind()
-            .await;
+        let limit = self
+            .link
+            .upgrade()
+            .map_or(DEFAULT_SAMPLING_LIMIT, |link| link.config().tool_timeout);
+        let sampling = std::panic::AssertUnwindSafe(sampler.sample(request)).catch_unwind();
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(limit, sampling) => answer.map_err(|_| {
+                ErrorData::internal_error(
+                    format!("the host's model did not answer within {limit:?}"),
+                    None,
+                )
+            })?,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
         let sampled = match answer {
             Ok(Ok(sampled)) => sampled,
             Ok(Err(e)) => {

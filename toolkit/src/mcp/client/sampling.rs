@@ -16,7 +16,14 @@ use serde_json::{Value, json};
 /// a server's `sampling/createMessage` request reaches [`sample`](Self::sample).
 /// Without one the capability is not declared and such requests are refused.
 /// An error returned here reaches the server as a JSON-RPC error with its
-/// message (a panic is caught and answered the same way).
+/// message; a panic is caught and answered with an error too (its message
+/// goes to the log, not to the server). A sampler still working when the
+/// server cancels the request, or after the server's `toolTimeout`, is
+/// dropped and the server told.
+///
+/// Any connected server can ask: the sampler is where a host decides
+/// whether to answer (ask its user, keep a budget), since it spends the
+/// host's model.
 ///
 /// ```
 /// use toolkit::mcp::{Sampled, Sampler, SamplingRequest};

@@ -22,17 +22,25 @@ pub(crate) struct UriTemplate {
 #[derive(Debug, PartialEq)]
 struct Variable {
     name: String,
-    /// The operator of every expression it appears in (`None`: simple `{x}`).
-    operators: Vec<Option<char>>,
+    /// Every place it appears in.
+    places: Vec<Place>,
+}
+
+/// One appearance of a variable: its expression's operator (`None`: a
+/// simple `{x}`) and its prefix modifier (`{x:3}` takes 3 characters).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Place {
+    operator: Option<char>,
+    prefix: Option<usize>,
 }
 
 impl Variable {
     /// Query (`{?x}`) and continuation (`{&x}`) expressions leave out what
     /// is undefined; every other place needs a value to make sense.
     fn required(&self) -> bool {
-        self.operators
+        self.places
             .iter()
-            .any(|op| !matches!(op, Some('?' | '&')))
+            .any(|place| !matches!(place.operator, Some('?' | '&')))
     }
 }
 
@@ -77,9 +85,9 @@ impl UriTemplate {
 
     /// The URI for `arguments`: every value percent-encoded for its place
     /// (a `/`, `?` or `#` in a `{x}` value stays inside that one segment).
-    /// Values that would still leave their place are refused: `.` and `..`
-    /// where they would be path segments, and in reserved expansions
-    /// (`{+x}`, which by design lets `/` through) a `?`, a `#` or a dot segment.
+    /// Values that could still leave their place are refused (see
+    /// [`check_value`]): a dot segment in a path, as sent or as a server
+    /// may decode it, and a `?` or `#` in a reserved expansion (`{+x}`).
     pub(crate) fn expand(&self, arguments: &Map<String, Value>) -> Result<String, String> {
         let mut context = SimpleContext::new();
         for variable in &self.variables {
@@ -93,11 +101,11 @@ impl UriTemplate {
                 }
                 None | Some(Value::Null) => continue,
                 Some(Value::String(s)) => s.clone(),
-                // Lenient: a number the model sent reads the same as text.
+                // Casting and validation have made every value text already.
                 Some(other) => other.to_string(),
             };
-            for operator in &variable.operators {
-                check_value(*operator, &variable.name, &value)?;
+            for place in &variable.places {
+                check_value(*place, &variable.name, &value)?;
             }
             context.insert(variable.name.as_str(), value);
         }
@@ -114,23 +122,59 @@ impl UriTemplate {
 }
 
 /// Refuse a value percent-encoding alone cannot keep in its place.
-fn check_value(operator: Option<char>, name: &str, value: &str) -> Result<(), String> {
+///
+/// The value is judged as it goes out (cut to the place's prefix) and as a
+/// server may read it (percent-decoded, `\` taken for `/`): in a path, a
+/// `.` or `..` segment in either form would walk out of the template's
+/// directory. Query and fragment values cannot, and are left alone.
+fn check_value(place: Place, name: &str, value: &str) -> Result<(), String> {
     let leaves = |why: &str| {
         Err(format!(
             "the value `{value}` of `{name}` {why}, which would leave its place in the URI; send the plain name"
         ))
     };
-    let is_dot_segment = |segment: &str| {
-        // `%2E` is `.` once a server normalizes the URI.
-        let decoded = segment.replace("%2E", ".").replace("%2e", ".");
-        decoded == "." || decoded == ".."
-    };
-    match operator {
-        None | Some('/' | '.') if is_dot_segment(value) => leaves("is a dot segment"),
-        Some('+') if value.contains(['?', '#']) => leaves("has a `?` or `#`"),
-        Some('+') if value.split('/').any(is_dot_segment) => leaves("has a dot segment"),
-        _ => Ok(()),
+    if matches!(place.operator, Some('?' | '&' | '#')) {
+        return Ok(());
     }
+    let sent: String = match place.prefix {
+        Some(length) => value.chars().take(length).collect(),
+        None => value.to_owned(),
+    };
+    if place.operator == Some('+') && sent.contains(['?', '#']) {
+        return leaves("has a `?` or `#`");
+    }
+    let decoded = percent_decoded(&sent);
+    if decoded
+        .split(['/', '\\'])
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return leaves("has a dot segment");
+    }
+    Ok(())
+}
+
+/// `text` with every `%XX` triplet decoded (invalid UTF-8 replaced).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok())
+            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                decoded.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 /// The variables of a valid template, each once, with the operators of the
@@ -154,11 +198,15 @@ fn variables(template: &str) -> Vec<Variable> {
             if name.is_empty() {
                 continue;
             }
+            let prefix = spec
+                .split_once(':')
+                .and_then(|(_, length)| length.parse().ok());
+            let place = Place { operator, prefix };
             match found.iter_mut().find(|v| v.name == name) {
-                Some(variable) => variable.operators.push(operator),
+                Some(variable) => variable.places.push(place),
                 None => found.push(Variable {
                     name: name.to_owned(),
-                    operators: vec![operator],
+                    places: vec![place],
                 }),
             }
         }
@@ -188,8 +236,25 @@ mod tests {
         );
         let theirs: Vec<&str> = template.template.variables().map(|v| v.as_str()).collect();
         assert_eq!(ours, theirs);
-        assert_eq!(template.variables[1].operators, [Some('/')]);
-        assert_eq!(template.variables[0].operators, [None]);
+        let simple = Place {
+            operator: None,
+            prefix: None,
+        };
+        assert_eq!(template.variables[0].places, [simple]);
+        assert_eq!(
+            template.variables[1].places,
+            [Place {
+                operator: Some('/'),
+                prefix: None
+            }]
+        );
+        assert_eq!(
+            template.variables[2].places,
+            [Place {
+                operator: Some('/'),
+                prefix: Some(3)
+            }]
+        );
     }
 
     #[test]
@@ -220,8 +285,8 @@ mod tests {
         let text = UriTemplate::parse("demo://resource/dynamic/text/{resourceId}").unwrap();
         for (value, uri) in [
             ("3", "demo://resource/dynamic/text/3"),
-            ("../1", "demo://resource/dynamic/text/..%2F1"),
-            ("1/../2", "demo://resource/dynamic/text/1%2F..%2F2"),
+            ("1/2", "demo://resource/dynamic/text/1%2F2"),
+            ("..x", "demo://resource/dynamic/text/..x"),
             ("1?x=y", "demo://resource/dynamic/text/1%3Fx%3Dy"),
             ("a/b?c#d", "demo://resource/dynamic/text/a%2Fb%3Fc%23d"),
             ("100%", "demo://resource/dynamic/text/100%25"),
@@ -247,18 +312,39 @@ mod tests {
     #[test]
     fn values_that_would_leave_their_place_are_refused() {
         let text = UriTemplate::parse("file:///base/{name}").unwrap();
-        for value in ["..", ".", "%2e%2E"] {
+        // Encoded, these stay in the segment; but a server that decodes the
+        // path (`%2F` to `/`) or takes `\` for `/` would walk up with them.
+        for value in [
+            "..", ".", "%2e%2E", "../1", "1/../2", "..%2Fetc", "a\\..\\b",
+        ] {
             let error = text.expand(&args(json!({"name": value}))).unwrap_err();
             assert!(error.contains("dot segment"), "{value}: {error}");
         }
+        // A prefix is judged as it goes out: `..x` cut to two characters is `..`.
+        let prefixed = UriTemplate::parse("file:///base/{name:2}").unwrap();
+        assert!(prefixed.expand(&args(json!({"name": "..x"}))).is_err());
+        assert_eq!(
+            prefixed.expand(&args(json!({"name": "abc"}))).unwrap(),
+            "file:///base/ab"
+        );
         let reserved = UriTemplate::parse("file:///base/{+path}").unwrap();
+        let cut = UriTemplate::parse("file:///base/{+path:4}").unwrap();
+        assert!(cut.expand(&args(json!({"path": "a/..b"}))).is_err());
         assert_eq!(
             reserved
                 .expand(&args(json!({"path": "docs/a b.txt"})))
                 .unwrap(),
             "file:///base/docs/a%20b.txt"
         );
-        for value in ["../etc/passwd", "a/./b", "a?x", "a#x", "a/%2E%2E/b"] {
+        for value in [
+            "../etc/passwd",
+            "a/./b",
+            "a?x",
+            "a#x",
+            "a/%2E%2E/b",
+            "%2E%2E%2Fsecret",
+            "a%2F..%2Fb",
+        ] {
             assert!(
                 reserved.expand(&args(json!({"path": value}))).is_err(),
                 "{value}"

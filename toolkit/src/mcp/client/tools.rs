@@ -34,6 +34,11 @@ pub(crate) async fn mount_all(
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         format!("the MCP server `{server}` could not list its {what}: {e}")
     };
+    // A server that never answers a list must not hold up `connect`.
+    let limit = link.config().tool_timeout;
+    let within = |what: &str, _: tokio::time::error::Elapsed| {
+        format!("the MCP server `{server}` did not list its {what} within {limit:?}")
+    };
     let capabilities = session
         .peer_info()
         .map(|info| serde_json::to_value(&info.capabilities).unwrap_or_default())
@@ -42,9 +47,9 @@ pub(crate) async fn mount_all(
     let mut names = NameAllocator::default();
     let mut mounted: Vec<Arc<dyn Tool>> = Vec::new();
     if offers("tools") {
-        let tools = session
-            .list_all_tools()
+        let tools = tokio::time::timeout(limit, session.list_all_tools())
             .await
+            .map_err(|e| within("tools", e))?
             .map_err(|e| failed("tools", &e))?;
         for tool in tools {
             let definition = serde_json::to_value(&tool).unwrap_or_default();
@@ -63,9 +68,9 @@ pub(crate) async fn mount_all(
         }
     }
     if offers("resources") {
-        let resources = session
-            .list_all_resources()
+        let resources = tokio::time::timeout(limit, session.list_all_resources())
             .await
+            .map_err(|e| within("resources", e))?
             .map_err(|e| failed("resources", &e))?;
         for resource in resources {
             let resource = serde_json::to_value(&resource).unwrap_or_default();
@@ -92,11 +97,12 @@ pub(crate) async fn mount_all(
         }
         // Templates came later to the protocol than resources: a server
         // that does not know the method keeps its other tools.
-        let templates = session
-            .list_all_resource_templates()
+        let templates = tokio::time::timeout(limit, session.list_all_resource_templates())
             .await
+            .map_err(|e| within("resource templates", e))
+            .and_then(|listed| listed.map_err(|e| failed("resource templates", &e)))
             .unwrap_or_else(|e| {
-                tracing::warn!(server = %server, "{}", failed("resource templates", &e));
+                tracing::warn!(server = %server, "{e}");
                 Vec::new()
             });
         for template in templates {
@@ -109,9 +115,9 @@ pub(crate) async fn mount_all(
         }
     }
     if offers("prompts") {
-        let prompts = session
-            .list_all_prompts()
+        let prompts = tokio::time::timeout(limit, session.list_all_prompts())
             .await
+            .map_err(|e| within("prompts", e))?
             .map_err(|e| failed("prompts", &e))?;
         for prompt in prompts {
             let prompt = serde_json::to_value(&prompt).unwrap_or_default();
