@@ -340,3 +340,91 @@ fn stateless_servers_answer_any_request_without_a_session() {
     assert_eq!(status, 200, "{response}");
     assert!(response.contains("Echo: balanced"), "{response}");
 }
+
+/// A session over raw HTTP: its id, after `initialize` and `initialized`.
+fn open_session(url: &str) -> String {
+    let (status, response) = post(url, &[], &initialize());
+    assert_eq!(status, 200, "{response}");
+    let id = response
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {response}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, response) = post(url, &[("Mcp-Session-Id", &id)], &initialized);
+    assert!((200..300).contains(&status), "{response}");
+    id
+}
+
+/// Listen on a session's own event stream (a GET) until it has been quiet
+/// for a second after `until` is set; returns what came.
+fn listen(
+    url: &str,
+    session: &str,
+) -> (
+    std::sync::mpsc::Receiver<()>,
+    std::thread::JoinHandle<String>,
+) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let (ready, is_ready) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut heard = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // The stream is open once its headers came: then the calls may start.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        if let Ok(n) = stream.read(&mut chunk) {
+            heard.extend_from_slice(&chunk[..n]);
+        }
+        let _ = ready.send(());
+        stream
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .unwrap();
+        while let Ok(n) = stream.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            heard.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8_lossy(&heard).into_owned()
+    });
+    (is_ready, reader)
+}
+
+#[test]
+fn each_http_session_keeps_its_own_log_level() {
+    let server = peers::fixture_http(&[]);
+    let (quiet, chatty) = (open_session(&server.url), open_session(&server.url));
+    let set_level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+        "params": {"level": "error"}});
+    let (status, response) = post(&server.url, &[("Mcp-Session-Id", &quiet)], &set_level);
+    assert_eq!(status, 200, "{response}");
+    let (quiet_open, quiet_stream) = listen(&server.url, &quiet);
+    let (chatty_open, chatty_stream) = listen(&server.url, &chatty);
+    quiet_open.recv().unwrap();
+    chatty_open.recv().unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "test_tool_with_logging", "arguments": {}}});
+    // The tool logs at `info`: below what the quiet session asked for, not
+    // below the other's. Its logs are sent before its result.
+    for session in [&quiet, &chatty] {
+        let (_, result) = post(&server.url, &[("Mcp-Session-Id", session)], &call);
+        assert!(result.contains("executed successfully"), "{result}");
+    }
+    let (heard_quiet, heard_chatty) = (quiet_stream.join().unwrap(), chatty_stream.join().unwrap());
+    assert!(
+        heard_chatty.contains("Tool execution started"),
+        "{heard_chatty}"
+    );
+    assert!(!heard_quiet.contains("Tool execution"), "{heard_quiet}");
+}

@@ -109,9 +109,11 @@ impl McpServer {
         if !options.allowed_origins.is_empty() {
             config = config.with_allowed_origins(options.allowed_origins.clone());
         }
+        // One handler per session, so what a client sets (its log level,
+        // its subscriptions) is its own.
         let factory = {
             let server = self.clone();
-            move || Ok(server.clone())
+            move || Ok(server.for_new_session())
         };
         let path: Arc<str> = options.path.as_str().into();
         if options.stateless {

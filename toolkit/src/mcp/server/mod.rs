@@ -61,6 +61,17 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
+    /// What one client's session sets; each HTTP session gets its own.
+    session: Arc<SessionState>,
+}
+
+/// What a client sets for its own session only.
+#[derive(Default)]
+struct SessionState {
+    /// The rank of the least severe log level the client wants (`debug` until set).
+    log_level: Arc<AtomicUsize>,
+    /// The resources the client subscribed to.
+    subscriptions: Mutex<Vec<String>>,
 }
 
 struct Shared {
@@ -72,9 +83,6 @@ struct Shared {
     page_size: usize,
     resources: Option<Arc<dyn ResourceSource>>,
     prompts: Option<Arc<dyn PromptSource>>,
-    subscriptions: Mutex<Vec<String>>,
-    /// The rank of the least severe log level clients want (`debug` until set).
-    log_level: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -99,9 +107,16 @@ impl McpServer {
                 page_size: DEFAULT_PAGE_SIZE,
                 resources: None,
                 prompts: None,
-                subscriptions: Mutex::new(Vec::new()),
-                log_level: Arc::new(AtomicUsize::new(0)),
             }),
+            session: Arc::default(),
+        }
+    }
+
+    /// The same server for another client: its settings, a session state of its own.
+    pub(crate) fn for_new_session(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            session: Arc::default(),
         }
     }
 
@@ -120,8 +135,6 @@ impl McpServer {
                 page_size: s.page_size,
                 resources: s.resources.clone(),
                 prompts: s.prompts.clone(),
-                subscriptions: Mutex::new(Vec::new()),
-                log_level: Arc::new(AtomicUsize::new(0)),
             };
             change(&mut copy);
             self.shared = Arc::new(copy);
@@ -211,7 +224,7 @@ impl McpServer {
             .with_cancellation(context.ct.clone())
             .with_state(ClientSession::new(
                 context.peer.clone(),
-                Arc::clone(&self.shared.log_level),
+                Arc::clone(&self.session.log_level),
             ))
     }
 }
@@ -394,7 +407,7 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let mut subscriptions = self
-            .shared
+            .session
             .subscriptions
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -410,7 +423,7 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let mut subscriptions = self
-            .shared
+            .session
             .subscriptions
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -466,7 +479,8 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let level = serde_json::to_value(request.level).unwrap_or_default();
         let rank = session::level_rank(level.as_str().unwrap_or("info"));
-        self.shared.log_level.store(rank, Ordering::Relaxed);
+        // This client's session only: another client keeps the level it chose.
+        self.session.log_level.store(rank, Ordering::Relaxed);
         Ok(())
     }
 }
