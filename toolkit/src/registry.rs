@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
@@ -58,6 +59,10 @@ pub struct ToolRegistry {
     catalog: ArcSwap<Catalog>,
     /// Serializes changes, so two registrations cannot lose each other's tools.
     writer: Mutex<()>,
+    /// Counts the changes to the set of tools.
+    generation: AtomicU64,
+    /// Wakes those waiting in [`changed`](Self::changed).
+    changes: tokio::sync::Notify,
 }
 
 /// An immutable set of tools plus its cached definitions; replaced on every change.
@@ -151,7 +156,7 @@ impl ToolRegistry {
         let _writing = self.write_lock();
         let mut entries = self.catalog.load().entries.clone();
         let removed = entries.remove(name)?;
-        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
+        self.publish(entries);
         Some(Arc::clone(&removed.tool))
     }
 
@@ -182,7 +187,7 @@ impl ToolRegistry {
             .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
             .collect();
         insert_checked(&mut entries, prepared)?;
-        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
+        self.publish(entries);
         Ok(())
     }
 
@@ -194,8 +199,58 @@ impl ToolRegistry {
         let _writing = self.write_lock();
         let mut entries = self.catalog.load().entries.clone();
         insert_checked(&mut entries, prepared)?;
-        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
+        self.publish(entries);
         Ok(())
+    }
+
+    /// Make `entries` the set of tools, and tell whoever waits for a change.
+    fn publish(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) {
+        self.catalog.store(Arc::new(Catalog::with_entries(entries)));
+        self.generation.fetch_add(1, Ordering::Release);
+        self.changes.notify_waiters();
+    }
+
+    /// A number that changes whenever the set of tools does (a
+    /// registration, a removal, a [`replace`](Self::replace)): pass it to
+    /// [`changed`](Self::changed) to wait for the next change.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Wait until the set of tools is no longer the one `generation` (from
+    /// [`generation`](Self::generation)) was read from. This is how a server
+    /// of the registry learns to tell its clients their tool list changed.
+    ///
+    /// ```
+    /// use toolkit::{ToolRegistry, tool};
+    ///
+    /// /// Say hello.
+    /// #[tool]
+    /// async fn hello() -> &'static str {
+    ///     "hello"
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = std::sync::Arc::new(ToolRegistry::new());
+    /// let seen = registry.generation();
+    /// let watcher = tokio::spawn({
+    ///     let registry = registry.clone();
+    ///     async move { registry.changed(seen).await }
+    /// });
+    /// registry.register(HelloTool).unwrap();
+    /// watcher.await.unwrap();
+    /// assert_ne!(registry.generation(), seen);
+    /// # }
+    /// ```
+    pub async fn changed(&self, generation: u64) {
+        loop {
+            // Registered before the check, so a change in between still wakes it.
+            let notified = self.changes.notified();
+            if self.generation() != generation {
+                return;
+            }
+            notified.await;
+        }
     }
 
     fn snapshot(&self) -> Arc<Catalog> {

@@ -18,10 +18,11 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
     UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 pub use http::HttpOptions;
 pub use session::ClientSession;
@@ -72,6 +73,15 @@ struct SessionState {
     log_level: Arc<AtomicUsize>,
     /// The resources the client subscribed to.
     subscriptions: Mutex<Vec<String>>,
+    /// Cancelled when the session's handler is dropped: stops the task that
+    /// tells the client its tool list changed.
+    ended: CancellationToken,
+}
+
+impl Drop for SessionState {
+    fn drop(&mut self) {
+        self.ended.cancel();
+    }
 }
 
 struct Shared {
@@ -470,6 +480,28 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         typed(json!({"completion": {"values": [], "total": 0, "hasMore": false}}))
+    }
+
+    /// From now on, tell this client whenever the registry's tools change
+    /// (a registration, a removal, an MCP server of ours refreshing its
+    /// share), until the session ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let registry = Arc::clone(&self.shared.registry);
+        let ended = self.session.ended.clone();
+        let peer = context.peer;
+        let mut seen = registry.generation();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = registry.changed(seen) => {}
+                    () = ended.cancelled() => return,
+                }
+                seen = registry.generation();
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     async fn set_level(
