@@ -8,12 +8,14 @@
 
 #[path = "../peers.rs"]
 mod peers;
+#[path = "../raw_http.rs"]
+mod raw_http;
 
-use std::io::{Read, Write};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use raw_http::{initialize, listen, open_session, post};
 use serde_json::{Value, json};
 use tk::mcp::{McpClients, McpConfig};
 use tk::{ToolContext, ToolRegistry};
@@ -265,44 +267,6 @@ async fn a_cancelled_call_reaches_the_tools_token() {
     clients.disconnect().await;
 }
 
-/// One raw HTTP/1.1 POST; returns the status and the body.
-fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_at(rest.find('/').unwrap());
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let body = body.to_string();
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        request.push_str(&format!("Host: {authority}\r\n"));
-    }
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, response)
-}
-
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}})
-}
-
 #[test]
 fn foreign_hosts_and_origins_are_refused() {
     let server = peers::fixture_http(&[]);
@@ -339,66 +303,6 @@ fn stateless_servers_answer_any_request_without_a_session() {
     let (status, response) = post(&b.url, &[("MCP-Protocol-Version", "2025-11-25")], &call);
     assert_eq!(status, 200, "{response}");
     assert!(response.contains("Echo: balanced"), "{response}");
-}
-
-/// A session over raw HTTP: its id, after `initialize` and `initialized`.
-fn open_session(url: &str) -> String {
-    let (status, response) = post(url, &[], &initialize());
-    assert_eq!(status, 200, "{response}");
-    let id = response
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id: {response}"));
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let (status, response) = post(url, &[("Mcp-Session-Id", &id)], &initialized);
-    assert!((200..300).contains(&status), "{response}");
-    id
-}
-
-/// Listen on a session's own event stream (a GET) until it has been quiet
-/// for a second after `until` is set; returns what came.
-fn listen(
-    url: &str,
-    session: &str,
-) -> (
-    std::sync::mpsc::Receiver<()>,
-    std::thread::JoinHandle<String>,
-) {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_at(rest.find('/').unwrap());
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let (ready, is_ready) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut heard = Vec::new();
-        let mut chunk = [0u8; 4096];
-        // The stream is open once its headers came: then the calls may start.
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        if let Ok(n) = stream.read(&mut chunk) {
-            heard.extend_from_slice(&chunk[..n]);
-        }
-        let _ = ready.send(());
-        stream
-            .set_read_timeout(Some(Duration::from_secs(1)))
-            .unwrap();
-        while let Ok(n) = stream.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            heard.extend_from_slice(&chunk[..n]);
-        }
-        String::from_utf8_lossy(&heard).into_owned()
-    });
-    (is_ready, reader)
 }
 
 #[test]

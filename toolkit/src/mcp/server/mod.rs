@@ -9,17 +9,17 @@ mod session;
 mod sources;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -76,6 +76,8 @@ struct SessionState {
     /// Cancelled when the session's handler is dropped: stops the task that
     /// tells the client its tool list changed.
     ended: CancellationToken,
+    /// The client, once it has said it is initialized.
+    peer: OnceLock<Peer<RoleServer>>,
 }
 
 impl Drop for SessionState {
@@ -93,6 +95,22 @@ struct Shared {
     page_size: usize,
     resources: Option<Arc<dyn ResourceSource>>,
     prompts: Option<Arc<dyn PromptSource>>,
+    /// Every session's state while it lives, for [`McpServer::resource_updated`].
+    sessions: Mutex<Vec<Weak<SessionState>>>,
+}
+
+impl Shared {
+    /// Keep `session` in the list of live sessions (and drop the ended ones).
+    fn track(&self, session: &Arc<SessionState>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(session));
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<SessionState>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
 }
 
 impl std::fmt::Debug for McpServer {
@@ -107,27 +125,56 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// Serve `registry`, named after this crate until [`with_name`](Self::with_name).
     pub fn new(registry: Arc<ToolRegistry>) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                registry,
-                context: ToolContext::new(),
-                name: "toolkit".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                instructions: None,
-                page_size: DEFAULT_PAGE_SIZE,
-                resources: None,
-                prompts: None,
-            }),
-            session: Arc::default(),
-        }
+        let shared = Arc::new(Shared {
+            registry,
+            context: ToolContext::new(),
+            name: "toolkit".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            instructions: None,
+            page_size: DEFAULT_PAGE_SIZE,
+            resources: None,
+            prompts: None,
+            sessions: Mutex::default(),
+        });
+        let session = Arc::default();
+        shared.track(&session);
+        Self { shared, session }
     }
 
     /// The same server for another client: its settings, a session state of its own.
     pub(crate) fn for_new_session(&self) -> Self {
+        let session = Arc::default();
+        self.shared.track(&session);
         Self {
             shared: Arc::clone(&self.shared),
-            session: Arc::default(),
+            session,
         }
+    }
+
+    /// Tell every client subscribed to `uri` (`resources/subscribe`) that
+    /// the resource changed: they are sent `notifications/resources/updated`
+    /// and read it again when they want. Returns how many were told.
+    ///
+    /// Call it on the server (or any clone of it) being served, whenever
+    /// what the [`ResourceSource`] answers for `uri` changes.
+    pub async fn resource_updated(&self, uri: &str) -> usize {
+        let mut told = 0;
+        for session in self.shared.live_sessions() {
+            let subscribed = session
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|s| s == uri);
+            let Some(peer) = session.peer.get().filter(|_| subscribed) else {
+                continue;
+            };
+            let update = ResourceUpdatedNotificationParam::new(uri);
+            if peer.notify_resource_updated(update).await.is_ok() {
+                told += 1;
+            }
+        }
+        told
     }
 
     fn edit(mut self, change: impl FnOnce(&mut Shared)) -> Self {
@@ -145,8 +192,10 @@ impl McpServer {
                 page_size: s.page_size,
                 resources: s.resources.clone(),
                 prompts: s.prompts.clone(),
+                sessions: Mutex::default(),
             };
             change(&mut copy);
+            copy.track(&self.session);
             self.shared = Arc::new(copy);
         }
         self
@@ -489,6 +538,7 @@ impl ServerHandler for McpServer {
         let registry = Arc::clone(&self.shared.registry);
         let ended = self.session.ended.clone();
         let peer = context.peer;
+        let _ = self.session.peer.set(peer.clone());
         let mut seen = registry.generation();
         tokio::spawn(async move {
             loop {

@@ -1,0 +1,107 @@
+//! MCP over raw HTTP/1.1, for the tests that look at the wire: a POST, a
+//! session opened by hand, and a session's own event stream.
+
+#![allow(dead_code)] // Each test file uses its own part of this.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// One raw HTTP/1.1 POST; returns the status and the body.
+pub fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let body = body.to_string();
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, response)
+}
+
+pub fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+/// A session over raw HTTP: its id, after `initialize` and `initialized`.
+pub fn open_session(url: &str) -> String {
+    let (status, response) = post(url, &[], &initialize());
+    assert_eq!(status, 200, "{response}");
+    let id = response
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {response}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, response) = post(url, &[("Mcp-Session-Id", &id)], &initialized);
+    assert!((200..300).contains(&status), "{response}");
+    id
+}
+
+/// Listen on a session's own event stream (a GET) until it has been quiet
+/// for a second after `until` is set; returns what came.
+pub fn listen(
+    url: &str,
+    session: &str,
+) -> (
+    std::sync::mpsc::Receiver<()>,
+    std::thread::JoinHandle<String>,
+) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let (ready, is_ready) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut heard = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // The stream is open once its headers came: then the calls may start.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        if let Ok(n) = stream.read(&mut chunk) {
+            heard.extend_from_slice(&chunk[..n]);
+        }
+        let _ = ready.send(());
+        stream
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .unwrap();
+        while let Ok(n) = stream.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            heard.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8_lossy(&heard).into_owned()
+    });
+    (is_ready, reader)
+}

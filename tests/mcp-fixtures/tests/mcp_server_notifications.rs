@@ -1,0 +1,128 @@
+//! What our server tells its clients unasked, over HTTP on loopback: that
+//! the tool list changed (our own client then swaps the server's tools in
+//! its registry), and that a resource a client subscribed to changed.
+
+#[path = "../raw_http.rs"]
+mod raw_http;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tk::mcp::{HttpOptions, McpClients, McpConfig, McpServer, ResourceSource};
+use tk::{CancellationToken, ToolRegistry, async_trait, tool};
+
+/// Say hello.
+#[tool(read_only)]
+async fn hello() -> &'static str {
+    "hello"
+}
+
+/// Say goodbye.
+#[tool(read_only)]
+async fn goodbye() -> &'static str {
+    "goodbye"
+}
+
+/// Wait, within a bound, until `registry`'s names are `expected`.
+async fn names_become(registry: &ToolRegistry, expected: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while registry.names() != expected {
+        assert!(
+            Instant::now() < deadline,
+            "the client's tools stayed {:?}, not {expected:?}",
+            registry.names()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_the_served_registry_reaches_a_connected_client() {
+    let served = Arc::new(ToolRegistry::new());
+    served.register(HelloTool).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let shutdown = CancellationToken::new();
+    let server = tokio::spawn(
+        McpServer::new(Arc::clone(&served))
+            .serve_http(listener, HttpOptions::default().shutdown(shutdown.clone())),
+    );
+
+    let config: McpConfig =
+        format!(r#"{{"mcpServers": {{"up": {{"url": "http://127.0.0.1:{port}/mcp"}}}}}}"#)
+            .parse()
+            .unwrap();
+    let mounted = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &mounted);
+    let outcomes = clients.connect().await;
+    assert!(matches!(outcomes[0].1, Ok(1)), "{outcomes:?}");
+    assert_eq!(mounted.names(), ["mcp_up_hello"]);
+
+    served.register(GoodbyeTool).unwrap();
+    names_become(&mounted, &["mcp_up_goodbye", "mcp_up_hello"]).await;
+    served.unregister("hello");
+    names_become(&mounted, &["mcp_up_goodbye"]).await;
+
+    clients.disconnect().await;
+    shutdown.cancel();
+    server.await.unwrap().unwrap();
+}
+
+/// One note, `note://today`.
+struct Notes;
+
+#[async_trait]
+impl ResourceSource for Notes {
+    fn resources(&self) -> Vec<Value> {
+        vec![json!({"uri": "note://today", "name": "today"})]
+    }
+
+    async fn read(&self, uri: &str) -> Result<Value, String> {
+        Ok(json!({"contents": [{"uri": uri, "text": "buy milk"}]}))
+    }
+}
+
+#[test]
+fn only_subscribed_sessions_hear_that_a_resource_changed() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = McpServer::new(Arc::new(ToolRegistry::new())).with_resources(Notes);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    runtime.spawn(server.clone().serve_http(listener, HttpOptions::default()));
+
+    let (watching, other) = (raw_http::open_session(&url), raw_http::open_session(&url));
+    let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+        "params": {"uri": "note://today"}});
+    let (status, response) = raw_http::post(&url, &[("Mcp-Session-Id", &watching)], &subscribe);
+    assert_eq!(status, 200, "{response}");
+    let (watching_open, watching_stream) = raw_http::listen(&url, &watching);
+    let (other_open, other_stream) = raw_http::listen(&url, &other);
+    watching_open.recv().unwrap();
+    other_open.recv().unwrap();
+
+    assert_eq!(runtime.block_on(server.resource_updated("note://today")), 1);
+    assert_eq!(
+        runtime.block_on(server.resource_updated("note://elsewhere")),
+        0
+    );
+
+    let (heard, not_heard) = (
+        watching_stream.join().unwrap(),
+        other_stream.join().unwrap(),
+    );
+    assert!(
+        heard.contains("notifications/resources/updated") && heard.contains("note://today"),
+        "{heard}"
+    );
+    assert!(
+        !not_heard.contains("notifications/resources/updated"),
+        "{not_heard}"
+    );
+}
