@@ -26,6 +26,9 @@ tools=100
 bench="$root/.cache/compile-bench"
 peers="$root/benches/peers"
 export CARGO_TARGET_DIR="$bench/target"
+# Edits while developing are rebuilt incrementally: measure that, whatever
+# the environment or a cargo config says.
+export CARGO_INCREMENTAL=1
 
 mkdir -p "$bench"
 echo "generating $tools tools twice into $bench"
