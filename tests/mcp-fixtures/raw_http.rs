@@ -4,6 +4,9 @@
 #![allow(dead_code)] // Each test file uses its own part of this.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -64,15 +67,24 @@ pub fn open_session(url: &str) -> String {
     id
 }
 
-/// Listen on a session's own event stream (a GET) until it has been quiet
-/// for a second after `until` is set; returns what came.
-pub fn listen(
-    url: &str,
-    session: &str,
-) -> (
-    std::sync::mpsc::Receiver<()>,
-    std::thread::JoinHandle<String>,
-) {
+/// A session's own event stream (its GET), read on a thread of its own.
+pub struct Listener {
+    stop: Arc<AtomicBool>,
+    reader: JoinHandle<Vec<u8>>,
+}
+
+impl Listener {
+    /// Stop once the stream has been quiet for a moment, and return all
+    /// that came. What the server sent before this is called is in.
+    pub fn finish(self) -> String {
+        self.stop.store(true, Ordering::SeqCst);
+        String::from_utf8_lossy(&self.reader.join().unwrap()).into_owned()
+    }
+}
+
+/// Open a session's event stream; returns once the server has answered,
+/// so that what it sends the session from then on is heard.
+pub fn listen(url: &str, session: &str) -> Listener {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap());
     let mut stream = std::net::TcpStream::connect(authority).unwrap();
@@ -80,28 +92,30 @@ pub fn listen(
         "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(request.as_bytes()).unwrap();
-    let (ready, is_ready) = std::sync::mpsc::channel();
+    let mut heard = Vec::new();
+    let mut chunk = [0u8; 4096];
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let n = stream.read(&mut chunk).expect("the event stream opens");
+    heard.extend_from_slice(&chunk[..n]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = Arc::clone(&stop);
     let reader = std::thread::spawn(move || {
-        let mut heard = Vec::new();
-        let mut chunk = [0u8; 4096];
-        // The stream is open once its headers came: then the calls may start.
         stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
+            .set_read_timeout(Some(Duration::from_millis(200)))
             .unwrap();
-        if let Ok(n) = stream.read(&mut chunk) {
-            heard.extend_from_slice(&chunk[..n]);
-        }
-        let _ = ready.send(());
-        stream
-            .set_read_timeout(Some(Duration::from_secs(1)))
-            .unwrap();
-        while let Ok(n) = stream.read(&mut chunk) {
-            if n == 0 {
-                break;
+        let give_up = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < give_up {
+            match stream.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => heard.extend_from_slice(&chunk[..n]),
+                // Quiet for a moment: done, if the test is.
+                Err(_) if stopping.load(Ordering::SeqCst) => break,
+                Err(_) => {}
             }
-            heard.extend_from_slice(&chunk[..n]);
         }
-        String::from_utf8_lossy(&heard).into_owned()
+        heard
     });
-    (is_ready, reader)
+    Listener { stop, reader }
 }

@@ -178,16 +178,31 @@ impl ToolRegistry {
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
         let _writing = self.write_lock();
-        let mut entries: HashMap<String, Arc<Entry>, NameHasher> = self
-            .catalog
-            .load()
+        let current = self.catalog.load();
+        // The same tools again (a refresh that found nothing new) are put in,
+        // but announced to no one: two hosts mounting each other would
+        // otherwise tell each other of changes forever.
+        let mut before: Vec<&ToolSpec> = current
+            .entries
+            .iter()
+            .filter(|(name, _)| owned(name))
+            .map(|(_, entry)| entry.tool.spec())
+            .collect();
+        let mut after: Vec<&ToolSpec> = prepared.iter().map(|entry| entry.tool.spec()).collect();
+        before.sort_by(|a, b| a.name.cmp(&b.name));
+        after.sort_by(|a, b| a.name.cmp(&b.name));
+        let changed = before != after;
+        let mut entries: HashMap<String, Arc<Entry>, NameHasher> = current
             .entries
             .iter()
             .filter(|(name, _)| !owned(name))
             .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
             .collect();
         insert_checked(&mut entries, prepared)?;
-        self.publish(entries);
+        self.store(entries);
+        if changed {
+            self.announce();
+        }
         Ok(())
     }
 
@@ -205,13 +220,23 @@ impl ToolRegistry {
 
     /// Make `entries` the set of tools, and tell whoever waits for a change.
     fn publish(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) {
+        self.store(entries);
+        self.announce();
+    }
+
+    fn store(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) {
         self.catalog.store(Arc::new(Catalog::with_entries(entries)));
+    }
+
+    /// Wake whoever waits in [`changed`](Self::changed).
+    fn announce(&self) {
         self.generation.fetch_add(1, Ordering::Release);
         self.changes.notify_waiters();
     }
 
     /// A number that changes whenever the set of tools does (a
-    /// registration, a removal, a [`replace`](Self::replace)): pass it to
+    /// registration, a removal, a [`replace`](Self::replace) that changed
+    /// something): pass it to
     /// [`changed`](Self::changed) to wait for the next change.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)

@@ -111,3 +111,56 @@ fn replace_refuses_a_tool_outside_its_group() {
     assert_eq!(error, RegistryError::NotInGroup("mcp_b_x".into()));
     assert!(registry.is_empty());
 }
+
+#[test]
+fn every_change_moves_the_generation_and_a_refresh_that_changes_nothing_does_not() {
+    let registry = ToolRegistry::new();
+    let group = |names: &[&str]| -> Vec<Arc<dyn Tool>> {
+        names
+            .iter()
+            .map(|n| Named::shared((*n).to_owned()))
+            .collect()
+    };
+    let mut seen = registry.generation();
+    let mut moved = |registry: &ToolRegistry| {
+        let now = registry.generation();
+        let moved = now != seen;
+        seen = now;
+        moved
+    };
+    registry
+        .register_arc(Named::shared("local".into()))
+        .unwrap();
+    assert!(moved(&registry), "a registration");
+    let mine = |n: &str| n.starts_with("mcp_s_");
+    registry
+        .replace(mine, group(&["mcp_s_a", "mcp_s_b"]))
+        .unwrap();
+    assert!(moved(&registry), "a group put in");
+    // The same tools again, as new objects in another order: nothing to tell.
+    registry
+        .replace(mine, group(&["mcp_s_b", "mcp_s_a"]))
+        .unwrap();
+    assert!(!moved(&registry), "a refresh that found the same tools");
+    registry.replace(mine, group(&["mcp_s_a"])).unwrap();
+    assert!(moved(&registry), "a tool gone from the group");
+    registry.unregister("local");
+    assert!(moved(&registry), "a removal");
+    assert_eq!(registry.names(), ["mcp_s_a"]);
+}
+
+#[tokio::test]
+async fn a_waiter_wakes_on_the_next_change() {
+    let registry = Arc::new(ToolRegistry::new());
+    let seen = registry.generation();
+    let waiter = tokio::spawn({
+        let registry = Arc::clone(&registry);
+        async move { registry.changed(seen).await }
+    });
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished(), "nothing has changed yet");
+    registry.register_arc(Named::shared("late".into())).unwrap();
+    waiter.await.unwrap();
+    // Waiting on a generation already past returns at once.
+    registry.changed(seen).await;
+}

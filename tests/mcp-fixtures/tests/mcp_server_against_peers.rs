@@ -313,10 +313,7 @@ fn each_http_session_keeps_its_own_log_level() {
         "params": {"level": "error"}});
     let (status, response) = post(&server.url, &[("Mcp-Session-Id", &quiet)], &set_level);
     assert_eq!(status, 200, "{response}");
-    let (quiet_open, quiet_stream) = listen(&server.url, &quiet);
-    let (chatty_open, chatty_stream) = listen(&server.url, &chatty);
-    quiet_open.recv().unwrap();
-    chatty_open.recv().unwrap();
+    let (quiet_stream, chatty_stream) = (listen(&server.url, &quiet), listen(&server.url, &chatty));
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "test_tool_with_logging", "arguments": {}}});
     // The tool logs at `info`: below what the quiet session asked for, not
@@ -325,7 +322,7 @@ fn each_http_session_keeps_its_own_log_level() {
         let (_, result) = post(&server.url, &[("Mcp-Session-Id", session)], &call);
         assert!(result.contains("executed successfully"), "{result}");
     }
-    let (heard_quiet, heard_chatty) = (quiet_stream.join().unwrap(), chatty_stream.join().unwrap());
+    let (heard_quiet, heard_chatty) = (quiet_stream.finish(), chatty_stream.finish());
     assert!(
         heard_chatty.contains("Tool execution started"),
         "{heard_chatty}"

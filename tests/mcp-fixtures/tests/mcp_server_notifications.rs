@@ -98,31 +98,31 @@ fn only_subscribed_sessions_hear_that_a_resource_changed() {
     runtime.spawn(server.clone().serve_http(listener, HttpOptions::default()));
 
     let (watching, other) = (raw_http::open_session(&url), raw_http::open_session(&url));
-    let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
-        "params": {"uri": "note://today"}});
-    let (status, response) = raw_http::post(&url, &[("Mcp-Session-Id", &watching)], &subscribe);
-    assert_eq!(status, 200, "{response}");
-    let (watching_open, watching_stream) = raw_http::listen(&url, &watching);
-    let (other_open, other_stream) = raw_http::listen(&url, &other);
-    watching_open.recv().unwrap();
-    other_open.recv().unwrap();
+    let subscribe = |session: &str, uri: &str| {
+        let request = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+            "params": {"uri": uri}});
+        let (status, response) = raw_http::post(&url, &[("Mcp-Session-Id", session)], &request);
+        assert_eq!(status, 200, "{response}");
+    };
+    subscribe(&watching, "note://today");
+    // Both hear about `note://end`, sent last: proof each stream was read
+    // past the update one of them must not hear.
+    subscribe(&watching, "note://end");
+    subscribe(&other, "note://end");
+    let watching_stream = raw_http::listen(&url, &watching);
+    let other_stream = raw_http::listen(&url, &other);
 
     assert_eq!(runtime.block_on(server.resource_updated("note://today")), 1);
     assert_eq!(
         runtime.block_on(server.resource_updated("note://elsewhere")),
         0
     );
+    assert_eq!(runtime.block_on(server.resource_updated("note://end")), 2);
 
-    let (heard, not_heard) = (
-        watching_stream.join().unwrap(),
-        other_stream.join().unwrap(),
-    );
-    assert!(
-        heard.contains("notifications/resources/updated") && heard.contains("note://today"),
-        "{heard}"
-    );
-    assert!(
-        !not_heard.contains("notifications/resources/updated"),
-        "{not_heard}"
-    );
+    let (heard, not_heard) = (watching_stream.finish(), other_stream.finish());
+    for uri in ["note://today", "note://end"] {
+        assert!(heard.contains(uri), "{uri}: {heard}");
+    }
+    assert!(not_heard.contains("note://end"), "{not_heard}");
+    assert!(!not_heard.contains("note://today"), "{not_heard}");
 }

@@ -31,6 +31,8 @@ pub(crate) enum Fault {
     Closed,
     #[error("did not answer within {0:?}")]
     Timeout(Duration),
+    #[error("did not answer within {timeout:?}, {waited:?} of which went waiting for another call")]
+    TimeoutAfterWaiting { timeout: Duration, waited: Duration },
     /// Still busy with another call when the time was up; its process is
     /// left alone.
     #[error("was busy with another call for all of {0:?}")]
@@ -84,10 +86,16 @@ impl Plugin {
     ) -> Result<Map<String, Value>, Fault> {
         // One deadline for waiting behind another call and for the answer:
         // a tool's timeout holds even when the plugin is busy with a slower one.
-        let deadline = tokio::time::Instant::now() + timeout;
+        let start = tokio::time::Instant::now();
+        // A timeout too long to add is as good as none.
+        let deadline = start
+            .checked_add(timeout)
+            .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600));
         let mut slot = tokio::time::timeout_at(deadline, self.slot.lock())
             .await
             .map_err(|_| Fault::Busy(timeout))?;
+        // Time spent waiting behind another call, in whole milliseconds.
+        let waited = Duration::from_millis(start.elapsed().as_millis() as u64);
         slot.next_id += 1;
         let id = slot.next_id;
         // The process is out of the slot while the request is in flight: if
@@ -99,7 +107,11 @@ impl Plugin {
         };
         let outcome = tokio::time::timeout_at(deadline, running.exchange(make(id), id))
             .await
-            .unwrap_or(Err(Fault::Timeout(timeout)));
+            .unwrap_or(Err(if waited.is_zero() {
+                Fault::Timeout(timeout)
+            } else {
+                Fault::TimeoutAfterWaiting { timeout, waited }
+            }));
         match outcome {
             Ok(response) => {
                 slot.running = Some(running);

@@ -113,7 +113,8 @@ impl McpServer {
         // its subscriptions) is its own.
         let factory = {
             let server = self.clone();
-            move || Ok(server.for_new_session())
+            let stateless = options.stateless;
+            move || Ok(server.for_new_session(stateless))
         };
         let path: Arc<str> = options.path.as_str().into();
         if options.stateless {

@@ -13,12 +13,13 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -66,8 +67,10 @@ pub struct McpServer {
     session: Arc<SessionState>,
 }
 
+/// How long [`McpServer::resource_updated`] waits for one client to take a notification.
+const NOTIFY_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What a client sets for its own session only.
-#[derive(Default)]
 struct SessionState {
     /// The rank of the least severe log level the client wants (`debug` until set).
     log_level: Arc<AtomicUsize>,
@@ -76,8 +79,23 @@ struct SessionState {
     /// Cancelled when the session's handler is dropped: stops the task that
     /// tells the client its tool list changed.
     ended: CancellationToken,
-    /// The client, once it has said it is initialized.
+    /// The client, once it has initialized the session.
     peer: OnceLock<Peer<RoleServer>>,
+    /// A stateless HTTP request, not a session: nothing can be sent to the
+    /// client later, so nothing is offered that would need it.
+    stateless: bool,
+}
+
+impl SessionState {
+    fn new(stateless: bool) -> Arc<Self> {
+        Arc::new(Self {
+            log_level: Arc::default(),
+            subscriptions: Mutex::default(),
+            ended: CancellationToken::new(),
+            peer: OnceLock::new(),
+            stateless,
+        })
+    }
 }
 
 impl Drop for SessionState {
@@ -95,8 +113,9 @@ struct Shared {
     page_size: usize,
     resources: Option<Arc<dyn ResourceSource>>,
     prompts: Option<Arc<dyn PromptSource>>,
-    /// Every session's state while it lives, for [`McpServer::resource_updated`].
-    sessions: Mutex<Vec<Weak<SessionState>>>,
+    /// Every session's state while it lives, for [`McpServer::resource_updated`];
+    /// shared with the copies [`McpServer::edit`] makes.
+    sessions: Arc<Mutex<Vec<Weak<SessionState>>>>,
 }
 
 impl Shared {
@@ -134,21 +153,49 @@ impl McpServer {
             page_size: DEFAULT_PAGE_SIZE,
             resources: None,
             prompts: None,
-            sessions: Mutex::default(),
+            sessions: Arc::default(),
         });
-        let session = Arc::default();
+        let session = SessionState::new(false);
         shared.track(&session);
         Self { shared, session }
     }
 
-    /// The same server for another client: its settings, a session state of its own.
-    pub(crate) fn for_new_session(&self) -> Self {
-        let session = Arc::default();
+    /// The same server for another client: its settings, a session state
+    /// of its own (`stateless`: one HTTP request of no session).
+    pub(crate) fn for_new_session(&self, stateless: bool) -> Self {
+        let session = SessionState::new(stateless);
         self.shared.track(&session);
         Self {
             shared: Arc::clone(&self.shared),
             session,
         }
+    }
+
+    /// Remember this session's client and, once, start telling it whenever
+    /// the registry's tools change (a registration, a removal, an MCP
+    /// server of ours refreshing its share), until the session ends. Done
+    /// while answering `initialize`, before the client can list the tools,
+    /// so no change can fall between its list and the watch.
+    fn attach(&self, peer: &Peer<RoleServer>) {
+        if self.session.stateless || self.session.peer.set(peer.clone()).is_err() {
+            return;
+        }
+        let registry = Arc::clone(&self.shared.registry);
+        let ended = self.session.ended.clone();
+        let peer = peer.clone();
+        let mut seen = registry.generation();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = registry.changed(seen) => {}
+                    () = ended.cancelled() => return,
+                }
+                seen = registry.generation();
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     /// Tell every client subscribed to `uri` (`resources/subscribe`) that
@@ -157,24 +204,27 @@ impl McpServer {
     ///
     /// Call it on the server (or any clone of it) being served, whenever
     /// what the [`ResourceSource`] answers for `uri` changes.
+    ///
+    /// Clients are told all at once; one that does not read what it is sent
+    /// is given up on after a few seconds without holding up the others.
     pub async fn resource_updated(&self, uri: &str) -> usize {
-        let mut told = 0;
-        for session in self.shared.live_sessions() {
-            let subscribed = session
+        let subscribed = self.shared.live_sessions().into_iter().filter(|session| {
+            session
                 .subscriptions
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .iter()
-                .any(|s| s == uri);
-            let Some(peer) = session.peer.get().filter(|_| subscribed) else {
-                continue;
-            };
-            let update = ResourceUpdatedNotificationParam::new(uri);
-            if peer.notify_resource_updated(update).await.is_ok() {
-                told += 1;
-            }
-        }
-        told
+                .any(|s| s == uri)
+        });
+        let sends = subscribed
+            .filter_map(|session| session.peer.get().cloned())
+            .map(|peer| async move {
+                let update =
+                    peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri));
+                matches!(tokio::time::timeout(NOTIFY_LIMIT, update).await, Ok(Ok(())))
+            });
+        let told = futures_util::future::join_all(sends).await;
+        told.into_iter().filter(|&ok| ok).count()
     }
 
     fn edit(mut self, change: impl FnOnce(&mut Shared)) -> Self {
@@ -192,10 +242,9 @@ impl McpServer {
                 page_size: s.page_size,
                 resources: s.resources.clone(),
                 prompts: s.prompts.clone(),
-                sessions: Mutex::default(),
+                sessions: Arc::clone(&s.sessions),
             };
             change(&mut copy);
-            copy.track(&self.session);
             self.shared = Arc::new(copy);
         }
         self
@@ -265,7 +314,9 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
+        // A session of its own, whichever clone of the server serves it.
         let running = self
+            .for_new_session(false)
             .serve((reader, writer))
             .await
             .map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -350,12 +401,16 @@ fn paged(
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
         let s = &self.shared;
-        let mut capabilities = json!({"tools": {"listChanged": true}, "logging": {}});
+        // Only a session can be told things later: a stateless request is
+        // offered no change notifications and no subscriptions. Resource and
+        // prompt lists are never announced as changed.
+        let notifies = !self.session.stateless;
+        let mut capabilities = json!({"tools": {"listChanged": notifies}, "logging": {}});
         if s.resources.is_some() {
-            capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
+            capabilities["resources"] = json!({"subscribe": notifies, "listChanged": false});
         }
         if s.prompts.is_some() {
-            capabilities["prompts"] = json!({"listChanged": true});
+            capabilities["prompts"] = json!({"listChanged": false});
             capabilities["completions"] = json!({});
         }
         let mut info = json!({
@@ -531,27 +586,14 @@ impl ServerHandler for McpServer {
         typed(json!({"completion": {"values": [], "total": 0, "hasMore": false}}))
     }
 
-    /// From now on, tell this client whenever the registry's tools change
-    /// (a registration, a removal, an MCP server of ours refreshing its
-    /// share), until the session ends.
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let registry = Arc::clone(&self.shared.registry);
-        let ended = self.session.ended.clone();
-        let peer = context.peer;
-        let _ = self.session.peer.set(peer.clone());
-        let mut seen = registry.generation();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = registry.changed(seen) => {}
-                    () = ended.cancelled() => return,
-                }
-                seen = registry.generation();
-                if peer.notify_tool_list_changed().await.is_err() {
-                    return;
-                }
-            }
-        });
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.attach(&context.peer);
+        self.negotiate_initialize(&request)
     }
 
     async fn set_level(
