@@ -71,6 +71,10 @@ struct Catalog {
     entries: HashMap<String, Arc<Entry>, NameHasher>,
     /// Tool names in definition order: the rest alphabetically, then `mcp_` tools.
     order: Vec<String>,
+    /// The names some providers are shown instead of a tool's own (see
+    /// [`shown_name`]), each with the tool's name: few, most names show as
+    /// they are.
+    renamed: HashMap<String, String, NameHasher>,
     /// Rendered definitions by (format, compact), built on first use.
     definitions: Mutex<HashMap<DefinitionKey, Arc<[Value]>>>,
 }
@@ -84,9 +88,17 @@ impl Catalog {
         order.sort_by(|a, b| {
             (a.starts_with(MCP_PREFIX), a.as_str()).cmp(&(b.starts_with(MCP_PREFIX), b.as_str()))
         });
+        let renamed = entries
+            .keys()
+            .filter_map(|name| {
+                let shown = shown_name(name);
+                (shown != name.as_str()).then(|| (shown.into_owned(), name.clone()))
+            })
+            .collect();
         Self {
             entries,
             order,
+            renamed,
             definitions: Default::default(),
         }
     }
@@ -463,9 +475,9 @@ fn find<'c>(catalog: &'c Catalog, name: &str) -> Option<&'c Arc<Entry>> {
         // first) can change a valid registry name: `3d_render` went out as
         // `_3d_render`. Registration keeps those shown names unique.
         catalog
-            .entries
-            .values()
-            .find(|entry| shown_name(&entry.tool.spec().name) == name)
+            .renamed
+            .get(name)
+            .and_then(|own| catalog.entries.get(own))
     })
 }
 
