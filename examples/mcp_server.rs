@@ -29,17 +29,6 @@ use toolkit_builtins::Workspace;
 // Link the built-ins: their tools register themselves like any `#[tool]`.
 toolkit::link_tools!(toolkit_builtins);
 
-/// The built-ins served: the file and search tools.
-const BUILTINS: [&str; 7] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_dir",
-    "glob",
-    "grep",
-    "notebook_edit",
-];
-
 /// Where this server works: the workspace root and its top-level entries.
 #[tool(read_only, idempotent, category = filesystem_read)]
 async fn workspace_info(workspace: &Workspace) -> Result<String, ToolError> {
@@ -83,7 +72,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::from_inventory(
         &ToolFilter::default()
             .module_prefix("toolkit_builtins")
-            .names(BUILTINS),
+            .names(toolkit_builtins::FILE_TOOLS),
     )?;
     registry.register(WorkspaceInfoTool)?;
     let registry = Arc::new(registry);

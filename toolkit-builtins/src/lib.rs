@@ -14,6 +14,29 @@ pub mod fs;
 #[cfg(feature = "fs")]
 pub mod search;
 
+/// The names of the file and search tools (feature `fs`), all confined to
+/// the [`Workspace`]: what a host serving "the file tools" selects.
+///
+/// ```
+/// use toolkit::{ToolFilter, ToolRegistry};
+///
+/// toolkit::link_tools!(toolkit_builtins);
+/// let registry =
+///     ToolRegistry::from_inventory(&ToolFilter::default().names(toolkit_builtins::FILE_TOOLS))
+///         .unwrap();
+/// assert_eq!(registry.len(), 7);
+/// ```
+#[cfg(feature = "fs")]
+pub const FILE_TOOLS: [&str; 7] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "notebook_edit",
+];
+
 pub use sandbox::{Access, SandboxError, Workspace};
 
 #[cfg(all(feature = "shell", unix))]

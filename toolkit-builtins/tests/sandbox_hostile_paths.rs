@@ -212,3 +212,23 @@ fn the_workspace_falls_back_to_the_context_path() {
     let err = Workspace::of(&toolkit::ToolContext::new()).unwrap_err();
     assert!(err.to_string().contains("no workspace is configured"));
 }
+
+#[test]
+fn every_file_tool_is_listed_and_attacked_here() {
+    // The file and search tools the crate defines, as inventory finds them.
+    let mut defined: Vec<String> = ["toolkit_builtins::fs", "toolkit_builtins::search"]
+        .into_iter()
+        .flat_map(|module| {
+            toolkit::ToolRegistry::from_inventory(&toolkit::ToolFilter::all().module_prefix(module))
+                .unwrap()
+                .names()
+        })
+        .collect();
+    defined.sort();
+    let mut listed = toolkit_builtins::FILE_TOOLS.map(String::from).to_vec();
+    listed.sort();
+    assert_eq!(listed, defined, "FILE_TOOLS is every file and search tool");
+    let mut attacked: Vec<String> = calls("x").into_iter().map(|(t, _)| t.to_owned()).collect();
+    attacked.sort();
+    assert_eq!(attacked, defined, "every file tool meets the hostile paths");
+}

@@ -12,15 +12,7 @@ use toolkit_builtins::fs::FsLimits;
 use toolkit_builtins::sandbox::Workspace;
 
 /// The built-in file and search tools.
-pub const FS_TOOLS: [&str; 7] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_dir",
-    "glob",
-    "grep",
-    "notebook_edit",
-];
+pub use toolkit_builtins::FILE_TOOLS as FS_TOOLS;
 
 /// Text no tool may ever return or overwrite.
 pub const SECRET: &str = "TOP-SECRET-OUTSIDE";
