@@ -88,13 +88,7 @@ impl Catalog {
         order.sort_by(|a, b| {
             (a.starts_with(MCP_PREFIX), a.as_str()).cmp(&(b.starts_with(MCP_PREFIX), b.as_str()))
         });
-        let renamed = entries
-            .keys()
-            .filter_map(|name| {
-                let shown = shown_name(name);
-                (shown != name.as_str()).then(|| (shown.into_owned(), name.clone()))
-            })
-            .collect();
+        let renamed = renamed_index(&entries);
         Self {
             entries,
             order,
@@ -486,27 +480,40 @@ fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
     sanitize_tool_name(name, DefinitionFormat::Gemini)
 }
 
+/// The names some providers are shown instead of a tool's own, each with
+/// the tool's name. Most names show as they are, so this stays small.
+fn renamed_index(
+    entries: &HashMap<String, Arc<Entry>, NameHasher>,
+) -> HashMap<String, String, NameHasher> {
+    entries
+        .keys()
+        .filter_map(|name| {
+            let shown = shown_name(name);
+            (shown != name.as_str()).then(|| (shown.into_owned(), name.clone()))
+        })
+        .collect()
+}
+
 fn insert_checked(
     entries: &mut HashMap<String, Arc<Entry>, NameHasher>,
     prepared: Vec<Entry>,
 ) -> Result<(), RegistryError> {
-    // The name each tool is shown to the strictest provider, and whose it is:
-    // two tools must differ there too. Indexed once, so adding n tools to m
-    // costs n + m lookups, not n * m comparisons.
-    let mut shown_names: HashMap<String, String, NameHasher> = entries
-        .keys()
-        .map(|name| (shown_name(name).into_owned(), name.clone()))
-        .collect();
+    // Two tools must differ in the name the strictest provider is shown too.
+    let mut renamed = renamed_index(entries);
     for entry in prepared {
         let name = entry.tool.spec().name.to_string();
         let shown = shown_name(&name).into_owned();
-        let clash = entries
-            .get(&name)
-            .map(|existing| (name.as_str(), existing))
-            .or_else(|| {
-                let other = shown_names.get(&shown)?;
-                Some((other.as_str(), entries.get(other)?))
-            });
+        // The tool already shown as `shown`: one of that name shown as it is
+        // (a shown name is always shown as itself), or one renamed to it.
+        let other = if entries.contains_key(&shown) {
+            Some(shown.clone())
+        } else {
+            renamed.get(&shown).cloned()
+        };
+        let clash = match other {
+            Some(other) => entries.get(&other).map(|existing| (other, existing)),
+            None => entries.get(&name).map(|existing| (name.clone(), existing)),
+        };
         if let Some((other, existing)) = clash {
             let existing = if other == name {
                 existing.origin.clone()
@@ -518,7 +525,9 @@ fn insert_checked(
             };
             return Err(RegistryError::Duplicate { name, existing });
         }
-        shown_names.insert(shown, name.clone());
+        if shown != name {
+            renamed.insert(shown, name.clone());
+        }
         entries.insert(name, Arc::new(entry));
     }
     Ok(())

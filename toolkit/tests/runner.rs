@@ -682,6 +682,20 @@ fn names_that_a_provider_would_show_alike_cannot_both_register() {
         error.to_string().contains("'_7zip' is already registered"),
         "{error}"
     );
+    // And the other way round: `7zip` would be shown as the `_7zip` there.
+    let registry = ToolRegistry::new();
+    registry.register(UnderscoreSevenZipTool).unwrap();
+    let error = registry.register(SevenZipTool).unwrap_err();
+    assert!(
+        error.to_string().contains("'7zip' is already registered")
+            && error.to_string().contains("shown as '_7zip'"),
+        "{error}"
+    );
+    // Apart, each is found under its own name and `7zip` under its alias.
+    let registry = ToolRegistry::new();
+    registry.register(SevenZipTool).unwrap();
+    assert!(registry.get("_7zip").is_some());
+    assert!(registry.get("7zip").is_some());
 }
 
 /// Returns about 10 MB of text in one-, two-, three- and four-byte characters.
