@@ -4,6 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+mod shell_support;
+use shell_support::{assert_gone, our_zombies, tag};
+
 use serde_json::json;
 use toolkit::{CancellationToken, ToolContext, ToolFilter, ToolRegistry};
 use toolkit_builtins::Workspace;
@@ -40,75 +43,6 @@ async fn run(
     .await
 }
 
-/// The pid a command wrote to `path`.
-fn read_pid(path: &Path) -> u32 {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// The state letter of a process (`R`, `S`, `Z`…), or `None` if it is gone.
-fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    after_name.chars().next()
-}
-
-/// Children of this process that are zombies.
-fn our_zombies() -> Vec<u32> {
-    let me = std::process::id().to_string();
-    let mut zombies = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(close) = stat.rfind(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
-        if fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str()) {
-            zombies.push(pid);
-        }
-    }
-    zombies
-}
-
-/// Wait (without asserting on time) until `pid` is gone or a zombie of
-/// another parent; the kernel reaps a killed process asynchronously.
-async fn assert_dies(pid: u32) {
-    for _ in 0..200 {
-        match process_state(pid) {
-            None => return,
-            Some('Z') => {
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-                let parent = stat
-                    .rfind(')')
-                    .and_then(|c| stat[c + 2..].split(' ').nth(1).map(str::to_owned));
-                // A dead process its new parent has not collected yet is not
-                // running and holds nothing; it must not be ours to reap.
-                assert_ne!(
-                    parent.as_deref(),
-                    Some(std::process::id().to_string().as_str())
-                );
-                return;
-            }
-            Some(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-    panic!("process {pid} is still running");
-}
-
-fn first_pid(text: &str) -> u32 {
-    text.lines()
-        .find_map(|l| l.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no pid in {text:?}"))
-}
-
 #[tokio::test]
 async fn output_streams_and_exit_code_are_reported() {
     let (_dir, ws) = workspace();
@@ -125,7 +59,10 @@ async fn output_streams_and_exit_code_are_reported() {
 #[tokio::test]
 async fn a_grandchild_is_killed_at_the_timeout_and_nothing_is_left() {
     let (_dir, ws) = workspace();
-    let out = run(&ws, "sleep 300 & echo $!; sleep 300", 1).await.unwrap();
+    let t = tag();
+    let out = run(&ws, &format!("sleep {t} & sleep {t}"), 1)
+        .await
+        .unwrap();
     assert_eq!(out.ended, Ended::TimedOut);
     assert_eq!(out.exit_code, None);
     assert_eq!(out.signal, Some(9));
@@ -135,43 +72,56 @@ async fn a_grandchild_is_killed_at_the_timeout_and_nothing_is_left() {
         "{text}"
     );
     assert!(
-        text.ends_with("Exit code: none (killed by signal 9)"),
+        text.contains("Exit code: none (killed by signal 9)"),
         "{text}"
     );
-    assert_dies(first_pid(&out.stdout.text())).await;
+    assert_gone(&t).await;
     assert_eq!(our_zombies(), Vec::<u32>::new());
 }
 
 #[tokio::test]
 async fn background_processes_die_when_the_command_exits() {
     let (_dir, ws) = workspace();
-    // The background sleep keeps stdout open: without the group kill, the
-    // call would wait for it.
-    let out = run(&ws, "sleep 300 & echo $!", 60).await.unwrap();
+    let t = tag();
+    // The background sleep keeps stdout open: unless it is killed, the call
+    // would wait for it.
+    let out = run(&ws, &format!("sleep {t} & echo started"), 60)
+        .await
+        .unwrap();
     assert_eq!(out.ended, Ended::Exited);
     assert_eq!(out.exit_code, Some(0));
-    assert_dies(first_pid(&out.stdout.text())).await;
+    assert_gone(&t).await;
+}
+
+/// Wait (bounded) until the command has written `started` into `file`.
+async fn until_started(file: &Path) {
+    for _ in 0..400 {
+        if std::fs::read_to_string(file).is_ok_and(|s| s.ends_with('\n')) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the command never started");
 }
 
 #[tokio::test]
-async fn cancellation_kills_the_whole_group() {
+async fn cancellation_kills_everything_the_command_started() {
     let (dir, ws) = workspace();
     let cancel = CancellationToken::new();
-    let pid_file = dir.path().join("pid");
+    let started = dir.path().join("started");
+    let t = tag();
     let canceller = {
         let cancel = cancel.clone();
-        let pid_file = pid_file.clone();
+        let started = started.clone();
         tokio::spawn(async move {
-            while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            until_started(&started).await;
             cancel.cancel();
         })
     };
     let out = run_command(
         &ShellPolicy::new(),
         &ws,
-        &request("sleep 300 & echo $! > pid; sleep 300", 600),
+        &request(&format!("sleep {t} & echo yes > started; sleep {t}"), 600),
         &cancel,
     )
     .await
@@ -182,17 +132,17 @@ async fn cancellation_kills_the_whole_group() {
         out.to_model_text()
             .starts_with("Error: the call was cancelled")
     );
-    let pid = read_pid(&pid_file);
-    assert_dies(pid).await;
+    assert_gone(&t).await;
     assert_eq!(our_zombies(), Vec::<u32>::new());
 }
 
 #[tokio::test]
-async fn dropping_the_call_kills_the_group() {
+async fn dropping_the_call_kills_everything_the_command_started() {
     let (dir, ws) = workspace();
-    let pid_file = dir.path().join("pid");
+    let started = dir.path().join("started");
+    let t = tag();
     let policy = ShellPolicy::new();
-    let req = request("sleep 300 & echo $! > pid; sleep 300", 600);
+    let req = request(&format!("sleep {t} & echo yes > started; sleep {t}"), 600);
     let cancel = CancellationToken::new();
     let mut call = Box::pin(run_command(&policy, &ws, &req, &cancel));
     // Poll the call until the grandchild exists, then drop the future, as
@@ -202,13 +152,12 @@ async fn dropping_the_call_kills_the_group() {
             _ = &mut call => panic!("the command should still be running"),
             _ = tokio::time::sleep(Duration::from_millis(20)) => {}
         }
-        if std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')) {
+        if std::fs::read_to_string(&started).is_ok_and(|s| s.ends_with('\n')) {
             break;
         }
     }
     drop(call);
-    let pid = read_pid(&pid_file);
-    assert_dies(pid).await;
+    assert_gone(&t).await;
 }
 
 #[tokio::test]

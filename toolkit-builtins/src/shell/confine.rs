@@ -1,39 +1,56 @@
-//! Kernel confinement of the child with Landlock (Linux, `landlock` feature).
+//! Kernel confinement of the child with Landlock (Linux): the wall behind
+//! the command filter, on by default.
 //!
 //! The ruleset is built in the parent, where allocating and opening files is
 //! safe; the child only calls `restrict_self` between `fork` and `exec`. The
-//! child may then read and run programs from the system directories, read
-//! the extra directories the policy names, and write only inside the
-//! workspace (and to `/dev/null`), whatever its command line says.
+//! child may then:
+//! - read and run programs from the system directories and `/etc` (less its
+//!   secrets, see [`readable`](super::readable)), read the extra directories
+//!   the policy and the workspace name, and read and write the workspace and
+//!   a temporary directory of its own, nothing else;
+//! - connect or bind TCP only on the ports the policy allows (ABI 4+);
+//! - neither reach abstract Unix sockets nor signal processes outside its
+//!   own domain, the host and the keeper among them (ABI 6+).
+//!
+//! Landlock also keeps the host's `/proc/<pid>/environ` and `mem`
+//! unreadable from the domain: the kernel's ptrace check refuses a process
+//! in a domain access to one outside it.
 
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
+use super::policy::NetAccess;
 use super::{Confinement, ShellError, ShellPolicy};
 
-/// The newest Landlock ABI these rules are written for; older kernels get
-/// the subset they support.
-const TARGET_ABI: ABI = ABI::V5;
-
-/// Directories a confined command may read and execute from.
-const SYSTEM_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt", "/proc", "/sys", "/dev",
-];
+/// The newest Landlock ABI these rules are written for (scoping came with
+/// 6); older kernels get the subset they support.
+const TARGET_ABI: ABI = ABI::V6;
 
 /// Device files a confined command may write to.
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/tty", "/dev/zero", "/dev/full"];
 
+/// The Landlock ABI version the running kernel offers, `None` without Landlock.
+pub fn landlock_abi() -> Option<u32> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: the version query takes no ruleset and writes nothing.
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(version).ok().filter(|v| *v > 0)
+}
+
 /// Whether the running kernel enforces Landlock.
 pub fn landlock_available() -> bool {
-    Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::Execute)
-        .and_then(|r| r.create())
-        .is_ok()
+    landlock_abi().is_some()
 }
 
 /// A ruleset ready to be applied in the child.
@@ -43,30 +60,39 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Apply the ruleset to the calling (child) process.
+    /// Apply the ruleset to the calling (child) process. Allocates nothing.
     pub(crate) fn enforce(&mut self) -> std::io::Result<()> {
         let Some(ruleset) = self.ruleset.take() else {
             return Ok(());
         };
         match ruleset.restrict_self() {
-            Ok(status) if self.required && status.ruleset == RulesetStatus::NotEnforced => Err(
-                std::io::Error::other("Landlock is not enforced by this kernel"),
-            ),
+            Ok(status) if self.required && status.ruleset == RulesetStatus::NotEnforced => {
+                Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+            }
             Ok(_) => Ok(()),
-            Err(e) => Err(std::io::Error::other(e.to_string())),
+            Err(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
         }
     }
 }
 
+/// Where a confined command may read, and where it may write.
+pub(crate) struct Paths<'a> {
+    /// The workspace root: read and write.
+    pub(crate) workspace: &'a Path,
+    /// The command's own temporary directory: read and write.
+    pub(crate) temp: &'a Path,
+    /// The workspace's extra read-only directories.
+    pub(crate) read_only: &'a [PathBuf],
+}
+
 /// Build the ruleset for `policy`, or `None` when confinement is off or,
-/// in best-effort mode, unavailable (with a note saying so).
+/// in best-effort mode, unavailable.
 pub(crate) fn prepare(
     policy: &ShellPolicy,
-    workspace: &Path,
-    read_only: &[PathBuf],
-) -> Result<(Option<Prepared>, Option<String>), ShellError> {
+    paths: &Paths<'_>,
+) -> Result<Option<Prepared>, ShellError> {
     let required = match policy.confinement {
-        Confinement::Off => return Ok((None, None)),
+        Confinement::Off => return Ok(None),
         Confinement::Required => true,
         Confinement::BestEffort => false,
     };
@@ -76,48 +102,68 @@ pub(crate) fn prepare(
                 "Landlock confinement is required but this kernel does not provide it".into(),
             ));
         }
-        return Ok((
-            None,
-            Some(
-                "Landlock is not available here; the command ran without kernel confinement".into(),
-            ),
-        ));
+        return Ok(None);
     }
-    let existing =
-        |paths: Vec<PathBuf>| paths.into_iter().filter(|p| p.exists()).collect::<Vec<_>>();
-    let readable = existing(
-        SYSTEM_DIRS
-            .iter()
-            .map(PathBuf::from)
-            .chain(policy.extra_read_dirs.iter().cloned())
-            .chain(read_only.iter().cloned())
-            .collect(),
-    );
-    let devices = existing(WRITABLE_DEVICES.iter().map(PathBuf::from).collect());
-    let build = || -> Result<RulesetCreated, landlock::RulesetError> {
-        Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::from_all(TARGET_ABI))?
-            .create()?
-            .add_rules(path_beneath_rules(
-                &readable,
-                AccessFs::from_read(TARGET_ABI),
-            ))?
-            .add_rules(path_beneath_rules(
-                &devices,
-                AccessFs::from_file(TARGET_ABI),
-            ))?
-            .add_rules(path_beneath_rules(
-                [workspace],
-                AccessFs::from_all(TARGET_ABI),
-            ))
+    let ruleset = build(policy, paths).map_err(|e| ShellError::Confinement(e.to_string()))?;
+    Ok(Some(Prepared {
+        ruleset: Some(ruleset),
+        required,
+    }))
+}
+
+fn build(
+    policy: &ShellPolicy,
+    paths: &Paths<'_>,
+) -> Result<RulesetCreated, landlock::RulesetError> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(TARGET_ABI))?;
+    if policy.network != NetAccess::Any {
+        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
+    }
+    let mut created = ruleset.scope(Scope::from_all(TARGET_ABI))?.create()?;
+
+    let readable = super::readable::system_paths()
+        .into_iter()
+        .chain(policy.extra_read_dirs.iter().cloned())
+        .chain(paths.read_only.iter().cloned());
+    for path in readable {
+        created = add_path(created, &path, AccessFs::from_read(TARGET_ABI))?;
+    }
+    for device in WRITABLE_DEVICES {
+        created = add_path(created, Path::new(device), AccessFs::from_file(TARGET_ABI))?;
+    }
+    for dir in [paths.workspace, paths.temp] {
+        created = add_path(created, dir, AccessFs::from_all(TARGET_ABI))?;
+    }
+    if let NetAccess::Ports { connect, bind } = &policy.network {
+        for port in connect {
+            created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
+        }
+        for port in bind {
+            created = created.add_rule(NetPort::new(*port, AccessNet::BindTcp))?;
+        }
+    }
+    Ok(created)
+}
+
+/// Allow `access` beneath `path`; a path that does not exist (or cannot be
+/// opened) is skipped, and a file gets only the rights a file can have.
+fn add_path(
+    ruleset: RulesetCreated,
+    path: &Path,
+    access: landlock::BitFlags<AccessFs>,
+) -> Result<RulesetCreated, landlock::RulesetError> {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Ok(ruleset);
     };
-    let ruleset = build().map_err(|e| ShellError::Confinement(e.to_string()))?;
-    Ok((
-        Some(Prepared {
-            ruleset: Some(ruleset),
-            required,
-        }),
-        None,
-    ))
+    let Ok(fd) = PathFd::new(path) else {
+        return Ok(ruleset);
+    };
+    let access = if metadata.is_dir() {
+        access
+    } else {
+        access & AccessFs::from_file(TARGET_ABI)
+    };
+    ruleset.add_rule(PathBeneath::new(fd, access))
 }

@@ -22,11 +22,16 @@
 //! put values into its command line with [`quote`].
 
 mod capture;
-#[cfg(all(feature = "landlock", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod confine;
 mod guard;
+#[cfg(target_os = "linux")]
+mod keeper;
 mod policy;
+#[cfg(target_os = "linux")]
+mod readable;
 mod runner;
+mod walls;
 mod words;
 
 use std::path::PathBuf;
@@ -35,11 +40,12 @@ use std::time::Duration;
 use toolkit::{ToolContext, ToolError, ToolOutput, tool};
 
 pub use capture::Captured;
-#[cfg(all(feature = "landlock", target_os = "linux"))]
-pub use confine::landlock_available;
+#[cfg(target_os = "linux")]
+pub use confine::{landlock_abi, landlock_available};
 pub use guard::{Refusal, Rule};
-pub use policy::{Confinement, ShellPolicy};
+pub use policy::{Confinement, NetAccess, ShellPolicy};
 pub use runner::{CommandOutput, CommandRequest, Ended, run_command};
+pub use walls::{KernelWalls, ProcessIsolation};
 
 use crate::sandbox::{SandboxError, Workspace};
 
@@ -101,7 +107,8 @@ pub fn quote(value: &str) -> String {
 /// The timeout is 60 s unless given, at most 600 s (a larger value is
 /// clamped); the command and everything it started are killed when it ends.
 /// Each output stream keeps its head and tail. Paths must stay inside the
-/// workspace, and dangerous commands are refused.
+/// workspace, and dangerous commands are refused. Files can be written only
+/// in the workspace and in $TMPDIR; the network is closed unless allowed.
 #[tool(exclusive, destructive, open_world, category = shell, timeout = 660)]
 pub async fn exec(
     ctx: &ToolContext,

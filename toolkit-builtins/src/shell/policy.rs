@@ -7,19 +7,39 @@ use regex::Regex;
 
 use super::ShellError;
 
-/// Whether the child is confined to the workspace by the kernel, on top of
-/// the command filter.
+/// Whether the child is confined by the kernel (Landlock, Linux), on top of
+/// the command filter. See [`KernelWalls`](super::KernelWalls) for what the
+/// running kernel offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Confinement {
-    /// No kernel confinement: the filter and the working directory are the
-    /// only walls.
-    #[default]
+    /// The explicit opt-out: no Landlock, so the filter and the working
+    /// directory are the only walls around files and the network. (Every
+    /// process the command starts still dies with the call.)
     Off,
-    /// Confine with Landlock where the kernel supports it; run unconfined
-    /// (and say so in the output) where it does not.
+    /// Confine with Landlock as far as the kernel supports it; where it does
+    /// not, run anyway and say so once in the output. The default.
+    #[default]
     BestEffort,
     /// Confine with Landlock, or refuse to run the command.
     Required,
+}
+
+/// Which TCP connections a confined command may make (Landlock ABI 4+).
+/// UDP and Unix sockets are not covered by these rules.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum NetAccess {
+    /// No TCP connect or bind at all: the default.
+    #[default]
+    None,
+    /// Connect to and bind only these TCP ports (on any address).
+    Ports {
+        /// Ports the command may connect to.
+        connect: Vec<u16>,
+        /// Ports the command may listen on.
+        bind: Vec<u16>,
+    },
+    /// No network rule: any TCP connection.
+    Any,
 }
 
 /// How `exec` (and any command tool built on [`run_command`](super::run_command))
@@ -27,9 +47,13 @@ pub enum Confinement {
 /// without it the tool refuses to run.
 ///
 /// The defaults are the safe ones: the built-in deny rules are on, commands
-/// are restricted to the workspace, only `HOME`, `LANG` and `TERM` reach the
-/// child, the timeout is 60 s by default and 600 s at most, and each output
-/// stream keeps at most 10 000 bytes (head and tail).
+/// are restricted to the workspace, the kernel confines the child where it
+/// can (Landlock: reads of the system and the workspace, writes to the
+/// workspace and a temporary directory of its own, no TCP, no signals or
+/// abstract sockets outside; its own PID namespace), only `HOME`, `LANG`,
+/// `TERM` and `TMPDIR` reach the child, the timeout is 60 s by default and
+/// 600 s at most, and each output stream keeps at most 10 000 bytes (head
+/// and tail).
 ///
 /// ```
 /// use std::time::Duration;
@@ -57,6 +81,8 @@ pub struct ShellPolicy {
     pub(crate) protected: Vec<String>,
     pub(crate) restrict_to_workspace: bool,
     pub(crate) confinement: Confinement,
+    pub(crate) network: NetAccess,
+    pub(crate) pid_namespace: bool,
     pub(crate) extra_read_dirs: Vec<PathBuf>,
 }
 
@@ -90,7 +116,9 @@ impl ShellPolicy {
             allow_only: false,
             protected: PROTECTED_BY_DEFAULT.iter().map(|s| s.to_string()).collect(),
             restrict_to_workspace: true,
-            confinement: Confinement::Off,
+            confinement: Confinement::BestEffort,
+            network: NetAccess::None,
+            pid_namespace: true,
             extra_read_dirs: Vec::new(),
         }
     }
@@ -164,9 +192,57 @@ impl ShellPolicy {
         self
     }
 
-    /// Confine the child with Landlock (needs the `landlock` feature, Linux).
+    /// How strictly the child is confined by Landlock (Linux);
+    /// [`Confinement::BestEffort`] unless set.
     pub fn with_confinement(mut self, confinement: Confinement) -> Self {
         self.confinement = confinement;
+        self
+    }
+
+    /// Let a confined command connect to these TCP ports (on any address:
+    /// `443` lets it reach every HTTPS server, loopback included).
+    pub fn allow_tcp_connect(mut self, ports: impl IntoIterator<Item = u16>) -> Self {
+        if let Some((connect, _)) = self.port_lists() {
+            connect.extend(ports);
+        }
+        self
+    }
+
+    /// Let a confined command listen on these TCP ports.
+    pub fn allow_tcp_bind(mut self, ports: impl IntoIterator<Item = u16>) -> Self {
+        if let Some((_, bind)) = self.port_lists() {
+            bind.extend(ports);
+        }
+        self
+    }
+
+    /// Put no rule on the command's network use at all.
+    pub fn allow_any_network(mut self) -> Self {
+        self.network = NetAccess::Any;
+        self
+    }
+
+    /// The connect and bind port lists, made if there were none; `None`
+    /// when any network is allowed already.
+    fn port_lists(&mut self) -> Option<(&mut Vec<u16>, &mut Vec<u16>)> {
+        if self.network == NetAccess::None {
+            self.network = NetAccess::Ports {
+                connect: Vec::new(),
+                bind: Vec::new(),
+            };
+        }
+        match &mut self.network {
+            NetAccess::Ports { connect, bind } => Some((connect, bind)),
+            NetAccess::None | NetAccess::Any => None,
+        }
+    }
+
+    /// Whether the command gets a PID namespace of its own where the system
+    /// allows it (on by default): it then sees only its own processes, and
+    /// the kernel kills all of them with it. Without one, a subreaper still
+    /// finds and kills every process the command started.
+    pub fn with_pid_namespace(mut self, yes: bool) -> Self {
+        self.pid_namespace = yes;
         self
     }
 

@@ -1,17 +1,20 @@
-//! Run one checked command: its own process group, a clean environment,
-//! bounded output, and the whole group killed on timeout, cancellation,
-//! exit, or when the caller stops waiting.
+//! Run one checked command: confined by the kernel, started in the working
+//! directory's handle, with a clean environment and bounded output, and
+//! everything it started killed on timeout, cancellation, exit, or when the
+//! caller stops waiting.
 
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use rustix::fs::{Mode, OFlags};
 use tokio::task::JoinHandle;
 use toolkit::{CancellationToken, ToolOutput};
 
 use super::capture::{Captured, capture};
-use super::{ShellError, ShellPolicy};
-use crate::sandbox::{Access, Workspace};
+use super::{Confinement, ShellError, ShellPolicy};
+use crate::sandbox::{Access, SandboxError, Workspace};
 
 /// One command to run, as a model or a configured command tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,9 +43,9 @@ impl CommandRequest {
 pub enum Ended {
     /// It exited (or was killed by a signal) on its own.
     Exited,
-    /// It ran past its timeout and its process group was killed.
+    /// It ran past its timeout and it and everything it started were killed.
     TimedOut,
-    /// The call was cancelled and its process group was killed.
+    /// The call was cancelled and it and everything it started were killed.
     Cancelled,
 }
 
@@ -137,8 +140,9 @@ impl CommandOutput {
 /// This is what `exec` runs, and what a command tool defined in
 /// configuration should run too, so every guard applies to it: the command
 /// filter, the working directory check, the clamped timeout, the clean
-/// environment, bounded output, the process group killed at the end, and
-/// Landlock when the policy asks for it. Quote values put into a command
+/// environment, bounded output, everything it started killed at the end,
+/// and the kernel's confinement (Landlock, a PID namespace) where the
+/// system has it. Quote values put into a command
 /// line with [`quote`](super::quote).
 ///
 /// ```no_run
@@ -169,29 +173,28 @@ pub async fn run_command(
     let cwd = working_dir(policy, workspace, request.working_dir.as_deref())?;
     let (timeout, clamp_note) = policy.timeout_for(request.timeout);
     let mut notes: Vec<String> = clamp_note.into_iter().collect();
+    notes.extend(super::walls::note_once(policy));
+    let temp = TempDir::new()?;
 
     let mut command = tokio::process::Command::new(&policy.shell);
     command
         .arg("-c")
         .arg(&request.command)
-        .current_dir(&cwd)
         .env_clear()
-        .envs(child_env(policy))
+        .envs(child_env(policy, temp.path()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Its own group, so one signal reaches every process it starts.
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(note) = confine(policy, workspace, &mut command)? {
-        notes.push(note);
-    }
+        // Its own group, so signals meant for the host's group (a terminal's
+        // Ctrl-C) do not reach it, and it none of the host's.
+        .process_group(0);
+    setup_child(policy, workspace, &temp, cwd, &mut command)?;
 
     let mut child = command.spawn().map_err(|e| ShellError::Spawn {
         shell: policy.shell.clone(),
         message: e.to_string(),
     })?;
-    let mut group = ProcessGroup::of(&child);
+    let mut ending = Ending::of(&child);
     let cap = policy.max_output_bytes;
     let stdout = child.stdout.take().map(|s| tokio::spawn(capture(s, cap)));
     let stderr = child.stderr.take().map(|s| tokio::spawn(capture(s, cap)));
@@ -201,16 +204,17 @@ pub async fn run_command(
         _ = tokio::time::sleep(timeout) => (Ended::TimedOut, None),
         _ = cancel.cancelled() => (Ended::Cancelled, None),
     };
-    // Whatever the command left running in its group dies with it: the
-    // tool's result is final, and nothing may keep the pipes open.
-    group.kill();
+    // Whatever the command left running dies with it: the tool's result is
+    // final, and nothing may keep the pipes open.
+    ending.stop();
     let status = match status {
         Some(status) => Some(status),
-        None => child.wait().await.ok(),
+        None => ending.wait(&mut child).await,
     };
     let stdout = collect(stdout, cap).await;
     let stderr = collect(stderr, cap).await;
-    group.disarm();
+    ending.disarm();
+    drop(temp);
 
     let (exit_code, signal) = split_status(status);
     Ok(CommandOutput {
@@ -224,33 +228,48 @@ pub async fn run_command(
     })
 }
 
+/// The working directory, opened once: the child changes into this handle,
+/// so a directory swapped for a link after the check cannot move it.
 fn working_dir(
     policy: &ShellPolicy,
     workspace: &Workspace,
     requested: Option<&str>,
-) -> Result<PathBuf, ShellError> {
-    let Some(dir) = requested else {
-        return Ok(workspace.root().to_path_buf());
-    };
-    let resolved = if policy.restrict_to_workspace {
-        workspace.resolve(dir, Access::Write)?
-    } else {
-        workspace.root().join(dir)
-    };
-    if !resolved.is_dir() {
-        return Err(ShellError::NotADirectory(dir.to_string()));
+) -> Result<OwnedFd, ShellError> {
+    let dir = requested.unwrap_or(".");
+    let not_a_dir = || ShellError::NotADirectory(dir.to_string());
+    if policy.restrict_to_workspace {
+        return match workspace.open_dir(dir, Access::Write) {
+            Ok(opened) => Ok(opened.into_fd()),
+            Err(SandboxError::Io { .. } | SandboxError::NotFound { .. }) => Err(not_a_dir()),
+            Err(e) => Err(e.into()),
+        };
     }
-    Ok(resolved)
+    let path = workspace.root().join(dir);
+    rustix::fs::open(
+        &path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|_| not_a_dir())
 }
 
-/// Only `HOME`, `LANG`, `TERM` and the allowed names reach the child.
-fn child_env(policy: &ShellPolicy) -> Vec<(String, String)> {
+/// The environment: `HOME`, `LANG`, `TERM`, `TMPDIR` and the allowed names.
+/// Under confinement `HOME` is the command's own temporary directory (the
+/// host's home is closed to it anyway, and tools want a home to write to).
+fn child_env(policy: &ShellPolicy, temp: &std::path::Path) -> Vec<(String, String)> {
     let get =
         |name: &str, fallback: &str| std::env::var(name).unwrap_or_else(|_| fallback.to_string());
+    let temp = temp.to_string_lossy().into_owned();
+    let home = if policy.confinement == Confinement::Off {
+        get("HOME", "/tmp")
+    } else {
+        temp.clone()
+    };
     let mut env = vec![
-        ("HOME".to_string(), get("HOME", "/tmp")),
+        ("HOME".to_string(), home),
         ("LANG".to_string(), get("LANG", "C.UTF-8")),
         ("TERM".to_string(), get("TERM", "dumb")),
+        ("TMPDIR".to_string(), temp),
     ];
     for name in &policy.env_allow {
         if let Ok(value) = std::env::var(name) {
@@ -260,45 +279,123 @@ fn child_env(policy: &ShellPolicy) -> Vec<(String, String)> {
     env
 }
 
-#[cfg(all(feature = "landlock", target_os = "linux"))]
-fn confine(
+/// Prepare what the child does between `fork` and `exec`: split into keeper
+/// and command, change into the working directory's handle, and confine
+/// itself with Landlock.
+#[cfg(target_os = "linux")]
+fn setup_child(
     policy: &ShellPolicy,
     workspace: &Workspace,
+    temp: &TempDir,
+    cwd: OwnedFd,
     command: &mut tokio::process::Command,
-) -> Result<Option<String>, ShellError> {
-    let (prepared, note) =
-        super::confine::prepare(policy, workspace.root(), workspace.read_only_dirs())?;
-    if let Some(prepared) = prepared {
-        let mut prepared = prepared;
-        // SAFETY: the closure only makes the `prctl` and `landlock_restrict_self`
-        // system calls on a ruleset built before the fork; it allocates
-        // nothing on success.
-        unsafe {
-            command.pre_exec(move || prepared.enforce());
-        }
+) -> Result<(), ShellError> {
+    use std::os::fd::AsRawFd;
+    let paths = super::confine::Paths {
+        workspace: workspace.root(),
+        temp: temp.path(),
+        read_only: workspace.read_only_dirs(),
+    };
+    let mut landlock = super::confine::prepare(policy, &paths)?;
+    let keeper = super::keeper::Keeper::new(policy.pid_namespace);
+    // The keeper, not this process, ends the command: a kill on drop would
+    // kill the keeper before it could end what the command started.
+    command.kill_on_drop(false);
+    // SAFETY: the hook makes system calls only, on values prepared above
+    // (see `Keeper::split` and `Prepared::enforce`); it allocates nothing
+    // on success.
+    unsafe {
+        command.pre_exec(move || {
+            // Before the keeper's new mount namespace, which carries the
+            // working directory over to its own copy of the mount.
+            if libc::fchdir(cwd.as_raw_fd()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            keeper.split()?;
+            match landlock.as_mut() {
+                Some(prepared) => prepared.enforce(),
+                None => Ok(()),
+            }
+        });
     }
-    Ok(note)
+    Ok(())
 }
 
-#[cfg(not(all(feature = "landlock", target_os = "linux")))]
-fn confine(
+#[cfg(not(target_os = "linux"))]
+fn setup_child(
     policy: &ShellPolicy,
     _workspace: &Workspace,
-    _command: &mut tokio::process::Command,
-) -> Result<Option<String>, ShellError> {
-    use super::Confinement;
-    match policy.confinement {
-        Confinement::Off => Ok(None),
-        Confinement::BestEffort => Ok(Some(
-            "kernel confinement is not built in (the `landlock` feature, Linux); the command ran without it".into(),
-        )),
-        Confinement::Required => Err(ShellError::Confinement(
-            "kernel confinement is required but not built in (the `landlock` feature, Linux)".into(),
-        )),
+    _temp: &TempDir,
+    cwd: OwnedFd,
+    command: &mut tokio::process::Command,
+) -> Result<(), ShellError> {
+    use std::os::fd::AsRawFd;
+    if policy.confinement == Confinement::Required {
+        return Err(ShellError::Confinement(
+            "kernel confinement is required but this system has no Landlock".into(),
+        ));
+    }
+    command.kill_on_drop(true);
+    // SAFETY: `fchdir` on a descriptor held by the closure.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::fchdir(cwd.as_raw_fd()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+/// A directory of the command's own for temporary files (`TMPDIR`), the
+/// only place outside the workspace it may write; removed after the call.
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<Self, ShellError> {
+        use std::os::unix::fs::DirBuilderExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        let mut last = None;
+        for _ in 0..8 {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!("toolkit-exec-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(Self(path)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(ShellError::Confinement(format!(
+            "cannot make a temporary directory in {}: {}",
+            base.display(),
+            last.map_or_else(String::new, |e| e.to_string())
+        )))
+    }
+
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.0
     }
 }
 
-/// Wait for a reader; if something outside the group still holds the pipe
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let path = std::mem::take(&mut self.0);
+        // A command may leave many files: remove them off the async threads.
+        let remove = move || {
+            let _ = std::fs::remove_dir_all(&path);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn_blocking(remove);
+            }
+            Err(_) => remove(),
+        }
+    }
+}
+
+/// Wait for a reader; if something outside the call still holds the pipe
 /// open, stop waiting after a grace period and keep what was read.
 async fn collect(reader: Option<JoinHandle<Captured>>, cap: usize) -> Captured {
     let Some(mut reader) = reader else {
@@ -321,34 +418,55 @@ fn split_status(status: Option<ExitStatus>) -> (Option<i32>, Option<i32>) {
     }
 }
 
-/// The child's process group, killed when this is dropped: if the caller
-/// stops waiting (a timeout or cancellation above this function drops the
-/// future), nothing the command started outlives the call.
-struct ProcessGroup(Option<libc::pid_t>);
+/// Ends the command and everything it started, also when dropped: if the
+/// caller stops waiting (a timeout or cancellation above this function
+/// drops the future), nothing the command started outlives the call.
+///
+/// On Linux the host's child is the keeper (see `keeper.rs`), which is
+/// asked to stop and kills every descendant itself; elsewhere the child's
+/// process group is killed.
+struct Ending(Option<libc::pid_t>);
 
-impl ProcessGroup {
+impl Ending {
+    /// How long the keeper gets to end everything before it is killed itself.
+    const GRACE: Duration = Duration::from_secs(5);
+
     fn of(child: &tokio::process::Child) -> Self {
         Self(child.id().and_then(|id| libc::pid_t::try_from(id).ok()))
     }
 
-    /// The group is dead and its leader reaped: its id may be reused now.
+    /// The child has exited and been reaped: its id may be reused now.
     fn disarm(&mut self) {
         self.0 = None;
     }
 
-    fn kill(&self) {
-        if let Some(pgid) = self.0 {
-            // SAFETY: `killpg` has no memory-safety preconditions; a group
-            // that is already gone gives ESRCH, which is fine.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
+    fn stop(&self) {
+        let Some(pid) = self.0 else { return };
+        // SAFETY: signals have no memory-safety preconditions; a process
+        // that is already gone gives ESRCH, which is fine.
+        unsafe {
+            #[cfg(target_os = "linux")]
+            libc::kill(pid, super::keeper::STOP_SIGNAL);
+            #[cfg(not(target_os = "linux"))]
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+
+    /// Wait for the child after [`Self::stop`]; a keeper that does not
+    /// finish in time is killed.
+    async fn wait(&self, child: &mut tokio::process::Child) -> Option<ExitStatus> {
+        match tokio::time::timeout(Self::GRACE, child.wait()).await {
+            Ok(status) => status.ok(),
+            Err(_) => {
+                let _ = child.start_kill();
+                child.wait().await.ok()
             }
         }
     }
 }
 
-impl Drop for ProcessGroup {
+impl Drop for Ending {
     fn drop(&mut self) {
-        self.kill();
+        self.stop();
     }
 }

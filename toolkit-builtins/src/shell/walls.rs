@@ -1,0 +1,152 @@
+//! What the running kernel enforces on commands, for the host to check and
+//! for the tool's output to state where something is missing.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{Confinement, ShellPolicy};
+
+/// How a command's processes are kept apart from the host's and ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessIsolation {
+    /// Its own PID and mount namespaces: it sees only its own processes,
+    /// and all of them die with it.
+    PidNamespace,
+    /// A subreaper keeper: every descendant is still found and killed at
+    /// the end, but the host's processes are visible (Landlock, where the
+    /// kernel has it, still keeps their environment and memory unreadable).
+    Subreaper,
+    /// A process group only (systems other than Linux): a process that
+    /// leaves the group can outlive the call.
+    ProcessGroup,
+}
+
+/// The kernel's walls around a command in this process: which Landlock ABI
+/// is in force and how the command's processes are isolated.
+///
+/// ```
+/// use toolkit_builtins::shell::KernelWalls;
+///
+/// let walls = KernelWalls::current();
+/// println!("{walls}"); // e.g. "Landlock ABI 7 (files, TCP ports, scoping); own PID namespace"
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelWalls {
+    /// The Landlock ABI version of the running kernel; `None` without Landlock.
+    pub landlock_abi: Option<u32>,
+    /// How the command's processes are kept apart from the host's and ended.
+    pub process_isolation: ProcessIsolation,
+}
+
+impl KernelWalls {
+    /// The walls this process can put up (found once, then cached).
+    pub fn current() -> Self {
+        Self {
+            landlock_abi: landlock_abi(),
+            process_isolation: process_isolation(),
+        }
+    }
+
+    /// Whether files outside the allowed paths are closed (Landlock ABI 1+).
+    pub fn files(&self) -> bool {
+        self.landlock_abi.is_some_and(|abi| abi >= 1)
+    }
+
+    /// Whether TCP connect and bind are limited to allowed ports (ABI 4+).
+    pub fn tcp(&self) -> bool {
+        self.landlock_abi.is_some_and(|abi| abi >= 4)
+    }
+
+    /// Whether abstract Unix sockets and signals outside the command are
+    /// closed (ABI 6+).
+    pub fn scoping(&self) -> bool {
+        self.landlock_abi.is_some_and(|abi| abi >= 6)
+    }
+
+    /// What is missing under `policy`, in words; empty when every wall the
+    /// policy asks for stands.
+    pub fn gaps(&self, policy: &ShellPolicy) -> Vec<&'static str> {
+        let mut gaps = Vec::new();
+        if policy.confinement != Confinement::Off {
+            if !self.files() {
+                gaps.push("no Landlock: files outside the workspace are guarded only by the command filter");
+            }
+            if self.files() && !self.tcp() {
+                gaps.push("Landlock below ABI 4: TCP connections are not limited");
+            }
+            if self.files() && !self.scoping() {
+                gaps.push("Landlock below ABI 6: signals and abstract sockets outside the command are not blocked");
+            }
+        }
+        match self.process_isolation {
+            ProcessIsolation::PidNamespace if !policy.pid_namespace => {
+                gaps.push("no PID namespace (the policy turned it off): the host's processes are visible to the command")
+            }
+            ProcessIsolation::PidNamespace => {}
+            ProcessIsolation::Subreaper => {
+                gaps.push("no PID namespace: the host's processes are visible to the command")
+            }
+            ProcessIsolation::ProcessGroup => gaps.push(
+                "no subreaper: a process that leaves the command's group can outlive the call",
+            ),
+        }
+        gaps
+    }
+}
+
+impl fmt::Display for KernelWalls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.landlock_abi {
+            None => f.write_str("no Landlock")?,
+            Some(abi) => {
+                let mut covers = vec!["files"];
+                if self.tcp() {
+                    covers.push("TCP ports");
+                }
+                if self.scoping() {
+                    covers.push("scoping");
+                }
+                write!(f, "Landlock ABI {abi} ({})", covers.join(", "))?;
+            }
+        }
+        match self.process_isolation {
+            ProcessIsolation::PidNamespace => f.write_str("; own PID namespace"),
+            ProcessIsolation::Subreaper => f.write_str("; subreaper only, no PID namespace"),
+            ProcessIsolation::ProcessGroup => f.write_str("; process group only"),
+        }
+    }
+}
+
+/// The note for a command's output when walls are missing: given once per
+/// process, so the model is told without every result repeating it.
+pub(crate) fn note_once(policy: &ShellPolicy) -> Option<String> {
+    static TOLD: AtomicBool = AtomicBool::new(false);
+    let gaps = KernelWalls::current().gaps(policy);
+    if gaps.is_empty() || TOLD.swap(true, Ordering::Relaxed) {
+        return None;
+    }
+    Some(format!(
+        "this system confines commands less: {}",
+        gaps.join("; ")
+    ))
+}
+
+#[cfg(target_os = "linux")]
+fn landlock_abi() -> Option<u32> {
+    super::confine::landlock_abi()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn landlock_abi() -> Option<u32> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+fn process_isolation() -> ProcessIsolation {
+    super::keeper::isolation()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_isolation() -> ProcessIsolation {
+    ProcessIsolation::ProcessGroup
+}
