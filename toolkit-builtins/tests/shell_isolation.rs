@@ -47,7 +47,10 @@ async fn secrets_in_the_environment_do_not_reach_the_child() {
         .filter(|n| !matches!(*n, "PWD" | "SHLVL" | "_" | "OLDPWD"))
         .collect();
     names.sort();
-    assert_eq!(names, ["HOME", "LANG", "TERM", "TMPDIR", "TOOLKIT_TEST_SHARED"]);
+    assert_eq!(
+        names,
+        ["HOME", "LANG", "TERM", "TMPDIR", "TOOLKIT_TEST_SHARED"]
+    );
 }
 
 #[tokio::test]

@@ -260,3 +260,41 @@ async fn a_thousand_ended_calls_leave_nothing_behind() {
     assert_eq!(our_zombies(), Vec::<u32>::new());
     assert_eq!(count_fds(), before);
 }
+
+/// How long after the deadline everything is gone: printed (run with
+/// `--nocapture`), never asserted, since a loaded machine may be slow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_from_the_deadline_to_nothing_left_is_printed() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let mut after_deadline = Vec::new();
+    for _ in 0..10 {
+        let t = tag();
+        let request = CommandRequest {
+            command: format!("setsid sleep {t} >/dev/null 2>&1 & sleep {t} & sleep {t}"),
+            working_dir: None,
+            timeout: Some(Duration::from_secs(1)),
+        };
+        let started = std::time::Instant::now();
+        let out = run_command(
+            &ShellPolicy::new(),
+            &ws,
+            &request,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        let returned = started.elapsed();
+        assert_eq!(out.ended, Ended::TimedOut);
+        // Everything is dead when the call returns: the keeper exits last.
+        assert_eq!(survivors(&t), Vec::<u32>::new());
+        after_deadline.push(returned.saturating_sub(Duration::from_secs(1)));
+    }
+    after_deadline.sort();
+    println!(
+        "from the deadline to the call's return with nothing left: median {:?}, max {:?}",
+        after_deadline[after_deadline.len() / 2],
+        after_deadline[after_deadline.len() - 1]
+    );
+}
