@@ -49,7 +49,10 @@ async fn run_script(policy: &ShellPolicy, script: &str) -> (CommandOutput, tempf
 }
 
 fn policies() -> [(&'static str, ShellPolicy); 2] {
-    let base = ShellPolicy::new().allow_env(["PATH"]);
+    // Every byte kept: a secret must not hide in a cut middle.
+    let base = ShellPolicy::new()
+        .allow_env(["PATH"])
+        .with_max_output_bytes(64 << 20);
     [
         ("pid namespace", base.clone()),
         ("subreaper only", base.with_pid_namespace(false)),
@@ -76,6 +79,7 @@ ps e -A -ww 2>/dev/null
 ps eww {host} 2>/dev/null
 for p in /proc/[0-9]*; do cat $p/environ; done
 env
+grep -q TMPDIR /proc/self/environ && echo OWN-ENVIRONMENT-READABLE
 python3 -c 'import os
 for p in os.listdir("/proc"):
     try: print(open("/proc/"+p+"/environ","rb").read())
@@ -87,6 +91,8 @@ echo done
         let (out, _dir) = run_script(&policy, &script).await;
         let text = out.to_model_text();
         assert!(!text.contains(SECRET), "{name}: the secret leaked:\n{text}");
+        // The command's own `/proc` works: the refusals above are the wall.
+        assert!(text.contains("OWN-ENVIRONMENT-READABLE"), "{name}: {text}");
         assert!(text.contains("done"), "{name}: {text}");
     }
     // SAFETY: as above.
@@ -108,7 +114,7 @@ async fn in_its_namespace_a_command_sees_none_of_the_hosts_processes() {
     let text = out.stdout.text();
     // The shell, `ls` and `grep`: only the command's own processes.
     let visible: u32 = text.lines().next().unwrap().trim().parse().unwrap();
-    assert!(visible <= 4, "{text}");
+    assert!((1..=4).contains(&visible), "{text}");
     assert!(
         !text.contains("HOST-VISIBLE") && !text.contains("SIGNALLED"),
         "{text}"
@@ -338,4 +344,41 @@ fn the_walls_in_force_are_reported() {
         None => assert!(text.starts_with("no Landlock"), "{text}"),
     }
     assert!(walls.gaps(&ShellPolicy::new()).len() <= 4);
+}
+
+#[tokio::test]
+async fn a_command_has_no_capabilities_even_when_the_host_is_root() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if walls().is_none() {
+        return;
+    }
+    let script = r#"
+grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status
+python3 -c '
+import socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    print("RAW-SOCKET")
+except Exception as e:
+    print("raw refused", e)
+'
+mkdir m && mount -t tmpfs none m && echo MOUNTED
+chown 1:1 attack.sh && echo CHOWNED
+echo done
+"#;
+    for (name, policy) in policies() {
+        let (out, _dir) = run_script(&policy, script).await;
+        let text = out.to_model_text();
+        for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(set))
+                .unwrap_or_else(|| panic!("{name}: no {set} in {text}"));
+            assert!(line.ends_with("0000000000000000"), "{name}: {line}");
+        }
+        for escaped in ["RAW-SOCKET", "MOUNTED", "CHOWNED"] {
+            assert!(!text.contains(escaped), "{name}: {text}");
+        }
+        assert!(text.contains("done"), "{name}: {text}");
+    }
 }

@@ -16,11 +16,12 @@
 //! unreadable from the domain: the kernel's ptrace check refuses a process
 //! in a domain access to one outside it.
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
 use super::policy::NetAccess;
@@ -54,24 +55,69 @@ pub fn landlock_available() -> bool {
 }
 
 /// A ruleset ready to be applied in the child.
+///
+/// Applied with raw system calls, since the child of a multi-threaded
+/// process may not allocate: the ruleset was built in the parent, and the
+/// child only adds the one rule it could not know beforehand (its own
+/// `/proc`, mounted after the fork) and restricts itself.
 pub(crate) struct Prepared {
-    ruleset: Option<RulesetCreated>,
-    required: bool,
+    ruleset: Option<OwnedFd>,
+    read_access: u64,
+}
+
+/// `struct landlock_path_beneath_attr` of the kernel's API.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
 }
 
 impl Prepared {
-    /// Apply the ruleset to the calling (child) process. Allocates nothing.
-    pub(crate) fn enforce(&mut self) -> std::io::Result<()> {
+    /// Confine the calling (child) process. With `own_proc`, the `/proc`
+    /// now mounted (the command's own, in its PID namespace) may be read:
+    /// the parent's rule named the host's, another file system.
+    ///
+    /// Async-signal-safe: system calls only, no allocation.
+    pub(crate) fn enforce(&mut self, own_proc: bool) -> std::io::Result<()> {
+        const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
         let Some(ruleset) = self.ruleset.take() else {
             return Ok(());
         };
-        match ruleset.restrict_self() {
-            Ok(status) if self.required && status.ruleset == RulesetStatus::NotEnforced => {
-                Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+        // SAFETY: plain system calls on a descriptor we own and stack values
+        // of the kernel's layout.
+        unsafe {
+            if own_proc {
+                let proc = libc::open(
+                    c"/proc".as_ptr(),
+                    libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                );
+                if proc < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let attr = PathBeneathAttr {
+                    allowed_access: self.read_access,
+                    parent_fd: proc,
+                };
+                let added = libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    LANDLOCK_RULE_PATH_BENEATH,
+                    &attr as *const PathBeneathAttr,
+                    0,
+                );
+                libc::close(proc);
+                if added != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
-            Ok(_) => Ok(()),
-            Err(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
         }
+        Ok(())
     }
 }
 
@@ -105,9 +151,15 @@ pub(crate) fn prepare(
         return Ok(None);
     }
     let ruleset = build(policy, paths).map_err(|e| ShellError::Confinement(e.to_string()))?;
+    let ruleset: Option<OwnedFd> = ruleset.into();
+    if ruleset.is_none() && required {
+        return Err(ShellError::Confinement(
+            "Landlock confinement is required but no ruleset could be made".into(),
+        ));
+    }
     Ok(Some(Prepared {
-        ruleset: Some(ruleset),
-        required,
+        ruleset,
+        read_access: AccessFs::from_read(TARGET_ABI).bits(),
     }))
 }
 

@@ -38,6 +38,7 @@ pub(crate) const STOP_SIGNAL: libc::c_int = libc::SIGTERM;
 /// What the keeper needs, prepared in the parent where allocating is safe.
 pub(crate) struct Keeper {
     namespaces: Option<Namespaces>,
+    drop_capabilities: bool,
 }
 
 /// The namespaces to enter, and the identity maps a user namespace needs.
@@ -49,31 +50,41 @@ struct Namespaces {
 
 impl Keeper {
     /// A keeper that uses namespaces when asked to and this process can
-    /// make them.
-    pub(crate) fn new(namespaces: bool) -> Self {
+    /// make them, and that takes every capability from the command when
+    /// asked to (a command run by root is then root without privileges:
+    /// no mounts, raw sockets, module loading, tracing or killing of other
+    /// users' processes, whatever Landlock covers or not).
+    pub(crate) fn new(namespaces: bool, drop_capabilities: bool) -> Self {
         let namespaces = match isolation() {
             ProcessIsolation::PidNamespace if namespaces => Some(Namespaces::for_this_process()),
             ProcessIsolation::PidNamespace => None,
             ProcessIsolation::Subreaper | ProcessIsolation::ProcessGroup => None,
         };
-        Self { namespaces }
+        Self {
+            namespaces,
+            drop_capabilities,
+        }
     }
 
     /// A keeper that never makes namespaces (used by the probe itself).
     fn without_namespaces() -> Self {
-        Self { namespaces: None }
+        Self {
+            namespaces: None,
+            drop_capabilities: false,
+        }
     }
 
     /// Split the freshly forked child into keeper and command.
     ///
-    /// Returns `Ok` in the command's process, which then goes on to `exec`;
+    /// Returns in the command's process, which then goes on to `exec`, and
+    /// says whether it is PID 1 of a namespace with a `/proc` of its own;
     /// never returns in the keeper's.
     ///
     /// # Safety
     ///
     /// Call only in a child between `fork` and `exec` (a `pre_exec` hook),
     /// before anything else in that hook changes the process.
-    pub(crate) unsafe fn split(&self) -> io::Result<()> {
+    pub(crate) unsafe fn split(&self) -> io::Result<bool> {
         let in_namespace = match &self.namespaces {
             Some(namespaces) => namespaces.enter(),
             None => false,
@@ -98,8 +109,59 @@ impl Keeper {
             if in_namespace {
                 mount_own_proc()?;
             }
+            if self.drop_capabilities {
+                drop_capabilities();
+            }
         }
-        Ok(())
+        Ok(in_namespace)
+    }
+}
+
+/// Take every capability from the calling process and whatever it runs:
+/// the bounding set (so `exec` of anything, setuid-root programs included,
+/// gains none), the ambient set, and the effective, permitted and
+/// inheritable sets. A process without privileges cannot drop its bounding
+/// set, and has nothing to drop anyway.
+///
+/// # Safety
+///
+/// Async-signal-safe system calls only.
+unsafe fn drop_capabilities() {
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    // SAFETY: plain system calls on stack values of the kernel's layout.
+    unsafe {
+        for capability in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, capability, 0, 0, 0);
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let header = Header {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let none = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        libc::syscall(libc::SYS_capset, &header, none.as_ptr());
     }
 }
 

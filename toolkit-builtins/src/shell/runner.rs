@@ -297,7 +297,8 @@ fn setup_child(
         read_only: workspace.read_only_dirs(),
     };
     let mut landlock = super::confine::prepare(policy, &paths)?;
-    let keeper = super::keeper::Keeper::new(policy.pid_namespace);
+    let keeper =
+        super::keeper::Keeper::new(policy.pid_namespace, policy.confinement != Confinement::Off);
     // The keeper, not this process, ends the command: a kill on drop would
     // kill the keeper before it could end what the command started.
     command.kill_on_drop(false);
@@ -311,9 +312,9 @@ fn setup_child(
             if libc::fchdir(cwd.as_raw_fd()) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            keeper.split()?;
+            let own_proc = keeper.split()?;
             match landlock.as_mut() {
-                Some(prepared) => prepared.enforce(),
+                Some(prepared) => prepared.enforce(own_proc),
                 None => Ok(()),
             }
         });
