@@ -169,7 +169,8 @@ pub async fn run_command(
     request: &CommandRequest,
     cancel: &CancellationToken,
 ) -> Result<CommandOutput, ShellError> {
-    policy.check_command(&request.command, Some(workspace))?;
+    let walls = super::KernelWalls::current();
+    super::walls::filter_for(policy, &walls).check_command(&request.command, Some(workspace))?;
     let cwd = working_dir(policy, workspace, request.working_dir.as_deref())?;
     let (timeout, clamp_note) = policy.timeout_for(request.timeout);
     let mut notes: Vec<String> = clamp_note.into_iter().collect();

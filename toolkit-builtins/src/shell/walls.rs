@@ -117,6 +117,22 @@ impl fmt::Display for KernelWalls {
     }
 }
 
+/// The filter a command is checked with: the policy's own, or, where the
+/// kernel cannot keep files inside the workspace (no Landlock) and the host
+/// did not opt out of confinement, the strictest the filter allows:
+/// workspace restriction on, whatever the policy says.
+pub(crate) fn filter_for<'a>(
+    policy: &'a ShellPolicy,
+    walls: &KernelWalls,
+) -> std::borrow::Cow<'a, ShellPolicy> {
+    let kernel_falls_short = policy.confinement != Confinement::Off && !walls.files();
+    if kernel_falls_short && !policy.restrict_to_workspace {
+        std::borrow::Cow::Owned(policy.clone().restrict_to_workspace(true))
+    } else {
+        std::borrow::Cow::Borrowed(policy)
+    }
+}
+
 /// The note for a command's output when walls are missing: given once per
 /// process, so the model is told without every result repeating it.
 pub(crate) fn note_once(policy: &ShellPolicy) -> Option<String> {
@@ -149,4 +165,42 @@ fn process_isolation() -> ProcessIsolation {
 #[cfg(not(target_os = "linux"))]
 fn process_isolation() -> ProcessIsolation {
     ProcessIsolation::ProcessGroup
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walls(landlock_abi: Option<u32>) -> KernelWalls {
+        KernelWalls {
+            landlock_abi,
+            process_isolation: ProcessIsolation::Subreaper,
+        }
+    }
+
+    #[test]
+    fn without_landlock_the_filter_keeps_paths_in_the_workspace() {
+        let loose = ShellPolicy::new().restrict_to_workspace(false);
+        assert!(filter_for(&loose, &walls(None)).restrict_to_workspace);
+        assert!(!filter_for(&loose, &walls(Some(1))).restrict_to_workspace);
+        let opted_out = loose.clone().with_confinement(Confinement::Off);
+        assert!(!filter_for(&opted_out, &walls(None)).restrict_to_workspace);
+    }
+
+    #[test]
+    fn each_missing_wall_is_named() {
+        let policy = ShellPolicy::new();
+        assert_eq!(walls(None).gaps(&policy).len(), 2);
+        assert_eq!(walls(Some(3)).gaps(&policy).len(), 3);
+        assert_eq!(walls(Some(6)).gaps(&policy).len(), 1);
+        let all = KernelWalls {
+            landlock_abi: Some(6),
+            process_isolation: ProcessIsolation::PidNamespace,
+        };
+        assert!(all.gaps(&policy).is_empty());
+        assert_eq!(
+            all.to_string(),
+            "Landlock ABI 6 (files, TCP ports, scoping); own PID namespace"
+        );
+    }
 }
