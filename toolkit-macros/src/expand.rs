@@ -24,7 +24,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
         item.sig.ident
     );
 
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::__private_0_1);
     let args_type = arguments_type(tool);
     let args_struct = arguments_struct(tool, krate, &private);
     let checks = checks(tool, &private);
@@ -139,8 +139,8 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     }
     // serde and schemars take their crate path as a string.
     let krate_path = krate.to_string().replace(' ', "");
-    let serde_path = format!("{krate_path}::__private::serde");
-    let schemars_path = format!("{krate_path}::__private::schemars");
+    let serde_path = format!("{krate_path}::__private_0_1::serde");
+    let schemars_path = format!("{krate_path}::__private_0_1::schemars");
     let any_flatten = tool.arguments().any(|a| a.attrs.flatten.is_some());
     // serde cannot combine `deny_unknown_fields` with `flatten`; the
     // validator rejects unknown parameters either way.

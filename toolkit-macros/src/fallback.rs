@@ -23,7 +23,7 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     }
     let vis = &item.vis;
     let type_ident = tool_type_ident(tool);
-    let private = quote!(#krate::__private);
+    let private = quote!(#krate::__private_0_1);
     let checks = type_checks(tool, &private);
     quote! {
         #item

@@ -53,7 +53,7 @@ mod tool;
 
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_0_1;
 
 /// The README's Rust examples, compiled as doctests so they cannot drift.
 #[cfg(doctest)]
