@@ -86,6 +86,15 @@ const SCENARIOS: &[Scenario] = &[
         "missing_fields_are_named_for_each_action",
         missing_fields_are_named_for_each_action,
     ),
+    (
+        "webrtc_sends_no_udp_around_the_proxy",
+        webrtc_sends_no_udp_around_the_proxy,
+    ),
+    ("downloads_are_refused", downloads_are_refused),
+    (
+        "local_files_and_browser_pages_stay_out_of_frames",
+        local_files_and_browser_pages_stay_out_of_frames,
+    ),
 ];
 
 /// Runs every scenario (all of them, even after a failure), then drops the
@@ -369,4 +378,91 @@ fn missing_fields_are_named_for_each_action(s: &Shared) {
     }
     let unknown = s.err(json!({"action": "hover"}));
     assert!(unknown.contains("navigate"), "{unknown}");
+}
+
+fn webrtc_sends_no_udp_around_the_proxy(s: &Shared) {
+    s.open("/webrtc-out");
+    let gathered = s.ok(json!({"action": "wait_for", "selector": "#done", "timeout": 10}));
+    let text = s.read_text();
+    // Give any late datagram a moment to arrive before counting.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(
+        s.site.forbidden_datagrams(),
+        0,
+        "{text}\n{}",
+        gathered.content
+    );
+    assert!(
+        !text.contains("typ srflx") && !text.contains("typ relay"),
+        "{text}"
+    );
+}
+
+fn downloads_are_refused(s: &Shared) {
+    let places = || {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        [
+            home.clone().map(|h| h.join("Downloads")),
+            home,
+            std::env::current_dir().ok(),
+            Some(std::env::temp_dir()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|dir| dir.join(&s.site.download_name))
+        .collect::<Vec<_>>()
+    };
+    s.open("/download-link");
+    let _ = s.call(json!({"action": "click", "selector": "#dl"}));
+    let _ = s.call(json!({"action": "navigate", "url": s.site.url("/download")}));
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    for place in places() {
+        assert!(!place.exists(), "a download landed at {}", place.display());
+        // Chromium writes a partial file first, under another name.
+        let partial = place.with_extension("bin.crdownload");
+        assert!(
+            !partial.exists(),
+            "a download started at {}",
+            partial.display()
+        );
+    }
+}
+
+fn local_files_and_browser_pages_stay_out_of_frames(s: &Shared) {
+    let hostname = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    // A frame of a local scheme never loads: Chromium refuses it to web
+    // pages. The page around it either loads without it, or (the DevTools
+    // client waiting on that frame) the action ends at its timeout and a
+    // blank page replaces it; either way nothing local is read and the
+    // browser stays usable.
+    for frame in ["file", "chrome", "view-source"] {
+        let url = s.site.url(&format!("/local-schemes?{frame}"));
+        let opened = s.call(json!({"action": "navigate", "url": url, "timeout": 5}));
+        let mut seen = opened.content.clone();
+        if opened.is_error {
+            assert!(opened.content.contains("did not finish"), "{frame}: {seen}");
+        } else {
+            s.ok(json!({"action": "wait_for", "selector": "#done"}));
+            let text = s.read_text();
+            assert!(text.contains("fetch refused"), "{frame}: {text}");
+            seen.push_str(&text);
+        }
+        assert!(!seen.contains("READ "), "{frame}: {seen}");
+        if !hostname.trim().is_empty() {
+            assert!(!seen.contains(hostname.trim()), "{frame}: {seen}");
+        }
+        s.open("/button");
+        assert!(s.read_text().contains("before the click"), "{frame}");
+    }
+    for scheme in [
+        "file:///etc/hostname",
+        "chrome://version",
+        "view-source:file:///etc/hostname",
+    ] {
+        let refused = s.err(json!({"action": "navigate", "url": scheme}));
+        assert!(
+            refused.contains("only http and https"),
+            "{scheme}: {refused}"
+        );
+    }
 }

@@ -53,14 +53,20 @@ pub(crate) async fn intercept(
     log: BlockedLog,
 ) -> chromiumoxide::Result<JoinHandle<()>> {
     let mut paused = page.event_listener::<EventRequestPaused>().await?;
+    // Requests that go to the network, and only those: a `file:` or
+    // `chrome:` frame paused here could be neither continued nor failed
+    // (its page would never finish loading); Chromium refuses those schemes
+    // to web pages itself, and they are tested refused.
+    let pattern = |url: &str| {
+        RequestPattern::builder()
+            .url_pattern(url)
+            .request_stage(RequestStage::Request)
+            .build()
+    };
     page.execute(
         EnableParams::builder()
-            .pattern(
-                RequestPattern::builder()
-                    .url_pattern("*")
-                    .request_stage(RequestStage::Request)
-                    .build(),
-            )
+            .pattern(pattern("http://*"))
+            .pattern(pattern("https://*"))
             .build(),
     )
     .await?;

@@ -113,6 +113,10 @@ pub(crate) fn launch_config(
     args.extend([
         proxy_server.as_str(),
         "proxy-bypass-list=<-loopback>",
+        // Chromium reads the policy under this name; the older `force-`
+        // spelling is accepted but, as tried here, still lets STUN
+        // datagrams out.
+        "webrtc-ip-handling-policy=disable_non_proxied_udp",
         "force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     ]);
     // chromiumoxide adds the leading `--` to each flag.

@@ -4,6 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::browser::{
+    SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
 use chromiumoxide::error::CdpError;
 use chromiumoxide::{Browser, Page};
 use futures_util::StreamExt;
@@ -175,6 +178,13 @@ async fn open_page(
     guard: Arc<NetPolicy>,
     blocked: BlockedLog,
 ) -> Result<(Page, JoinHandle<()>), CdpError> {
+    // Downloads would land in the host user's download directory, outside
+    // any workspace: refused for the whole browser.
+    browser
+        .execute(SetDownloadBehaviorParams::new(
+            SetDownloadBehaviorBehavior::Deny,
+        ))
+        .await?;
     let page = browser.new_page("about:blank").await?;
     let interceptor = intercept(&page, guard, blocked).await?;
     Ok((page, interceptor))

@@ -29,6 +29,12 @@ pub struct Site {
     pub forbidden: String,
     /// How many connections the forbidden server has accepted.
     pub forbidden_hits: Arc<AtomicUsize>,
+    /// `127.0.0.1:PORT` of a UDP socket no page may send to (STUN/TURN).
+    pub forbidden_udp: String,
+    /// How many datagrams that socket has received.
+    pub forbidden_datagrams: Arc<AtomicUsize>,
+    /// The file name the download page offers, unique to this run.
+    pub download_name: String,
 }
 
 impl Site {
@@ -46,18 +52,37 @@ impl Site {
             }
         });
 
+        let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let forbidden_udp = udp.local_addr().unwrap().to_string();
+        let forbidden_datagrams = Arc::new(AtomicUsize::new(0));
+        let datagrams = Arc::clone(&forbidden_datagrams);
+        tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            while udp.recv_from(&mut buf).await.is_ok() {
+                datagrams.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let download_name = format!("browser-download-{}.bin", std::process::id());
+
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let allowed = listener.local_addr().unwrap().to_string();
-        let target = forbidden.clone();
+        let targets = Targets {
+            forbidden: forbidden.clone(),
+            udp: forbidden_udp.clone(),
+            download: download_name.clone(),
+        };
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, target.clone()));
+                tokio::spawn(serve(stream, targets.clone()));
             }
         });
         Self {
             allowed,
             forbidden,
             forbidden_hits,
+            forbidden_udp,
+            forbidden_datagrams,
+            download_name,
         }
     }
 
@@ -70,9 +95,23 @@ impl Site {
     pub fn forbidden_hits(&self) -> usize {
         self.forbidden_hits.load(Ordering::SeqCst)
     }
+
+    /// Datagrams the forbidden UDP socket has seen: must stay 0.
+    pub fn forbidden_datagrams(&self) -> usize {
+        self.forbidden_datagrams.load(Ordering::SeqCst)
+    }
 }
 
-async fn serve(mut stream: TcpStream, forbidden: String) {
+/// Where the hostile pages try to go.
+#[derive(Clone)]
+struct Targets {
+    forbidden: String,
+    udp: String,
+    download: String,
+}
+
+async fn serve(mut stream: TcpStream, targets: Targets) {
+    let forbidden = targets.forbidden;
     let Some(target) = read_request(&mut stream).await else {
         return;
     };
@@ -138,6 +177,66 @@ async fn serve(mut stream: TcpStream, forbidden: String) {
                  p.id = 'closed'; p.textContent = 'socket closed'; document.body.appendChild(p); }};</script>"
             ),
         ),
+        "/webrtc-out" => page(
+            "WebRTC out",
+            &format!(
+                "<p id=\"state\">starting</p><script>\
+                 const say = (t) => {{ const p = document.createElement('p'); p.className = 'log'; p.textContent = t; document.body.appendChild(p); }};\
+                 const done = () => {{ const p = document.createElement('p'); p.id = 'done'; p.textContent = 'gathering over'; document.body.appendChild(p); }};\
+                 try {{\
+                   const pc = new RTCPeerConnection({{iceServers: [\
+                     {{urls: 'stun:{udp}'}},\
+                     {{urls: 'turn:{udp}?transport=udp', username: 'u', credential: 'c'}}]}});\
+                   pc.createDataChannel('x');\
+                   pc.onicecandidate = (e) => say('candidate ' + (e.candidate ? e.candidate.candidate : 'end'));\
+                   pc.createOffer().then((o) => pc.setLocalDescription(o)).catch((e) => say('offer failed ' + e));\
+                   setTimeout(done, 3000);\
+                 }} catch (e) {{ say('no WebRTC: ' + e); done(); }}\
+                 </script>",
+                udp = targets.udp
+            ),
+        ),
+        "/download" => {
+            let disposition = format!("attachment; filename=\"{}\"", targets.download);
+            let _ = respond(
+                &mut stream,
+                "200 OK",
+                &[
+                    ("Content-Type", "application/octet-stream"),
+                    ("Content-Disposition", &disposition),
+                ],
+                "downloaded bytes",
+            )
+            .await;
+            return;
+        }
+        "/download-link" => page(
+            "Download",
+            &format!(
+                "<a id=\"dl\" href=\"/download\" download=\"{}\">get it</a>",
+                targets.download
+            ),
+        ),
+        "/local-schemes" => {
+            // One frame per scheme, chosen by the query: `?file`, `?chrome`,
+            // `?view-source`; a script also tries to fetch a local file.
+            let frame = match query {
+                "chrome" => "chrome://version",
+                "view-source" => "view-source:file:///etc/hostname",
+                _ => "file:///etc/hostname",
+            };
+            page(
+                "Local schemes",
+                &format!(
+                    "<p>outer page</p><iframe src=\"{frame}\"></iframe>\
+                     <script>\
+                     const say = (t) => {{ const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }};\
+                     fetch('file:///etc/hostname').then((r) => r.text()).then((t) => say('READ ' + t), (e) => say('fetch refused'));\
+                     setTimeout(() => {{ const p = document.createElement('p'); p.id = 'done'; p.textContent = 'tried'; document.body.appendChild(p); }}, 1000);\
+                     </script>"
+                ),
+            )
+        }
         "/hang" => {
             // Accept and never answer: the browser waits forever for it.
             std::future::pending::<()>().await;
