@@ -246,8 +246,8 @@ async fn abstract_unix_sockets_outside_the_command_are_closed() {
     let script = format!(
         r#"python3 -c '
 import socket
-s = socket.socket(socket.AF_UNIX)
 try:
+    s = socket.socket(socket.AF_UNIX)
     s.connect("\0{name}")
     print("CONNECTED")
 except Exception as e:

@@ -91,6 +91,12 @@ impl Keeper {
         };
         // SAFETY (all calls below): plain system calls on valid arguments.
         unsafe {
+            // A session of its own, without a controlling terminal: the
+            // command cannot open the host's terminal (`/dev/tty`) to write
+            // to it or push input into it, and no terminal signal reaches it.
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
             if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
@@ -102,8 +108,17 @@ impl Keeper {
                 keep(command, in_namespace);
             }
             // The command: its own group (the keeper kills it whole), killed
-            // if the keeper dies, and no subreaper duty of its own.
+            // if the keeper dies, no subreaper duty of its own, and none of
+            // the host's descriptors but the ones meant for it (0, 1, 2):
+            // whatever the host opened without close-on-exec is closed at
+            // `exec`.
             libc::setpgid(0, 0);
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             if in_namespace {

@@ -31,6 +31,8 @@ mod policy;
 #[cfg(target_os = "linux")]
 mod readable;
 mod runner;
+#[cfg(target_os = "linux")]
+mod seccomp;
 mod walls;
 mod words;
 

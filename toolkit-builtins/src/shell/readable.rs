@@ -10,7 +10,19 @@ use std::path::{Path, PathBuf};
 
 /// Directories read whole.
 const SYSTEM_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/sys", "/dev",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/sys",
+];
+
+/// The devices read one by one: not `/dev` whole, which holds other
+/// processes' shared memory (`/dev/shm`), disks and the host's terminals.
+/// (`/dev/stdin` and the like lead through `/proc/self/fd`.)
+const READABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
 ];
 
 /// Paths below `/etc` no command may read: password hashes, sudo rules,
@@ -29,11 +41,31 @@ const ETC_SECRETS: &[&str] = &[
     "krb5.keytab",
     "wireguard",
     "NetworkManager/system-connections",
+    "netplan",
+    "wpa_supplicant",
+    "letsencrypt",
+    "ipsec.secrets",
+    "ipsec.d/private",
+    "ppp/chap-secrets",
+    "ppp/pap-secrets",
+    "openvpn",
+    "mysql/debian.cnf",
+    "rancher",
+    "kubernetes",
+    "docker/key.json",
+    "pki/tls/private",
+    "credstore",
+    "credstore.encrypted",
+    "ssh/sshd_config.d",
 ];
 
 /// Every path a confined command may read, in the order given above.
 pub(crate) fn system_paths() -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+    let mut paths: Vec<PathBuf> = SYSTEM_DIRS
+        .iter()
+        .chain(READABLE_DEVICES)
+        .map(PathBuf::from)
+        .collect();
     let secrets: Vec<&str> = ETC_SECRETS.to_vec();
     grant_all_but(Path::new("/etc"), &secrets, &mut paths);
     paths

@@ -185,10 +185,7 @@ pub async fn run_command(
         .envs(child_env(policy, temp.path()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group, so signals meant for the host's group (a terminal's
-        // Ctrl-C) do not reach it, and it none of the host's.
-        .process_group(0);
+        .stderr(Stdio::piped());
     setup_child(policy, workspace, &temp, cwd, &mut command)?;
 
     let mut child = command.spawn().map_err(|e| ShellError::Spawn {
@@ -298,6 +295,8 @@ fn setup_child(
         read_only: workspace.read_only_dirs(),
     };
     let mut landlock = super::confine::prepare(policy, &paths)?;
+    let filter = (policy.confinement != Confinement::Off)
+        .then(|| super::seccomp::Filter::for_network(&policy.network));
     let keeper =
         super::keeper::Keeper::new(policy.pid_namespace, policy.confinement != Confinement::Off);
     // The keeper, not this process, ends the command: a kill on drop would
@@ -314,8 +313,16 @@ fn setup_child(
                 return Err(std::io::Error::last_os_error());
             }
             let own_proc = keeper.split()?;
-            match landlock.as_mut() {
-                Some(prepared) => prepared.enforce(own_proc),
+            if let Some(prepared) = landlock.as_mut() {
+                prepared.enforce(own_proc)?;
+            }
+            match &filter {
+                Some(filter) => {
+                    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    super::seccomp::install(filter)
+                }
                 None => Ok(()),
             }
         });
@@ -337,7 +344,9 @@ fn setup_child(
             "kernel confinement is required but this system has no Landlock".into(),
         ));
     }
-    command.kill_on_drop(true);
+    // Its own group, so signals meant for the host's group (a terminal's
+    // Ctrl-C) do not reach it, and the whole group can be killed.
+    command.process_group(0).kill_on_drop(true);
     // SAFETY: `fchdir` on a descriptor held by the closure.
     unsafe {
         command.pre_exec(move || {
