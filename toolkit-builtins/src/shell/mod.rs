@@ -24,6 +24,7 @@
 mod capture;
 #[cfg(target_os = "linux")]
 mod confine;
+pub(crate) mod ending;
 mod guard;
 #[cfg(target_os = "linux")]
 mod keeper;

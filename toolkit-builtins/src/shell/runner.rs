@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use toolkit::{CancellationToken, ToolOutput};
 
 use super::capture::{Captured, capture};
+use super::ending::Ending;
 use super::{Confinement, ShellError, ShellPolicy};
 use crate::sandbox::{Access, SandboxError, Workspace};
 
@@ -426,58 +427,5 @@ fn split_status(status: Option<ExitStatus>) -> (Option<i32>, Option<i32>) {
     match status {
         Some(status) => (status.code(), status.signal()),
         None => (None, None),
-    }
-}
-
-/// Ends the command and everything it started, also when dropped: if the
-/// caller stops waiting (a timeout or cancellation above this function
-/// drops the future), nothing the command started outlives the call.
-///
-/// On Linux the host's child is the keeper (see `keeper.rs`), which is
-/// asked to stop and kills every descendant itself; elsewhere the child's
-/// process group is killed.
-struct Ending(Option<libc::pid_t>);
-
-impl Ending {
-    /// How long the keeper gets to end everything before it is killed itself.
-    const GRACE: Duration = Duration::from_secs(5);
-
-    fn of(child: &tokio::process::Child) -> Self {
-        Self(child.id().and_then(|id| libc::pid_t::try_from(id).ok()))
-    }
-
-    /// The child has exited and been reaped: its id may be reused now.
-    fn disarm(&mut self) {
-        self.0 = None;
-    }
-
-    fn stop(&self) {
-        let Some(pid) = self.0 else { return };
-        // SAFETY: signals have no memory-safety preconditions; a process
-        // that is already gone gives ESRCH, which is fine.
-        unsafe {
-            #[cfg(target_os = "linux")]
-            libc::kill(pid, super::keeper::STOP_SIGNAL);
-            #[cfg(not(target_os = "linux"))]
-            libc::killpg(pid, libc::SIGKILL);
-        }
-    }
-
-    /// Wait for the child after [`Self::stop`]; a keeper that does not
-    /// finish in time is killed.
-    async fn wait(&self, child: &mut tokio::process::Child) -> Option<ExitStatus> {
-        match tokio::time::timeout(Self::GRACE, child.wait()).await {
-            Ok(status) => status.ok(),
-            Err(_) => {
-                let _ = child.start_kill();
-                child.wait().await.ok()
-            }
-        }
-    }
-}
-
-impl Drop for Ending {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
