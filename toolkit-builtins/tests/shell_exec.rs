@@ -8,7 +8,7 @@ mod shell_support;
 use shell_support::{assert_gone, our_zombies, tag};
 
 use serde_json::json;
-use toolkit::{CancellationToken, ToolContext, ToolFilter, ToolRegistry};
+use toolkit::{CancellationToken, Tool, ToolContext, ToolFilter, ToolRegistry};
 use toolkit_builtins::Workspace;
 use toolkit_builtins::shell::{
     CommandOutput, CommandRequest, Ended, ShellError, ShellPolicy, run_command,
@@ -202,14 +202,24 @@ async fn a_gigabyte_of_output_stays_within_the_cap() {
 }
 
 #[tokio::test]
-async fn a_long_timeout_is_clamped_and_says_so() {
-    let (_dir, ws) = workspace();
-    let out = run(&ws, "echo hi", 900).await.unwrap();
-    assert_eq!(out.timeout, Duration::from_secs(600));
+async fn a_timeout_above_the_limit_is_refused_with_the_limit_named() {
+    let (dir, ws) = workspace();
+    let err = run(&ws, "touch ran", 900).await.unwrap_err();
+    assert!(matches!(
+        err,
+        ShellError::TimeoutTooLong {
+            requested: 900,
+            max: 600
+        }
+    ));
     assert_eq!(
-        out.to_model_text(),
-        "hi\nExit code: 0\nNote: the requested timeout of 900 s is above the limit; it was clamped to 600 s"
+        err.to_string(),
+        "the timeout of 900 s is above the limit of 600 s; ask for 600 s or less, or split the work into shorter commands"
     );
+    assert!(!dir.path().join("ran").exists());
+    // The schema says so too: a model sees the maximum before it asks.
+    let spec = toolkit_builtins::shell::ExecTool.spec();
+    assert_eq!(spec.input_schema["properties"]["timeout"]["maximum"], 600);
 }
 
 #[tokio::test]

@@ -75,6 +75,16 @@ pub enum ShellError {
     /// Kernel confinement was required and could not be set up.
     #[error("{0}")]
     Confinement(String),
+    /// The call asked for a longer timeout than the policy allows.
+    #[error(
+        "the timeout of {requested} s is above the limit of {max} s; ask for {max} s or less, or split the work into shorter commands"
+    )]
+    TimeoutTooLong {
+        /// What the call asked for, in seconds.
+        requested: u64,
+        /// The policy's maximum, in seconds.
+        max: u64,
+    },
     /// A deny or allow pattern is not a valid regular expression.
     #[error("invalid command pattern: {0}")]
     Pattern(String),
@@ -108,7 +118,7 @@ pub fn quote(value: &str) -> String {
 /// Prefer read_file/write_file/edit_file over cat/echo/sed, and grep/glob
 /// over shell find/grep. Use -y or --yes flags to avoid interactive prompts.
 /// The timeout is 60 s unless given, at most 600 s (a larger value is
-/// clamped); the command and everything it started are killed when it ends.
+/// refused); the command and everything it started are killed when it ends.
 /// Each output stream keeps its head and tail. Paths must stay inside the
 /// workspace, and dangerous commands are refused. Files can be written only
 /// in the workspace and in $TMPDIR; the network is closed unless allowed.
@@ -120,8 +130,8 @@ pub async fn exec(
     command: String,
     /// Working directory, relative to the workspace root (default: the root).
     working_dir: Option<String>,
-    /// Timeout in seconds (default 60, at most 600; larger values are clamped).
-    #[arg(minimum = 1)]
+    /// Timeout in seconds (default 60, at most 600; the host may allow less).
+    #[arg(minimum = 1, maximum = 600)]
     timeout: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
     // Looked up by hand so the message names the public path of the type.

@@ -135,7 +135,7 @@ impl ShellPolicy {
         self
     }
 
-    /// The longest timeout a call may ask for; larger requests are clamped.
+    /// The longest timeout a call may ask for; larger requests are refused.
     ///
     /// `exec` itself runs under a 660 s tool timeout (so the default 600 s
     /// maximum always fits); above that, a batch runner stops the call first,
@@ -252,19 +252,17 @@ impl ShellPolicy {
         self
     }
 
-    /// The timeout for a request, clamped to the maximum, and a note when it was.
-    pub fn timeout_for(&self, requested: Option<Duration>) -> (Duration, Option<String>) {
+    /// The timeout for a request: the default when it gives none, at least
+    /// one second, and refused above the maximum (changing the request
+    /// silently would leave the model believing it got what it asked for).
+    pub fn timeout_for(&self, requested: Option<Duration>) -> Result<Duration, ShellError> {
         match requested {
-            None => (self.default_timeout, None),
-            Some(t) if t > self.max_timeout => (
-                self.max_timeout,
-                Some(format!(
-                    "the requested timeout of {} s is above the limit; it was clamped to {} s",
-                    t.as_secs(),
-                    self.max_timeout.as_secs()
-                )),
-            ),
-            Some(t) => (t.max(Duration::from_secs(1)), None),
+            None => Ok(self.default_timeout),
+            Some(t) if t > self.max_timeout => Err(ShellError::TimeoutTooLong {
+                requested: t.as_secs(),
+                max: self.max_timeout.as_secs(),
+            }),
+            Some(t) => Ok(t.max(Duration::from_secs(1))),
         }
     }
 }

@@ -24,7 +24,7 @@ pub struct CommandRequest {
     pub command: String,
     /// The working directory, relative to the workspace root; the root when `None`.
     pub working_dir: Option<String>,
-    /// The timeout; the policy's default when `None`, clamped to its maximum.
+    /// The timeout; the policy's default when `None`, refused above its maximum.
     pub timeout: Option<Duration>,
 }
 
@@ -65,7 +65,7 @@ pub struct CommandOutput {
     pub stdout: Captured,
     /// Standard error, bounded.
     pub stderr: Captured,
-    /// Things the caller should know (a clamped timeout, missing confinement).
+    /// Things the caller should know (walls the kernel could not put up).
     pub notes: Vec<String>,
 }
 
@@ -140,7 +140,7 @@ impl CommandOutput {
 ///
 /// This is what `exec` runs, and what a command tool defined in
 /// configuration should run too, so every guard applies to it: the command
-/// filter, the working directory check, the clamped timeout, the clean
+/// filter, the working directory check, the bounded timeout, the clean
 /// environment, bounded output, everything it started killed at the end,
 /// and the kernel's confinement (Landlock, a PID namespace) where the
 /// system has it. Quote values put into a command
@@ -173,9 +173,8 @@ pub async fn run_command(
     let walls = super::KernelWalls::current();
     super::walls::filter_for(policy, &walls).check_command(&request.command, Some(workspace))?;
     let cwd = working_dir(policy, workspace, request.working_dir.as_deref())?;
-    let (timeout, clamp_note) = policy.timeout_for(request.timeout);
-    let mut notes: Vec<String> = clamp_note.into_iter().collect();
-    notes.extend(super::walls::note_once(policy));
+    let timeout = policy.timeout_for(request.timeout)?;
+    let notes: Vec<String> = super::walls::note_once(policy).into_iter().collect();
     let temp = TempDir::new()?;
 
     let mut command = tokio::process::Command::new(&policy.shell);
