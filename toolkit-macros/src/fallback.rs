@@ -66,6 +66,21 @@ pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
             Param::Argument(arg) if checkable(&arg.ty) => {
                 let ty = &arg.ty;
                 checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
+                // A constraint that does not fit the type would be left out
+                // of the schema and never checked: refused at the key. (Text
+                // and list keys together are refused already, once.)
+                let a = &arg.attrs;
+                let both = (a.min_length.is_some() || a.max_length.is_some())
+                    && (a.min_items.is_some() || a.max_items.is_some());
+                for key in a.keys.iter().filter(|_| !both) {
+                    let check = match key.to_string().as_str() {
+                        "minimum" | "maximum" => quote!(assert_number),
+                        "min_length" | "max_length" | "pattern" => quote!(assert_text),
+                        "min_items" | "max_items" => quote!(assert_list),
+                        _ => continue,
+                    };
+                    checks.push(quote_spanned!(key.span()=> #private::#check::<#ty>();));
+                }
             }
             Param::Injected { ty, mutable, .. }
                 if !mutable && checkable(ty) && borrowed_argument(ty).is_none() =>

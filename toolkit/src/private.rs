@@ -124,6 +124,54 @@ pub trait BlockingReturn {}
 #[diagnostic::do_not_recommend]
 impl<T: Send + 'static> BlockingReturn for T {}
 
+/// Arguments `minimum` and `maximum` apply to, checked at the key.
+#[diagnostic::on_unimplemented(
+    message = "`minimum` and `maximum` bound numbers, and `{Self}` is not a number",
+    label = "does not fit this parameter's type",
+    note = "take an integer or floating-point type (or an `Option` of one), or drop the bound; text has `min_length`/`max_length`/`pattern`, lists `min_items`/`max_items`"
+)]
+pub trait NumberArgument {}
+
+/// Arguments `min_length`, `max_length` and `pattern` apply to.
+#[diagnostic::on_unimplemented(
+    message = "`min_length`, `max_length` and `pattern` constrain text, and `{Self}` is not text",
+    label = "does not fit this parameter's type",
+    note = "take `String` (or an `Option` of it), or drop the constraint; numbers have `minimum`/`maximum`, lists `min_items`/`max_items`"
+)]
+pub trait TextArgument {}
+
+/// Arguments `min_items` and `max_items` apply to.
+#[diagnostic::on_unimplemented(
+    message = "`min_items` and `max_items` count the items of a list, and `{Self}` is not a list",
+    label = "does not fit this parameter's type",
+    note = "take `Vec<T>`, a set or an array (or an `Option` of one), or drop the constraint; text has `min_length`/`max_length`, numbers `minimum`/`maximum`"
+)]
+pub trait ListArgument {}
+
+macro_rules! marked {
+    ($marker:ident: $($ty:ty),* $(,)?) => { $(impl $marker for $ty {})* };
+}
+marked!(NumberArgument: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+marked!(NumberArgument: std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64, std::num::NonZeroUsize);
+marked!(NumberArgument: std::num::NonZeroI8, std::num::NonZeroI16, std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroIsize);
+marked!(TextArgument: String, Box<str>, std::sync::Arc<str>, std::borrow::Cow<'static, str>, std::path::PathBuf);
+impl<T: NumberArgument> NumberArgument for Option<T> {}
+impl<T: TextArgument> TextArgument for Option<T> {}
+impl<T: ListArgument> ListArgument for Option<T> {}
+impl<T> ListArgument for Vec<T> {}
+impl<T> ListArgument for Box<[T]> {}
+impl<T> ListArgument for std::collections::VecDeque<T> {}
+impl<T, S> ListArgument for std::collections::HashSet<T, S> {}
+impl<T> ListArgument for std::collections::BTreeSet<T> {}
+impl<T, const N: usize> ListArgument for [T; N] {}
+
+/// Asserts `T: NumberArgument` at the caller's span.
+pub const fn assert_number<T: NumberArgument + ?Sized>() {}
+/// Asserts `T: TextArgument` at the caller's span.
+pub const fn assert_text<T: TextArgument + ?Sized>() {}
+/// Asserts `T: ListArgument` at the caller's span.
+pub const fn assert_list<T: ListArgument + ?Sized>() {}
+
 /// Asserts `T: ToolArgument` at the caller's span.
 pub const fn assert_argument<T: ToolArgument + ?Sized>() {}
 /// Asserts `T: Injectable` at the caller's span.
