@@ -1,6 +1,6 @@
 // A bound or length that does not fit the parameter's type would be left
 // out of the schema and never checked; each is refused at its key.
-use toolkit::tool;
+use toolsmith::tool;
 
 #[tool]
 async fn search(

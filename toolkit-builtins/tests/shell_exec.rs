@@ -8,9 +8,9 @@ mod shell_support;
 use shell_support::{assert_gone, our_zombies, tag};
 
 use serde_json::json;
-use toolkit::{CancellationToken, Tool, ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{
+use toolsmith::{CancellationToken, Tool, ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{
     CommandOutput, CommandRequest, Ended, ShellError, ShellPolicy, run_command,
 };
 
@@ -218,7 +218,7 @@ async fn a_timeout_above_the_limit_is_refused_with_the_limit_named() {
     );
     assert!(!dir.path().join("ran").exists());
     // The schema says so too: a model sees the maximum before it asks.
-    let spec = toolkit_builtins::shell::ExecTool.spec();
+    let spec = toolsmith_builtins::shell::ExecTool.spec();
     assert_eq!(spec.input_schema["properties"]["timeout"]["maximum"], 600);
 }
 
@@ -263,7 +263,7 @@ async fn the_tool_is_off_until_the_host_enables_it() {
     let tool = registry.get("exec").unwrap();
     let spec = tool.spec();
     assert!(spec.annotations.exclusive);
-    assert_eq!(spec.category, Some(toolkit::ToolCategory::Shell));
+    assert_eq!(spec.category, Some(toolsmith::ToolCategory::Shell));
 
     let bare = ToolContext::new().with_workspace(dir.path());
     let out = registry
@@ -272,7 +272,7 @@ async fn the_tool_is_off_until_the_host_enables_it() {
     assert!(out.is_error);
     assert!(
         out.content
-            .contains("it needs a `toolkit_builtins::shell::ShellPolicy` in its context"),
+            .contains("it needs a `toolsmith_builtins::shell::ShellPolicy` in its context"),
         "{}",
         out.content
     );

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use toolkit::CancellationToken;
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{CommandRequest, Ended, ShellPolicy, run_command};
+use toolsmith::CancellationToken;
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{CommandRequest, Ended, ShellPolicy, run_command};
 
 mod shell_support;
 

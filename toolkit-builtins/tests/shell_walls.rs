@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use toolkit::CancellationToken;
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{
+use toolsmith::CancellationToken;
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{
     CommandOutput, CommandRequest, KernelWalls, ProcessIsolation, ShellPolicy, run_command,
 };
 
@@ -66,7 +66,7 @@ async fn the_hosts_environment_and_memory_are_unreadable() {
         return;
     }
     // SAFETY: no other test of this binary runs meanwhile (the lock above).
-    unsafe { std::env::set_var("TOOLKIT_WALL_SECRET", SECRET) };
+    unsafe { std::env::set_var("TOOLSMITH_WALL_SECRET", SECRET) };
     let host = std::process::id();
     let script = format!(
         r#"
@@ -96,7 +96,7 @@ echo done
         assert!(text.contains("done"), "{name}: {text}");
     }
     // SAFETY: as above.
-    unsafe { std::env::remove_var("TOOLKIT_WALL_SECRET") };
+    unsafe { std::env::remove_var("TOOLSMITH_WALL_SECRET") };
 }
 
 #[tokio::test]
@@ -239,7 +239,7 @@ async fn abstract_unix_sockets_outside_the_command_are_closed() {
     if walls().is_none() {
         return;
     }
-    let name = format!("toolkit-wall-test-{}", std::process::id());
+    let name = format!("toolsmith-wall-test-{}", std::process::id());
     let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let listener = UnixListener::bind_addr(&addr).unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -276,7 +276,7 @@ async fn writes_land_only_in_the_workspace_and_the_commands_temp_dir() {
 echo in > inside && echo WROTE-WORKSPACE
 echo tmp > "$TMPDIR/t" && echo WROTE-TMPDIR
 echo out > {target}
-echo out > /tmp/toolkit-wall-escape-{pid}
+echo out > /tmp/toolsmith-wall-escape-{pid}
 echo out > "$HOME/../escaped"
 mkdir {outside}/d
 ln -s {target} link && echo out > link
@@ -304,7 +304,7 @@ echo done
             "{name}: {text}"
         );
         assert!(
-            !std::path::Path::new(&format!("/tmp/toolkit-wall-escape-{}", std::process::id()))
+            !std::path::Path::new(&format!("/tmp/toolsmith-wall-escape-{}", std::process::id()))
                 .exists(),
             "{name}: {text}"
         );
@@ -318,7 +318,7 @@ echo done
 
 #[tokio::test]
 async fn opting_out_removes_the_file_wall_and_says_so_nowhere_else() {
-    use toolkit_builtins::shell::Confinement;
+    use toolsmith_builtins::shell::Confinement;
     let _one = ONE_AT_A_TIME.lock().await;
     if walls().is_none() {
         return;

@@ -15,9 +15,9 @@ use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use toolkit::CancellationToken;
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{
+use toolsmith::CancellationToken;
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{
     CommandOutput, CommandRequest, KernelWalls, ProcessIsolation, ShellPolicy, run_command,
 };
 

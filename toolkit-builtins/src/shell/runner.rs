@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rustix::fs::{Mode, OFlags};
 use tokio::task::JoinHandle;
-use toolkit::{CancellationToken, ToolOutput};
+use toolsmith::{CancellationToken, ToolOutput};
 
 use super::capture::{Captured, capture};
 use super::ending::Ending;
@@ -147,9 +147,9 @@ impl CommandOutput {
 /// line with [`quote`](super::quote).
 ///
 /// ```no_run
-/// use toolkit::CancellationToken;
-/// use toolkit_builtins::Workspace;
-/// use toolkit_builtins::shell::{CommandRequest, ShellPolicy, run_command};
+/// use toolsmith::CancellationToken;
+/// use toolsmith_builtins::Workspace;
+/// use toolsmith_builtins::shell::{CommandRequest, ShellPolicy, run_command};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let workspace = Workspace::new("/srv/project")?;
@@ -372,7 +372,7 @@ impl TempDir {
         let mut last = None;
         for _ in 0..8 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("toolkit-exec-{}-{n}", std::process::id()));
+            let path = base.join(format!("toolsmith-exec-{}-{n}", std::process::id()));
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => return Ok(Self(path)),
                 Err(e) => last = Some(e),

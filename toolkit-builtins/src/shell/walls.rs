@@ -25,7 +25,7 @@ pub enum ProcessIsolation {
 /// is in force and how the command's processes are isolated.
 ///
 /// ```
-/// use toolkit_builtins::shell::KernelWalls;
+/// use toolsmith_builtins::shell::KernelWalls;
 ///
 /// let walls = KernelWalls::current();
 /// println!("{walls}"); // e.g. "Landlock ABI 7 (files, TCP ports, scoping); own PID namespace"
