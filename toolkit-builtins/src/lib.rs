@@ -7,6 +7,9 @@
 //! the context's state. Configuration always comes through typed state.
 //! Every guard of those tools is listed in [`guards`].
 
+// docs.rs shows which feature each item needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod sandbox;
 
 #[cfg(feature = "fs")]

@@ -34,6 +34,8 @@
 //! walks through every part.
 
 #![warn(missing_docs)]
+// docs.rs shows which feature each item needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Lets `#[tool]` name this crate `::toolsmith` everywhere, this crate included.
 extern crate self as toolsmith;
