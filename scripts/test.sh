@@ -26,6 +26,9 @@ python3 scripts/check_msrv.py
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+step "packaging (cargo package of the published crates, each verified against the others)"
+cargo package --locked --quiet -p toolsmith -p toolsmith-macros -p toolsmith-builtins
+
 step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
 ./scripts/install_chromium.sh
 
