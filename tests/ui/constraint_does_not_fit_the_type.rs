@@ -1,7 +1,10 @@
-// A bound or length that does not fit the parameter's type would be left
-// out of the schema and never checked; each is refused at its key.
-use toolsmith::tool;
+// Why this is refused: a bound, length, pattern or item count that does not
+// fit the parameter's type would be left out of the schema and never
+// checked. Each is reported at its key.
 
+use tk::tool;
+
+/// Search the index.
 #[tool]
 async fn search(
     #[arg(minimum = 1)] query: String,

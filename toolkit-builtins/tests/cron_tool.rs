@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolsmith_builtins::agent::cron::{Clock, CronJobs, FiredJob, NewJob, Schedule, TokioScheduler};
+use toolsmith_builtins::agent::cron::{
+    Clock, CronJobs, FiredJob, NewJob, Schedule, TokioScheduler,
+};
 use toolsmith_builtins::agent::{ChannelSink, Messenger};
 
 const NOW: &str = "2026-01-15T12:00:00Z";

@@ -219,9 +219,11 @@ fn every_file_tool_is_listed_and_attacked_here() {
     let mut defined: Vec<String> = ["toolsmith_builtins::fs", "toolsmith_builtins::search"]
         .into_iter()
         .flat_map(|module| {
-            toolsmith::ToolRegistry::from_inventory(&toolsmith::ToolFilter::all().module_prefix(module))
-                .unwrap()
-                .names()
+            toolsmith::ToolRegistry::from_inventory(
+                &toolsmith::ToolFilter::all().module_prefix(module),
+            )
+            .unwrap()
+            .names()
         })
         .collect();
     defined.sort();

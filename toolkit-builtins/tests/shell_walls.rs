@@ -304,8 +304,11 @@ echo done
             "{name}: {text}"
         );
         assert!(
-            !std::path::Path::new(&format!("/tmp/toolsmith-wall-escape-{}", std::process::id()))
-                .exists(),
+            !std::path::Path::new(&format!(
+                "/tmp/toolsmith-wall-escape-{}",
+                std::process::id()
+            ))
+            .exists(),
             "{name}: {text}"
         );
         assert!(

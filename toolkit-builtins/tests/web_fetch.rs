@@ -58,15 +58,19 @@ async fn html_becomes_framed_markdown() {
 #[tokio::test]
 async fn json_is_pretty_printed_and_binary_summarized() {
     let server = Server::start(|request| match request.target.as_str() {
-        "/data.json" => Reply::ok("application/json", r#"{"name":"toolsmith","tags":["a","b"]}"#),
+        "/data.json" => Reply::ok(
+            "application/json",
+            r#"{"name":"toolsmith","tags":["a","b"]}"#,
+        ),
         _ => Reply::ok("image/png", vec![0x89, b'P', b'N', b'G', 0, 0, 0, 0]),
     })
     .await;
     let ctx = allowing(&[&server], WebPolicy::new());
     let out = fetch(&ctx, &server.url("/data.json")).await;
     assert!(
-        out.content
-            .contains("{\n  \"name\": \"toolsmith\",\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"),
+        out.content.contains(
+            "{\n  \"name\": \"toolsmith\",\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"
+        ),
         "{}",
         out.content
     );

@@ -79,7 +79,10 @@ pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
                         "min_items" | "max_items" => quote!(assert_list),
                         _ => continue,
                     };
-                    checks.push(quote_spanned!(key.span()=> #private::#check::<#ty>();));
+                    // The type carries the key's span, so the compiler
+                    // points at the constraint rather than at the type.
+                    let at_key = respan(quote!(#ty), key.span());
+                    checks.push(quote_spanned!(key.span()=> #private::#check::<#at_key>();));
                 }
             }
             Param::Injected { ty, mutable, .. }
@@ -103,4 +106,22 @@ pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
         }
     }
     quote!(#(#checks)*)
+}
+
+/// `tokens` with every token (nested groups included) given `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

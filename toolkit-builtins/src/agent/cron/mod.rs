@@ -81,7 +81,9 @@ impl std::fmt::Debug for CronJobs {
 }
 
 /// What the `cron` tool is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, toolsmith::schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, toolsmith::schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 #[schemars(crate = "toolsmith::schemars")]
 pub enum CronAction {
