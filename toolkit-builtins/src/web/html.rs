@@ -16,8 +16,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
 
-use html5ever::tendril::StrTendril;
 use html5ever::TokenizerResult;
+use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
@@ -37,6 +37,10 @@ const BUILDER_SLACK: usize = 16;
 /// matches none of them is passed on unmatched; scanning further would make
 /// each end tag cost as much as the page is deep.
 const END_TAG_SCAN: usize = MAX_DEPTH;
+
+/// How many of the innermost open elements a start tag that closes some
+/// implicitly (`<li>`, `<td>`, `<p>`) looks at.
+const IMPLIED_SCAN: usize = 8;
 
 /// Input is fed to the parser in pieces of this many bytes, so a spent
 /// budget stops the reading early.
@@ -103,8 +107,9 @@ pub(crate) fn parse(html: &str, budget: Budget) -> Parsed {
         let (chunk, after) = rest.split_at(end);
         rest = after;
         input.push_back(StrTendril::from_slice(chunk));
-        // A script end tag pauses the tokenizer; nothing runs scripts here.
-        while let TokenizerResult::Script(_) = tokenizer.feed(&input) {}
+        // A script end tag or a `<meta charset>` pauses the tokenizer;
+        // nothing runs scripts here, and the text is already decoded.
+        while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
     }
     if tokenizer.sink.cut.get().is_some() {
         // Whatever was queued is not read: the budget is spent.
@@ -203,6 +208,8 @@ impl Filter {
             }
             return result;
         }
+        self.close_implied(&tag.name, line);
+        let within = self.forwarded_depth.get() < self.budget.max_depth;
         let raw = hides_text(&tag.name);
         self.open.borrow_mut().push(Open {
             name: tag.name.clone(),
@@ -226,9 +233,12 @@ impl Filter {
     }
 
     fn end_tag(&self, tag: Tag, line: u64) -> TokenSinkResult<Handle> {
-        let mut open = self.open.borrow_mut();
+        let open = self.open.borrow();
         let lowest = open.len().saturating_sub(END_TAG_SCAN);
-        let Some(found) = (lowest..open.len()).rev().find(|&i| open[i].name == tag.name) else {
+        let Some(found) = (lowest..open.len())
+            .rev()
+            .find(|&i| open[i].name == tag.name)
+        else {
             drop(open);
             // Unmatched (`</p>` with no `<p>`, `</br>`): the tree builder
             // knows what HTML makes of it, and it opens no level.
@@ -238,12 +248,16 @@ impl Filter {
             }
             return TokenSinkResult::Continue;
         };
-        let closed: Vec<Open> = open.drain(found..).collect();
         drop(open);
+        self.close_from(found, line)
+    }
+
+    /// Close the entries of `open` from `index` up, innermost first, each
+    /// explicitly, so the tree builder keeps no formatting element open (to
+    /// re-open later) that the filter no longer counts.
+    fn close_from(&self, index: usize, line: u64) -> TokenSinkResult<Handle> {
+        let closed: Vec<Open> = self.open.borrow_mut().drain(index..).collect();
         let mut result = TokenSinkResult::Continue;
-        // Innermost first: every element this end tag closes is closed
-        // explicitly, so the tree builder keeps no formatting element open
-        // (to re-open later) that the filter no longer counts.
         for entry in closed.into_iter().rev() {
             if entry.raw {
                 self.raw_open.set(self.raw_open.get() - 1);
@@ -260,6 +274,67 @@ impl Filter {
             }
         }
         result
+    }
+
+    /// Close what HTML closes implicitly before `name` opens (`<p>` after a
+    /// `<p>`, `<li>` after a `<li>`, a cell after a cell), so pages that
+    /// leave those end tags out do not use up the depth budget. Only the
+    /// few innermost entries are looked at.
+    fn close_implied(&self, name: &LocalName, line: u64) {
+        let (closes, stops): (&[LocalName], &[LocalName]) = match *name {
+            local_name!("li") => (
+                &[local_name!("li"), local_name!("p")],
+                &[local_name!("ul"), local_name!("ol"), local_name!("menu")],
+            ),
+            local_name!("dt") | local_name!("dd") => (
+                &[local_name!("dt"), local_name!("dd"), local_name!("p")],
+                &[local_name!("dl")],
+            ),
+            local_name!("tr") => (
+                &[local_name!("tr"), local_name!("td"), local_name!("th")],
+                &[
+                    local_name!("table"),
+                    local_name!("tbody"),
+                    local_name!("thead"),
+                    local_name!("tfoot"),
+                ],
+            ),
+            local_name!("td") | local_name!("th") => (
+                &[local_name!("td"), local_name!("th")],
+                &[local_name!("tr"), local_name!("table")],
+            ),
+            local_name!("tbody") | local_name!("thead") | local_name!("tfoot") => (
+                &[
+                    local_name!("tbody"),
+                    local_name!("thead"),
+                    local_name!("tfoot"),
+                    local_name!("tr"),
+                    local_name!("td"),
+                    local_name!("th"),
+                ],
+                &[local_name!("table")],
+            ),
+            local_name!("option") => (&[local_name!("option")], &[local_name!("select")]),
+            ref block if closes_p(block) => (&[local_name!("p")], &[]),
+            _ => return,
+        };
+        let found = {
+            let open = self.open.borrow();
+            let lowest = open.len().saturating_sub(IMPLIED_SCAN);
+            let mut found = None;
+            for i in (lowest..open.len()).rev() {
+                if stops.contains(&open[i].name) {
+                    break;
+                }
+                if closes.contains(&open[i].name) {
+                    found = Some(i);
+                }
+            }
+            found
+        };
+        if let Some(index) = found {
+            let _ = self.close_from(index, line);
+        }
     }
 
     fn text(&self, text: StrTendril, line: u64) -> TokenSinkResult<Handle> {
@@ -294,8 +369,7 @@ impl Filter {
         if kept.is_empty() {
             return TokenSinkResult::Continue;
         }
-        self.inner
-            .process_token(Token::CharacterTokens(kept), line)
+        self.inner.process_token(Token::CharacterTokens(kept), line)
     }
 
     /// Spend `cost` of the text budget on markup that shows in the output.
@@ -317,11 +391,46 @@ fn tag_cost(tag: &Tag) -> usize {
         .filter(|a| {
             matches!(
                 a.name.local,
-                local_name!("href") | local_name!("src") | local_name!("alt") | local_name!("title")
+                local_name!("href")
+                    | local_name!("src")
+                    | local_name!("alt")
+                    | local_name!("title")
             )
         })
         .map(|a| a.value.len())
         .sum::<usize>()
+}
+
+/// Block elements whose start tag closes an open `<p>`.
+fn closes_p(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("p")
+            | local_name!("div")
+            | local_name!("ul")
+            | local_name!("ol")
+            | local_name!("dl")
+            | local_name!("table")
+            | local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
+            | local_name!("pre")
+            | local_name!("blockquote")
+            | local_name!("section")
+            | local_name!("article")
+            | local_name!("aside")
+            | local_name!("header")
+            | local_name!("footer")
+            | local_name!("nav")
+            | local_name!("main")
+            | local_name!("form")
+            | local_name!("figure")
+            | local_name!("address")
+            | local_name!("fieldset")
+    )
 }
 
 /// Elements that never hold anything.
@@ -487,6 +596,34 @@ mod tests {
         let text = text_content(&parsed.document, usize::MAX);
         assert!(text.len() <= 100, "{}", text.len());
         assert!(!text.contains("after"));
+    }
+
+    #[test]
+    fn implied_end_tags_do_not_use_up_the_depth_budget() {
+        let items: String = (0..1_000).map(|i| format!("<li>item {i}")).collect();
+        let paragraphs: String = (0..1_000).map(|i| format!("<p>para {i}")).collect();
+        let rows: String = (0..1_000)
+            .map(|i| format!("<tr><td>a{i}<td>b{i}"))
+            .collect();
+        let page = format!("<ul>{items}</ul>{paragraphs}<table>{rows}</table><h1>end</h1>");
+        let parsed = parse(&page, budget(1_000_000));
+        // Nothing was left out: the last heading is still an element.
+        let markdown = htmd::HtmlToMarkdown::new().tree_to_markdown(&parsed.document);
+        assert!(
+            markdown.contains("# end"),
+            "{}",
+            &markdown[markdown.len() - 200..]
+        );
+        assert!(markdown.contains("para 999"));
+        assert!(depth_of(&parsed.document) < 12);
+    }
+
+    #[test]
+    fn a_charset_declaration_does_not_stop_reading() {
+        let page = "<html><head><meta charset=\"utf-8\"><title>t</title></head><body><p>kept</p></body></html>";
+        let parsed = parse(page, budget(1_000));
+        assert_eq!(parsed.cut, None);
+        assert!(text_content(&parsed.document, usize::MAX).ends_with("kept"));
     }
 
     #[test]

@@ -34,8 +34,8 @@ pub use extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
 pub use fetch::{WebFetchTool, web_fetch};
 pub use request::{HttpMethod, HttpRequestTool, http_request};
 pub use search::{
-    Brave, DuckDuckGo, SearchBackend, SearchConfig, SearchError, SearchResult, Searxng, Tavily,
-    WebSearchTool, format_results, web_search,
+    Brave, DuckDuckGo, SearchAnswer, SearchBackend, SearchClient, SearchConfig, SearchError,
+    SearchResult, Searxng, Tavily, WebSearchTool, format_results, web_search,
 };
 
 use crate::net::{NetError, NetPolicy};

@@ -10,7 +10,9 @@ use toolkit::serde::Deserialize;
 use toolkit::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
-use super::extract::{EXTERNAL_CONTENT_END, cap_chars, more_characters, pretty_json, response_head};
+use super::extract::{
+    EXTERNAL_CONTENT_END, cap_chars, more_characters, pretty_json, response_head,
+};
 use super::{HttpPolicy, WebError, parse_url};
 
 /// An HTTP method.
@@ -138,7 +140,9 @@ pub async fn http_request(
 /// `body` as text, at most `max_chars` characters. Only as many bytes as
 /// can hold that many characters are decoded.
 fn plain_text(body: &[u8], max_chars: usize) -> (String, Option<String>) {
-    let head = &body[..body.len().min(max_chars.saturating_mul(4).saturating_add(1))];
+    let head = &body[..body
+        .len()
+        .min(max_chars.saturating_mul(4).saturating_add(1))];
     let (text, rest) = cap_chars(&String::from_utf8_lossy(head), max_chars);
     let omitted = match (rest, head.len() < body.len()) {
         (_, true) => Some(format!(
