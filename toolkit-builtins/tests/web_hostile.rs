@@ -525,3 +525,34 @@ async fn a_custom_backend_is_guarded_too() {
         .unwrap();
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// The parsed tree is dropped without recursion: rcdom's nodes let go of
+/// their descendants iteratively, so a tree of any depth cannot overflow
+/// the stack when it is freed.
+#[test]
+fn a_tree_100_000_levels_deep_is_dropped_without_recursion() {
+    if isolated("a_tree_100_000_levels_deep_is_dropped_without_recursion") {
+        return;
+    }
+    use markup5ever_rcdom::{Node, NodeData};
+    // On a thread with the default stack, as a host's would be.
+    std::thread::spawn(|| {
+        let root = Node::new(NodeData::Document);
+        let mut parent = std::rc::Rc::clone(&root);
+        for _ in 0..100_000 {
+            let child = Node::new(NodeData::Comment {
+                contents: "level".into(),
+            });
+            child.parent.set(Some(std::rc::Rc::downgrade(&parent)));
+            parent
+                .children
+                .borrow_mut()
+                .push(std::rc::Rc::clone(&child));
+            parent = child;
+        }
+        drop(parent);
+        drop(root);
+    })
+    .join()
+    .unwrap();
+}
