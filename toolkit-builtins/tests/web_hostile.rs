@@ -9,9 +9,9 @@ mod web_support;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::net::NetPolicy;
-use toolkit_builtins::web::{
+use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::net::NetPolicy;
+use toolsmith_builtins::web::{
     Brave, DuckDuckGo, HttpPolicy, SearchBackend, SearchConfig, Searxng, Tavily, WebPolicy,
 };
 use web_support::{Reply, Server, isolated};
@@ -299,7 +299,7 @@ fn answer(backend: &str, results: &[(String, String, String)]) -> Reply {
     }
 }
 
-async fn search(config: &SearchConfig) -> Result<Vec<toolkit_builtins::web::SearchResult>, String> {
+async fn search(config: &SearchConfig) -> Result<Vec<toolsmith_builtins::web::SearchResult>, String> {
     tokio::time::timeout(CALL_DEADLINE, config.search("q", 10))
         .await
         .expect("the search did not return in time")
@@ -486,7 +486,7 @@ async fn every_backend_redirect_is_checked_by_the_network_guard() {
 #[derive(Debug)]
 struct Custom(String);
 
-#[toolkit::async_trait]
+#[toolsmith::async_trait]
 impl SearchBackend for Custom {
     fn name(&self) -> &'static str {
         "custom"
@@ -494,14 +494,14 @@ impl SearchBackend for Custom {
 
     async fn search(
         &self,
-        http: &toolkit_builtins::web::SearchClient,
+        http: &toolsmith_builtins::web::SearchClient,
         _query: &str,
         _count: usize,
-    ) -> Result<Vec<toolkit_builtins::web::SearchResult>, toolkit_builtins::web::SearchError> {
+    ) -> Result<Vec<toolsmith_builtins::web::SearchResult>, toolsmith_builtins::web::SearchError> {
         let answer = http
             .get(url::Url::parse(&self.0).unwrap(), Default::default())
             .await?;
-        Ok(vec![toolkit_builtins::web::SearchResult {
+        Ok(vec![toolsmith_builtins::web::SearchResult {
             title: answer.body,
             url: "javascript:alert(1)".into(),
             snippet: String::new(),

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use toolkit::serde_json;
+use toolsmith::serde_json;
 
 /// The line every piece of fetched content starts with, so the model reads
 /// what follows as data and not as instructions to follow.

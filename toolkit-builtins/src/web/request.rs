@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::{ToolError, ToolOutput, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
+use toolsmith::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
 use super::extract::{
@@ -17,8 +17,8 @@ use super::{HttpPolicy, WebError, parse_url};
 
 /// An HTTP method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "UPPERCASE")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "UPPERCASE")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum HttpMethod {
     /// GET
     Get,

@@ -204,7 +204,7 @@ async fn serve(
 /// parent once the child passed (the caller then returns), `false` in the
 /// child (the caller then runs the test's body).
 pub fn isolated(test: &str) -> bool {
-    const CHILD: &str = "TOOLKIT_HOSTILE_CHILD";
+    const CHILD: &str = "TOOLSMITH_HOSTILE_CHILD";
     const DEADLINE: std::time::Duration = std::time::Duration::from_secs(240);
     if std::env::var_os(CHILD).is_some() {
         return false;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use markup5ever_rcdom::{Handle, NodeData};
 use reqwest::header::HeaderMap;
-use toolkit::async_trait;
+use toolsmith::async_trait;
 
 use super::{SearchBackend, SearchClient, SearchError, SearchResult, endpoint, web_url};
 use crate::web::extract::CONVERSION_TIME;

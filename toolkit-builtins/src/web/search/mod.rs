@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderValue};
-use toolkit::{ToolContext, ToolError, ToolOutput, async_trait, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, async_trait, tool};
 use url::Url;
 
 pub use backends::{Brave, Searxng, Tavily};
@@ -196,7 +196,7 @@ fn allowing_host_of(net: &NetPolicy, url: &Url) -> NetPolicy {
 /// enable the tool.
 ///
 /// ```
-/// use toolkit_builtins::web::{SearchConfig, Searxng};
+/// use toolsmith_builtins::web::{SearchConfig, Searxng};
 ///
 /// let config = SearchConfig::new(Searxng::new("http://searx.internal:8080"));
 /// // Or from configuration values, with a clear error when one is missing:
@@ -420,7 +420,7 @@ pub async fn web_search(
 ) -> Result<ToolOutput, ToolError> {
     // Looked up by hand so the message names the public path of the type.
     let config = ctx.state::<SearchConfig>().ok_or(ToolError::MissingState(
-        "toolkit_builtins::web::SearchConfig",
+        "toolsmith_builtins::web::SearchConfig",
     ))?;
     let results = config
         .search(&query, usize::from(count).clamp(1, MAX_RESULTS))
@@ -452,8 +452,8 @@ fn endpoint(backend: &'static str, base: &str, path: &str) -> Result<url::Url, S
 fn json_of(
     backend: &'static str,
     answer: SearchAnswer,
-) -> Result<toolkit::serde_json::Value, SearchError> {
-    toolkit::serde_json::from_str(&answer.body).map_err(|e| SearchError::Parse {
+) -> Result<toolsmith::serde_json::Value, SearchError> {
+    toolsmith::serde_json::from_str(&answer.body).map_err(|e| SearchError::Parse {
         backend,
         message: if answer.truncated {
             "the answer is larger than the byte limit of the search configuration".into()
@@ -515,7 +515,7 @@ fn plain_text(fragment: &str, max_chars: usize) -> String {
 /// Results from a JSON array of objects with the given field names.
 fn results_from(
     backend: &'static str,
-    items: Option<&toolkit::serde_json::Value>,
+    items: Option<&toolsmith::serde_json::Value>,
     snippet_field: &str,
 ) -> Result<Vec<SearchResult>, SearchError> {
     let Some(items) = items else {
@@ -525,7 +525,7 @@ fn results_from(
         backend,
         message: "the results are not a list".into(),
     })?;
-    let field = |item: &toolkit::serde_json::Value, name: &str, max_chars: usize| {
+    let field = |item: &toolsmith::serde_json::Value, name: &str, max_chars: usize| {
         item.get(name)
             .and_then(|v| v.as_str())
             .map(|text| plain_text(text, max_chars))
