@@ -74,25 +74,36 @@ pub(crate) async fn read(running: &Running, format: Format, max_chars: usize) ->
     let page = &running.page;
     let limit = max_chars.saturating_mul(HTML_PER_OUTPUT_CHAR);
     let body = match format {
-        Format::Text => {
+        Format::Text => bound(
             eval::<String>(
                 page,
                 format!("(document.body ? document.body.innerText : '').slice(0, {limit})"),
             )
             .await?
-        }
-        Format::Markdown => html_to_markdown(
-            &eval::<String>(
+            .trim(),
+            max_chars,
+        ),
+        Format::Markdown => {
+            let html = eval::<String>(
                 page,
                 format!(
                     "(document.documentElement ? document.documentElement.outerHTML : '').slice(0, {limit})"
                 ),
             )
-            .await?,
-        ),
+            .await?;
+            // CPU work within budgets of its own, off the async threads.
+            let (markdown, omitted) =
+                tokio::task::spawn_blocking(move || html_to_markdown(&html, max_chars))
+                    .await
+                    .map_err(|e| format!("the page could not be converted: {e}"))?;
+            match omitted {
+                Some(line) => format!("{}\n{line}", markdown.trim()),
+                None => markdown.trim().to_string(),
+            }
+        }
     };
     let (url, title) = location(page).await;
-    let text = frame(&url, &title, &bound(body.trim(), max_chars));
+    let text = frame(&url, &title, &body);
     Ok(ToolOutput::text(with_blocked(
         text,
         &running.blocked.take(),

@@ -42,9 +42,10 @@ mod tests {
 
     #[test]
     fn markdown_keeps_structure_and_drops_scripts() {
-        let md = html_to_markdown(
+        let (md, _) = html_to_markdown(
             "<html><head><title>t</title></head><body><h1>Hi</h1><script>evil()</script>\
              <p>a <a href=\"/x\">link</a></p></body></html>",
+            1000,
         );
         assert!(md.contains("# Hi"), "{md}");
         assert!(md.contains("[link](/x)"), "{md}");

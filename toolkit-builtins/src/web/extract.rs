@@ -1,5 +1,7 @@
 //! Turn a fetched body into text a model can read, framed as data.
 
+use std::time::{Duration, Instant};
+
 use toolsmith::serde_json;
 
 /// The line every piece of fetched content starts with, so the model reads
@@ -35,20 +37,41 @@ const SKIPPED_TAGS: &[&str] = &[
     "script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas", "head",
 ];
 
-/// Readable text of `body` by its media type, and what kind of conversion it got.
-pub(crate) fn readable(media_type: &str, body: &[u8]) -> (String, &'static str) {
-    let text = || String::from_utf8_lossy(body).into_owned();
+/// The longest a page's conversion may take. Parsing stops here and what
+/// was read so far is converted (a bounded amount: see [`html_to_markdown`]).
+pub(crate) const CONVERSION_TIME: Duration = Duration::from_secs(5);
+
+/// A body made readable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Readable {
+    /// The text, at most the characters asked for.
+    pub text: String,
+    /// What kind of conversion it got: `markdown`, `json`, `text`, `summary`.
+    pub kind: &'static str,
+    /// The line saying what was left out, when something was.
+    pub omitted: Option<String>,
+}
+
+/// Readable text of `body` by its media type, at most `max_chars`
+/// characters of it: each conversion stops once it has that much.
+pub(crate) fn readable(media_type: &str, body: &[u8], max_chars: usize) -> Readable {
     if media_type == "text/html" || media_type == "application/xhtml+xml" {
-        return (html_to_markdown(&text()), "markdown");
+        let (text, omitted) = html_to_markdown(&String::from_utf8_lossy(body), max_chars);
+        return Readable {
+            text,
+            kind: "markdown",
+            omitted,
+        };
     }
     if media_type == "application/json" || media_type.ends_with("+json") {
-        return match serde_json::from_slice::<serde_json::Value>(body) {
-            Ok(value) => (
-                serde_json::to_string_pretty(&value).unwrap_or_else(|_| text()),
-                "json",
-            ),
-            Err(_) => (text(), "text"),
-        };
+        if let Some((text, omitted)) = pretty_json(body, max_chars) {
+            return Readable {
+                text,
+                kind: "json",
+                omitted,
+            };
+        }
+        return plain(body, max_chars, "text");
     }
     let textual = media_type.starts_with("text/")
         || media_type.ends_with("+xml")
@@ -61,28 +84,120 @@ pub(crate) fn readable(media_type: &str, body: &[u8]) -> (String, &'static str) 
         );
     // A server that names no type: text if it decodes as text.
     if textual || (media_type.is_empty() && std::str::from_utf8(body).is_ok()) {
-        return (text(), "text");
+        return plain(body, max_chars, "text");
     }
     let shown = if media_type.is_empty() {
         "an unnamed type"
     } else {
         media_type
     };
-    (
-        format!(
+    Readable {
+        text: format!(
             "(binary content of {shown}, {} bytes; not shown as text)",
             body.len()
         ),
-        "summary",
-    )
+        kind: "summary",
+        omitted: None,
+    }
 }
 
-/// HTML to Markdown with scripts, styles and other non-text dropped.
-pub(crate) fn html_to_markdown(html: &str) -> String {
+/// `body` as text, cut at `max_chars` characters.
+fn plain(body: &[u8], max_chars: usize, kind: &'static str) -> Readable {
+    let (text, rest) = cap_chars(&String::from_utf8_lossy(body), max_chars);
+    Readable {
+        text,
+        kind,
+        omitted: rest.map(more_characters),
+    }
+}
+
+/// The line that says how many characters were cut.
+pub(crate) fn more_characters(rest: usize) -> String {
+    format!("[… {rest} more characters not shown]")
+}
+
+/// The line that says a conversion stopped at the size cap.
+fn stopped_at(max_chars: usize) -> String {
+    format!("[… the content goes on past {max_chars} characters; the rest is not shown]")
+}
+
+/// HTML to Markdown with scripts, styles and other non-text dropped, at
+/// most `max_chars` characters of it, and the line saying what was left
+/// out. The page is parsed within budgets ([`super::html`]): nesting past
+/// [`super::html::MAX_DEPTH`] is flattened, reading stops once there is
+/// enough text for `max_chars` or after [`CONVERSION_TIME`], so neither
+/// time nor stack depends on the page.
+pub(crate) fn html_to_markdown(html: &str, max_chars: usize) -> (String, Option<String>) {
+    let parsed = super::html::parse(
+        html,
+        super::html::Budget {
+            max_depth: super::html::MAX_DEPTH,
+            // One more than shown, so a page cut here is known to go on.
+            max_text: max_chars.saturating_add(1),
+            deadline: Instant::now() + CONVERSION_TIME,
+        },
+    );
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(SKIPPED_TAGS.to_vec())
         .build();
-    converter.convert(html).unwrap_or_else(|_| html.to_string())
+    let markdown = converter.tree_to_markdown(&parsed.document);
+    let (text, rest) = cap_chars(&markdown, max_chars);
+    let omitted = match parsed.cut {
+        Some(super::html::Cut::Time) => Some(format!(
+            "[… reading the page stopped after {} s; the rest is not shown]",
+            CONVERSION_TIME.as_secs()
+        )),
+        Some(super::html::Cut::Size) => Some(stopped_at(max_chars)),
+        None => rest.map(more_characters),
+    };
+    (text, omitted)
+}
+
+/// `body` parsed as JSON and pretty-printed, at most `max_chars`
+/// characters of it; `None` when it is not JSON. The printing stops at the
+/// cap rather than printing everything and cutting: indentation makes a
+/// deeply nested document hundreds of times longer printed than sent.
+/// serde_json's parser refuses nesting past 128 levels, which bounds the
+/// printer's recursion.
+pub(crate) fn pretty_json(body: &[u8], max_chars: usize) -> Option<(String, Option<String>)> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    // A character is at most four bytes: this many bytes hold `max_chars`
+    // characters, and one more byte tells that the text goes on.
+    let mut sink = CappedWriter {
+        out: Vec::new(),
+        max_bytes: max_chars.saturating_mul(4).saturating_add(1),
+    };
+    let complete = serde_json::to_writer_pretty(&mut sink, &value).is_ok();
+    let printed = String::from_utf8_lossy(&sink.out);
+    let (text, rest) = cap_chars(&printed, max_chars);
+    let omitted = match (complete, rest) {
+        (true, rest) => rest.map(more_characters),
+        (false, _) => Some(stopped_at(max_chars)),
+    };
+    Some((text, omitted))
+}
+
+/// A writer that keeps at most `max_bytes` bytes and fails past them, so
+/// whatever writes into it stops there.
+struct CappedWriter {
+    out: Vec<u8>,
+    max_bytes: usize,
+}
+
+impl std::io::Write for CappedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.max_bytes - self.out.len();
+        if room == 0 {
+            return Err(std::io::Error::other("the output cap is reached"));
+        }
+        let n = buf.len().min(room);
+        self.out.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Cut `text` to `max_chars` characters, saying how much was cut.
@@ -102,25 +217,27 @@ mod tests {
 
     #[test]
     fn html_becomes_markdown_without_scripts() {
-        let (text, kind) = readable(
+        let out = readable(
             "text/html",
             b"<html><head><title>T</title><style>p{}</style></head><body><h1>Hi</h1><script>alert(1)</script><p>A <a href=\"/x\">link</a>.</p></body></html>",
+            1000,
         );
-        assert_eq!(kind, "markdown");
-        assert_eq!(text, "# Hi\n\nA [link](/x).");
+        assert_eq!(out.kind, "markdown");
+        assert_eq!(out.text, "# Hi\n\nA [link](/x).");
+        assert_eq!(out.omitted, None);
     }
 
     #[test]
     fn json_is_pretty_printed_and_binary_is_summarized() {
-        let (text, kind) = readable("application/json", br#"{"a":[1,2]}"#);
+        let out = readable("application/json", br#"{"a":[1,2]}"#, 1000);
         assert_eq!(
-            (text.as_str(), kind),
+            (out.text.as_str(), out.kind),
             ("{\n  \"a\": [\n    1,\n    2\n  ]\n}", "json")
         );
-        let (text, kind) = readable("image/png", &[0x89, b'P', b'N', b'G']);
-        assert_eq!(kind, "summary");
+        let out = readable("image/png", &[0x89, b'P', b'N', b'G'], 1000);
+        assert_eq!(out.kind, "summary");
         assert_eq!(
-            text,
+            out.text,
             "(binary content of image/png, 4 bytes; not shown as text)"
         );
     }

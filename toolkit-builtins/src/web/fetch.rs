@@ -5,7 +5,7 @@ use reqwest::header::HeaderMap;
 use toolsmith::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
-use super::extract::{EXTERNAL_CONTENT_END, cap_chars, readable, response_head};
+use super::extract::{EXTERNAL_CONTENT_END, readable, response_head};
 use super::{WebPolicy, parse_url};
 
 /// Fetch a web page or file over http or https and return its readable
@@ -41,12 +41,12 @@ pub async fn web_fetch(
         .min(policy.max_chars);
 
     // Converting a large page is CPU work: keep it off the async threads.
+    // The conversion stops at `max_chars` and after its time budget.
     let body = fetched.body;
     let media = media_type.clone();
-    let (text, kind) = tokio::task::spawn_blocking(move || readable(&media, &body))
+    let readable = tokio::task::spawn_blocking(move || readable(&media, &body, max_chars))
         .await
         .map_err(|e| ToolError::internal(format!("content conversion failed: {e}")))?;
-    let (text, cut) = cap_chars(&text, max_chars);
 
     let mut out = response_head(
         &format!(
@@ -57,14 +57,15 @@ pub async fn web_fetch(
         &media_type,
         fetched.truncated.then_some(policy.max_response_bytes),
     );
-    out.push_str(&text);
-    if let Some(rest) = cut {
-        out.push_str(&format!("\n[… {rest} more characters not shown]"));
+    out.push_str(&readable.text);
+    if let Some(omitted) = &readable.omitted {
+        out.push('\n');
+        out.push_str(omitted);
     }
     out.push('\n');
     out.push_str(EXTERNAL_CONTENT_END);
     Ok(ToolOutput::text(out)
         .with_metadata("url", fetched.url.to_string())
         .with_metadata("status", fetched.status.as_u16())
-        .with_metadata("extractor", kind))
+        .with_metadata("extractor", readable.kind))
 }

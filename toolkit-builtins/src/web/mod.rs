@@ -20,6 +20,7 @@
 mod client;
 pub(crate) mod extract;
 mod fetch;
+mod html;
 mod request;
 mod search;
 
@@ -33,8 +34,8 @@ pub use extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
 pub use fetch::{WebFetchTool, web_fetch};
 pub use request::{HttpMethod, HttpRequestTool, http_request};
 pub use search::{
-    Brave, DuckDuckGo, SearchBackend, SearchConfig, SearchError, SearchResult, Searxng, Tavily,
-    WebSearchTool, format_results, web_search,
+    Brave, DuckDuckGo, SearchAnswer, SearchBackend, SearchClient, SearchConfig, SearchError,
+    SearchResult, Searxng, Tavily, WebSearchTool, format_results, web_search,
 };
 
 use crate::net::{NetError, NetPolicy};
@@ -173,13 +174,15 @@ impl WebPolicy {
 /// Only hosts matching an allowed domain are reached: `api.example.com`
 /// exactly, `*.example.com` any subdomain (not `example.com` itself), `*`
 /// any host; the network guard still applies. Defaults: 30 s timeout (a
-/// call may ask for less, never more), 512 KiB read at most.
+/// call may ask for less, never more), 512 KiB read at most, 50 000
+/// characters returned at most (JSON is pretty-printed up to that cap).
 #[derive(Debug, Clone)]
 pub struct HttpPolicy {
     net: NetPolicy,
     allowed_domains: Vec<String>,
     timeout: Duration,
     max_response_bytes: usize,
+    max_chars: usize,
 }
 
 impl HttpPolicy {
@@ -193,6 +196,7 @@ impl HttpPolicy {
                 .collect(),
             timeout: Duration::from_secs(30),
             max_response_bytes: 512 * 1024,
+            max_chars: 50_000,
         }
     }
 
@@ -211,6 +215,12 @@ impl HttpPolicy {
     /// Read at most this many bytes of a response.
     pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
         self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Return at most this many characters of a response body.
+    pub fn with_max_chars(mut self, chars: usize) -> Self {
+        self.max_chars = chars;
         self
     }
 

@@ -10,7 +10,9 @@ use toolsmith::serde::Deserialize;
 use toolsmith::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
-use super::extract::{EXTERNAL_CONTENT_END, response_head};
+use super::extract::{
+    EXTERNAL_CONTENT_END, cap_chars, more_characters, pretty_json, response_head,
+};
 use super::{HttpPolicy, WebError, parse_url};
 
 /// An HTTP method.
@@ -65,7 +67,7 @@ const RESERVED_HEADERS: &[&str] = &[
 
 /// Send an HTTP request to an API on one of the allowed domains and return
 /// the status, the content type and the response body (JSON
-/// pretty-printed). Private and local addresses cannot be reached.
+/// pretty-printed), cut at the host's character cap. Private and local addresses cannot be reached.
 #[tool(open_world, category = network_write, timeout = 120)]
 pub async fn http_request(
     policy: &HttpPolicy,
@@ -108,25 +110,48 @@ pub async fn http_request(
     };
     let fetched = send(&policy.net, outgoing, limits, &allowed).await?;
     let media_type = fetched.media_type();
-    let body = if media_type == "application/json" || media_type.ends_with("+json") {
-        toolsmith::serde_json::from_slice::<toolsmith::serde_json::Value>(&fetched.body)
-            .ok()
-            .and_then(|v| toolsmith::serde_json::to_string_pretty(&v).ok())
-            .unwrap_or_else(|| String::from_utf8_lossy(&fetched.body).into_owned())
+    // Formatted within the character cap: the printing stops there.
+    let max_chars = policy.max_chars;
+    let readable = if media_type == "application/json" || media_type.ends_with("+json") {
+        match pretty_json(&fetched.body, max_chars) {
+            Some((text, omitted)) => (text, omitted),
+            None => plain_text(&fetched.body, max_chars),
+        }
     } else {
-        String::from_utf8_lossy(&fetched.body).into_owned()
+        plain_text(&fetched.body, max_chars)
     };
     let mut out = response_head(
         &format!("Status: {}\n", fetched.status),
         &media_type,
         fetched.truncated.then_some(policy.max_response_bytes),
     );
-    out.push_str(&body);
+    out.push_str(&readable.0);
+    if let Some(omitted) = &readable.1 {
+        out.push('\n');
+        out.push_str(omitted);
+    }
     out.push('\n');
     out.push_str(EXTERNAL_CONTENT_END);
     Ok(ToolOutput::text(out)
         .with_metadata("status", fetched.status.as_u16())
         .with_is_error(fetched.status.is_client_error() || fetched.status.is_server_error()))
+}
+
+/// `body` as text, at most `max_chars` characters. Only as many bytes as
+/// can hold that many characters are decoded.
+fn plain_text(body: &[u8], max_chars: usize) -> (String, Option<String>) {
+    let head = &body[..body
+        .len()
+        .min(max_chars.saturating_mul(4).saturating_add(1))];
+    let (text, rest) = cap_chars(&String::from_utf8_lossy(head), max_chars);
+    let omitted = match (rest, head.len() < body.len()) {
+        (_, true) => Some(format!(
+            "[… the body goes on past {max_chars} characters; the rest is not shown]"
+        )),
+        (Some(rest), false) => Some(more_characters(rest)),
+        (None, false) => None,
+    };
+    (text, omitted)
 }
 
 fn header_map(headers: BTreeMap<String, String>) -> Result<HeaderMap, WebError> {

@@ -197,3 +197,48 @@ async fn serve(
     }
     stream.shutdown().await
 }
+
+/// Runs the test named `test` in a child process of this test binary, so
+/// that an abort (a stack overflow) fails the test instead of killing the
+/// whole binary, and a hang is killed at a deadline. Returns `true` in the
+/// parent once the child passed (the caller then returns), `false` in the
+/// child (the caller then runs the test's body).
+pub fn isolated(test: &str) -> bool {
+    const CHILD: &str = "TOOLSMITH_HOSTILE_CHILD";
+    const DEADLINE: std::time::Duration = std::time::Duration::from_secs(240);
+    if std::env::var_os(CHILD).is_some() {
+        return false;
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        // The default thread stack, as a host's threads have it.
+        .env_remove("RUST_MIN_STACK")
+        .stdout(log.reopen().unwrap())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+    println!("{output}");
+    match status {
+        None => panic!("`{test}` did not finish within {DEADLINE:?}:\n{output}"),
+        Some(status) => assert!(
+            status.success() && output.contains("1 passed"),
+            "`{test}` failed in its child process ({status}):\n{output}"
+        ),
+    }
+    true
+}

@@ -5,7 +5,10 @@ use std::fmt;
 use toolsmith::async_trait;
 use toolsmith::serde_json::json;
 
-use super::{SearchBackend, SearchError, SearchResult, endpoint, json_of, results_from};
+use super::{
+    SearchBackend, SearchClient, SearchError, SearchResult, endpoint, headers, json_of,
+    results_from,
+};
 
 /// A hosted search API: its key and where it is. Brave and Tavily differ
 /// only in how they ask and answer, not in this.
@@ -77,7 +80,7 @@ impl SearchBackend for Brave {
 
     async fn search(
         &self,
-        http: &reqwest::Client,
+        http: &SearchClient,
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
@@ -85,11 +88,14 @@ impl SearchBackend for Brave {
         url.query_pairs_mut()
             .append_pair("q", query)
             .append_pair("count", &count.to_string());
-        let request = http
-            .get(url)
-            .header("Accept", "application/json")
-            .header("X-Subscription-Token", &self.api.api_key);
-        let answer = json_of(self.name(), request).await?;
+        let headers = headers(
+            self.name(),
+            &[
+                ("accept", "application/json"),
+                ("x-subscription-token", &self.api.api_key),
+            ],
+        )?;
+        let answer = json_of(self.name(), http.get(url, headers).await?)?;
         results_from(self.name(), answer.pointer("/web/results"), "description")
     }
 }
@@ -129,18 +135,24 @@ impl SearchBackend for Tavily {
 
     async fn search(
         &self,
-        http: &reqwest::Client,
+        http: &SearchClient,
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
         let url = self.api.endpoint(self.name(), "search")?;
         let body = json!({ "query": query, "max_results": count });
-        let request = http
-            .post(url)
-            .bearer_auth(&self.api.api_key)
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-        let answer = json_of(self.name(), request).await?;
+        let headers = headers(
+            self.name(),
+            &[
+                ("authorization", &format!("Bearer {}", self.api.api_key)),
+                ("content-type", "application/json"),
+            ],
+        )?;
+        let answer = json_of(
+            self.name(),
+            http.post(url, headers, body.to_string().into_bytes())
+                .await?,
+        )?;
         results_from(self.name(), answer.get("results"), "content")
     }
 }
@@ -183,7 +195,7 @@ impl SearchBackend for Searxng {
 
     async fn search(
         &self,
-        http: &reqwest::Client,
+        http: &SearchClient,
         query: &str,
         _count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
@@ -197,11 +209,15 @@ impl SearchBackend for Searxng {
         url.query_pairs_mut()
             .append_pair("q", query)
             .append_pair("format", "json");
-        let mut request = http.get(url).header("Accept", "application/json");
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
+        let bearer = self.api_key.as_ref().map(|key| format!("Bearer {key}"));
+        let mut pairs = vec![("accept", "application/json")];
+        if let Some(bearer) = &bearer {
+            pairs.push(("authorization", bearer));
         }
-        let answer = json_of(self.name(), request).await?;
+        let answer = json_of(
+            self.name(),
+            http.get(url, headers(self.name(), &pairs)?).await?,
+        )?;
         results_from(self.name(), answer.get("results"), "content")
     }
 }

@@ -1,12 +1,15 @@
 //! DuckDuckGo's HTML results page, read with a real HTML parser.
 
 use std::rc::Rc;
+use std::time::Instant;
 
-use html5ever::tendril::TendrilSink;
-use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use markup5ever_rcdom::{Handle, NodeData};
+use reqwest::header::HeaderMap;
 use toolsmith::async_trait;
 
-use super::{SearchBackend, SearchError, SearchResult, endpoint, text_of};
+use super::{SearchBackend, SearchClient, SearchError, SearchResult, endpoint, web_url};
+use crate::web::extract::CONVERSION_TIME;
+use crate::web::html;
 
 /// DuckDuckGo's HTML endpoint. It takes no API key.
 #[derive(Debug, Clone)]
@@ -43,75 +46,92 @@ impl SearchBackend for DuckDuckGo {
 
     async fn search(
         &self,
-        http: &reqwest::Client,
+        http: &SearchClient,
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
         let mut url = endpoint(self.name(), &self.base_url, "html/")?;
         url.query_pairs_mut().append_pair("q", query);
-        let page = text_of(self.name(), http.get(url)).await?;
-        let mut results = parse_results(&page);
-        results.truncate(count);
-        Ok(results)
+        let page = http.get(url, HeaderMap::new()).await?.body;
+        // Parsing is CPU work: off the async threads.
+        tokio::task::spawn_blocking(move || parse_results(&page, count))
+            .await
+            .map_err(|e| SearchError::Parse {
+                backend: "duckduckgo",
+                message: format!("the results page could not be read: {e}"),
+            })
     }
 }
 
-/// The organic results of a results page, ads left out.
-pub(crate) fn parse_results(page: &str) -> Vec<SearchResult> {
-    let dom = html5ever::parse_document(RcDom::default(), Default::default()).one(page);
-    let mut results = Vec::new();
-    walk(&dom.document, &mut results);
+/// At most `count` organic results of a results page, ads left out. The
+/// page is parsed within the same budgets as a fetched page (depth, size,
+/// time), and walked without recursion.
+pub(crate) fn parse_results(page: &str, count: usize) -> Vec<SearchResult> {
+    let parsed = html::parse(
+        page,
+        html::Budget {
+            max_depth: html::MAX_DEPTH,
+            max_text: page.len(),
+            deadline: Instant::now() + CONVERSION_TIME,
+        },
+    );
+    let mut results: Vec<SearchResult> = Vec::new();
+    // The document is held to the end: rcdom's drop takes the children of
+    // every node below the one dropped, even of nodes still referenced.
+    let document = parsed.document;
+    let mut stack: Vec<Handle> = vec![Rc::clone(&document)];
+    // Results with a link that may reach the model.
+    let mut kept = 0;
+    while let Some(node) = stack.pop() {
+        if kept > count {
+            break;
+        }
+        if let NodeData::Element { name, attrs, .. } = &node.data {
+            let attrs = attrs.borrow();
+            let attr = |key: &str| {
+                attrs
+                    .iter()
+                    .find(|a| &*a.name.local == key)
+                    .map(|a| a.value.to_string())
+            };
+            let classes = attr("class").unwrap_or_default();
+            let has_class = |c: &str| classes.split_whitespace().any(|x| x == c);
+            if has_class("result--ad") {
+                continue;
+            }
+            if &*name.local == "a" && has_class("result__a") {
+                // A link that is not http or https is kept as empty, so the
+                // snippet after it is not taken for another result's.
+                let url = attr("href")
+                    .and_then(|h| web_url(&target_of(&h)))
+                    .unwrap_or_default();
+                kept += usize::from(!url.is_empty());
+                results.push(SearchResult {
+                    title: html::text_content(&node, TEXT_BYTES),
+                    url,
+                    snippet: String::new(),
+                });
+                continue;
+            }
+            if has_class("result__snippet") {
+                if let Some(last) = results.last_mut() {
+                    last.snippet = html::text_content(&node, TEXT_BYTES);
+                }
+                continue;
+            }
+        }
+        // Children in document order: the last pushed is taken first.
+        stack.extend(node.children.borrow().iter().rev().cloned());
+    }
+    // A snippet follows its title, so the result one past `count` was read
+    // only to be sure the last one kept has its snippet.
     results.retain(|r| !r.url.is_empty());
+    results.truncate(count);
     results
 }
 
-fn walk(node: &Handle, results: &mut Vec<SearchResult>) {
-    if let NodeData::Element { name, attrs, .. } = &node.data {
-        let attrs = attrs.borrow();
-        let attr = |key: &str| {
-            attrs
-                .iter()
-                .find(|a| &*a.name.local == key)
-                .map(|a| a.value.to_string())
-        };
-        let classes = attr("class").unwrap_or_default();
-        let has_class = |c: &str| classes.split_whitespace().any(|x| x == c);
-        if has_class("result--ad") {
-            return;
-        }
-        if &*name.local == "a" && has_class("result__a") {
-            results.push(SearchResult {
-                title: text_content(node),
-                url: attr("href").map(|h| target_of(&h)).unwrap_or_default(),
-                snippet: String::new(),
-            });
-            return;
-        }
-        if has_class("result__snippet") {
-            if let Some(last) = results.last_mut() {
-                last.snippet = text_content(node);
-            }
-            return;
-        }
-    }
-    for child in node.children.borrow().iter() {
-        walk(child, results);
-    }
-}
-
-fn text_content(node: &Handle) -> String {
-    fn collect(node: &Rc<markup5ever_rcdom::Node>, out: &mut String) {
-        if let NodeData::Text { contents } = &node.data {
-            out.push_str(&contents.borrow());
-        }
-        for child in node.children.borrow().iter() {
-            collect(child, out);
-        }
-    }
-    let mut out = String::new();
-    collect(node, &mut out);
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+/// The most bytes of a title's or snippet's text read from the page.
+const TEXT_BYTES: usize = 4 * SearchResult::MAX_SNIPPET_CHARS;
 
 /// DuckDuckGo links through `/l/?uddg=<target>`; return the target.
 fn target_of(href: &str) -> String {
@@ -139,7 +159,7 @@ mod tests {
             <div class="result"><h2><a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fwww.rust-lang.org%2F&amp;rut=x">The <b>Rust</b> Language</a></h2>
             <a class="result__snippet" href="x">A language empowering <b>everyone</b>.</a></div>"#;
         assert_eq!(
-            parse_results(page),
+            parse_results(page, 10),
             [SearchResult {
                 title: "The Rust Language".into(),
                 url: "https://www.rust-lang.org/".into(),

@@ -7,12 +7,20 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use reqwest::Method;
+use reqwest::header::{HeaderMap, HeaderValue};
 use toolsmith::{ToolContext, ToolError, ToolOutput, async_trait, tool};
+use url::Url;
 
 pub use backends::{Brave, Searxng, Tavily};
 pub use duckduckgo::DuckDuckGo;
 
-use super::extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
+use super::client::{Limits, Outgoing, send};
+use super::extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END, cap_chars};
+use crate::net::NetPolicy;
+
+/// The most results a call may ask for.
+const MAX_RESULTS: usize = 10;
 
 /// One search hit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,9 +86,8 @@ impl From<SearchError> for ToolError {
     }
 }
 
-/// A search service. The backends here talk to URLs the host configures
-/// (not the model), so their requests do not pass the network guard: a
-/// self-hosted SearXNG on a private address works.
+/// A search service. Its requests go out through a [`SearchClient`], so
+/// each passes the network guard.
 #[async_trait]
 pub trait SearchBackend: Send + Sync + fmt::Debug {
     /// The backend's name, for messages.
@@ -89,10 +96,100 @@ pub trait SearchBackend: Send + Sync + fmt::Debug {
     /// Search for `query`, returning at most `count` results.
     async fn search(
         &self,
-        http: &reqwest::Client,
+        http: &SearchClient,
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError>;
+}
+
+/// How a search backend sends its requests: through the client `web_fetch`
+/// uses, so every request and every redirect passes the network guard of
+/// the [`SearchConfig`], connects only to the addresses it checked, and
+/// reads at most the configured number of bytes.
+///
+/// The host and port a request is sent to are allowed for that request
+/// (they come from the backend's configuration, not the model: a
+/// self-hosted SearXNG on a private address works); where a redirect
+/// leads is checked like any other address.
+#[derive(Debug, Clone)]
+pub struct SearchClient {
+    backend: &'static str,
+    net: NetPolicy,
+    limits: Limits,
+}
+
+/// A backend's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchAnswer {
+    /// The body as text (invalid UTF-8 replaced).
+    pub body: String,
+    /// Whether the body was longer than the byte limit and cut there.
+    pub truncated: bool,
+}
+
+impl SearchClient {
+    /// Send a GET request to `url` with `headers`.
+    pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<SearchAnswer, SearchError> {
+        self.send(Method::GET, url, headers, None).await
+    }
+
+    /// Send a POST request with `body` to `url` with `headers`.
+    pub async fn post(
+        &self,
+        url: Url,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<SearchAnswer, SearchError> {
+        self.send(Method::POST, url, headers, Some(body)).await
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        url: Url,
+        headers: HeaderMap,
+        body: Option<Vec<u8>>,
+    ) -> Result<SearchAnswer, SearchError> {
+        let backend = self.backend;
+        let net = allowing_host_of(&self.net, &url);
+        let outgoing = Outgoing {
+            method,
+            url,
+            headers,
+            body,
+        };
+        let fetched = send(&net, outgoing, self.limits, &|_| Ok(()))
+            .await
+            .map_err(|e| SearchError::Request {
+                backend,
+                message: e.to_string(),
+            })?;
+        if !fetched.status.is_success() {
+            let (start, _) = cap_chars(
+                &String::from_utf8_lossy(&fetched.body[..fetched.body.len().min(1200)]),
+                300,
+            );
+            return Err(SearchError::Status {
+                backend,
+                status: fetched.status.as_u16(),
+                body: start,
+            });
+        }
+        Ok(SearchAnswer {
+            body: String::from_utf8_lossy(&fetched.body).into_owned(),
+            truncated: fetched.truncated,
+        })
+    }
+}
+
+/// `net` with the host and port of `url` allowed.
+fn allowing_host_of(net: &NetPolicy, url: &Url) -> NetPolicy {
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return net.clone();
+    };
+    net.clone()
+        .allow(&format!("{host}:{port}"))
+        .unwrap_or_else(|_| net.clone())
 }
 
 /// Which backend `web_search` uses. Put one in the context's state to
@@ -112,16 +209,33 @@ pub trait SearchBackend: Send + Sync + fmt::Debug {
 #[derive(Debug, Clone)]
 pub struct SearchConfig {
     backend: Arc<dyn SearchBackend>,
+    net: NetPolicy,
     timeout: Duration,
+    max_response_bytes: usize,
 }
 
 impl SearchConfig {
-    /// Search with `backend`, 15 s timeout.
+    /// Search with `backend`: 15 s timeout, 1 MiB read at most, public
+    /// addresses only besides the backend's own (see [`SearchClient`]).
     pub fn new(backend: impl SearchBackend + 'static) -> Self {
         Self {
             backend: Arc::new(backend),
+            net: NetPolicy::new(),
             timeout: Duration::from_secs(15),
+            max_response_bytes: 1024 * 1024,
         }
+    }
+
+    /// Use this network guard for the backend's requests and redirects.
+    pub fn with_net(mut self, net: NetPolicy) -> Self {
+        self.net = net;
+        self
+    }
+
+    /// Read at most this many bytes of a backend's answer.
+    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
     }
 
     /// A backend by name (`brave`, `tavily`, `searxng`, `duckduckgo`) with
@@ -189,25 +303,86 @@ impl SearchConfig {
         self.backend.name()
     }
 
-    /// Run a search.
+    /// Run a search. Only results with an `http` or `https` URL are kept,
+    /// each field cut to its cap ([`SearchResult::MAX_TITLE_CHARS`] and
+    /// the others).
     pub async fn search(
         &self,
         query: &str,
         count: usize,
     ) -> Result<Vec<SearchResult>, SearchError> {
-        let backend = self.backend.name();
-        let http = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .user_agent(concat!("toolkit-builtins/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| SearchError::Request {
-                backend,
-                message: e.to_string(),
-            })?;
-        let mut results = self.backend.search(&http, query, count).await?;
-        results.truncate(count);
-        Ok(results)
+        let http = SearchClient {
+            backend: self.backend.name(),
+            net: self.net.clone(),
+            limits: Limits {
+                timeout: self.timeout,
+                max_bytes: self.max_response_bytes,
+            },
+        };
+        let results = self.backend.search(&http, query, count).await?;
+        Ok(results
+            .into_iter()
+            .filter_map(SearchResult::bounded)
+            .take(count)
+            .collect())
     }
+}
+
+impl SearchResult {
+    /// The most characters of a title shown.
+    pub const MAX_TITLE_CHARS: usize = 300;
+    /// The most characters of a snippet shown.
+    pub const MAX_SNIPPET_CHARS: usize = 1_000;
+    /// The longest URL kept; a longer one drops the result.
+    pub const MAX_URL_CHARS: usize = 2_048;
+
+    /// This result as the model may see it: an `http` or `https` URL (a
+    /// `javascript:`, `file:` or `data:` link drops the result), title and
+    /// snippet on one line each and cut to their caps.
+    fn bounded(self) -> Option<Self> {
+        Some(Self {
+            url: web_url(&self.url)?,
+            title: one_line(&self.title, Self::MAX_TITLE_CHARS),
+            snippet: one_line(&self.snippet, Self::MAX_SNIPPET_CHARS),
+        })
+    }
+}
+
+/// `url` if it is an `http` or `https` URL with a host, at most
+/// [`SearchResult::MAX_URL_CHARS`] long, as the URL parser writes it.
+pub(crate) fn web_url(url: &str) -> Option<String> {
+    if url.len() > SearchResult::MAX_URL_CHARS {
+        return None;
+    }
+    let url = Url::parse(url.trim()).ok()?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return None;
+    }
+    Some(url.to_string())
+}
+
+/// `text` with whitespace runs (line breaks included) made one space, at
+/// most `max_chars` characters of it.
+fn one_line(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    let mut kept = 0;
+    for word in text.split_whitespace() {
+        if kept > 0 {
+            if kept == max_chars {
+                break;
+            }
+            out.push(' ');
+            kept += 1;
+        }
+        for c in word.chars() {
+            if kept == max_chars {
+                break;
+            }
+            out.push(c);
+            kept += 1;
+        }
+    }
+    out
 }
 
 /// Results as a model reads them: a numbered list of title, URL and snippet.
@@ -248,7 +423,7 @@ pub async fn web_search(
         "toolsmith_builtins::web::SearchConfig",
     ))?;
     let results = config
-        .search(&query, usize::from(count.clamp(1, 10)))
+        .search(&query, usize::from(count).clamp(1, MAX_RESULTS))
         .await?;
     let text = format!(
         "{EXTERNAL_CONTENT_BANNER}\n{}\n{EXTERNAL_CONTENT_END}",
@@ -273,51 +448,56 @@ fn endpoint(backend: &'static str, base: &str, path: &str) -> Result<url::Url, S
     })
 }
 
-/// Send `request` and read a JSON answer, turning failures into
-/// [`SearchError`]s that name the backend.
-async fn json_of(
+/// The JSON of a backend's answer, with errors that name the backend.
+fn json_of(
     backend: &'static str,
-    request: reqwest::RequestBuilder,
+    answer: SearchAnswer,
 ) -> Result<toolsmith::serde_json::Value, SearchError> {
-    let body = text_of(backend, request).await?;
-    toolsmith::serde_json::from_str(&body).map_err(|e| SearchError::Parse {
+    toolsmith::serde_json::from_str(&answer.body).map_err(|e| SearchError::Parse {
         backend,
-        message: e.to_string(),
+        message: if answer.truncated {
+            "the answer is larger than the byte limit of the search configuration".into()
+        } else {
+            e.to_string()
+        },
     })
 }
 
-async fn text_of(
+/// Headers from `(name, value)` pairs the backends set themselves; a value
+/// that cannot be a header (a key with a line break) is an error.
+fn headers(
     backend: &'static str,
-    request: reqwest::RequestBuilder,
-) -> Result<String, SearchError> {
-    let failed = |e: reqwest::Error| SearchError::Request {
-        backend,
-        message: e.to_string(),
-    };
-    let response = request.send().await.map_err(failed)?;
-    let status = response.status();
-    let body = response.text().await.map_err(failed)?;
-    if !status.is_success() {
-        let (start, _) = super::extract::cap_chars(&body, 300);
-        return Err(SearchError::Status {
+    pairs: &[(&'static str, &str)],
+) -> Result<HeaderMap, SearchError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        let value = HeaderValue::from_str(value).map_err(|_| SearchError::NotConfigured {
             backend,
-            status: status.as_u16(),
-            body: start,
-        });
+            missing: format!("the value of the {name} header has characters a header cannot carry"),
+        })?;
+        map.insert(*name, value);
     }
-    Ok(body)
+    Ok(map)
 }
 
 /// Plain text of an HTML fragment: tags removed, common entities decoded.
 /// (Search APIs mark the query terms in snippets with `<strong>`.)
-fn plain_text(fragment: &str) -> String {
-    let mut out = String::with_capacity(fragment.len());
+fn plain_text(fragment: &str, max_chars: usize) -> String {
+    let mut out = String::new();
     let mut in_tag = false;
+    let mut kept = 0;
     for c in fragment.chars() {
+        // Entities take more characters than they stand for: keep a margin.
+        if kept == max_chars.saturating_mul(2) {
+            break;
+        }
         match c {
             '<' => in_tag = true,
             '>' if in_tag => in_tag = false,
-            _ if !in_tag => out.push(c),
+            _ if !in_tag => {
+                out.push(c);
+                kept += 1;
+            }
             _ => {}
         }
     }
@@ -329,7 +509,7 @@ fn plain_text(fragment: &str) -> String {
         .replace("&gt;", ">")
         .replace("&nbsp;", " ")
         .replace("&amp;", "&");
-    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
+    one_line(&decoded, max_chars)
 }
 
 /// Results from a JSON array of objects with the given field names.
@@ -345,22 +525,22 @@ fn results_from(
         backend,
         message: "the results are not a list".into(),
     })?;
-    let field = |item: &toolsmith::serde_json::Value, name: &str| {
+    let field = |item: &toolsmith::serde_json::Value, name: &str, max_chars: usize| {
         item.get(name)
             .and_then(|v| v.as_str())
-            .map(plain_text)
+            .map(|text| plain_text(text, max_chars))
             .unwrap_or_default()
     };
     Ok(items
         .iter()
         .map(|item| SearchResult {
-            title: field(item, "title"),
+            title: field(item, "title", SearchResult::MAX_TITLE_CHARS),
             url: item
                 .get("url")
                 .and_then(|v| v.as_str())
                 .unwrap_or_default()
                 .to_string(),
-            snippet: field(item, snippet_field),
+            snippet: field(item, snippet_field, SearchResult::MAX_SNIPPET_CHARS),
         })
         .filter(|r| !r.url.is_empty())
         .collect())
