@@ -332,13 +332,21 @@ impl ShellPolicy {
         if path.is_empty() {
             return false;
         }
-        self.protected.iter().any(|p| {
-            if p.starts_with('/') {
-                path == p
-            } else {
-                path == p || path.ends_with(&format!("/{p}"))
-            }
-        })
+        // Git runs hooks and reads its configuration from the repository:
+        // writing them is writing code that runs later.
+        let git_code = path.contains(".git/hooks/")
+            || path == ".git/hooks"
+            || path == ".git/config"
+            || path.ends_with("/.git/config")
+            || path.ends_with("/.git/hooks");
+        git_code
+            || self.protected.iter().any(|p| {
+                if p.starts_with('/') {
+                    path == p
+                } else {
+                    path == p || path.ends_with(&format!("/{p}"))
+                }
+            })
     }
 }
 

@@ -310,6 +310,28 @@ impl Seen {
             "[[" => self.conditional(args),
             "find" => self.find(args, depth),
             "command" | "type" | "which" => {}
+            "make" | "gmake" => {
+                // The makefile is a script: the one named, or the default.
+                let named = args
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, a)| match a.text.as_str() {
+                        "-f" | "--file" | "--makefile" => args.get(i + 1).map(|w| w.text.clone()),
+                        t if t.starts_with("-f") && t.len() > 2 => Some(t[2..].to_owned()),
+                        t if t.starts_with("--file=") || t.starts_with("--makefile=") => {
+                            t.split_once('=').map(|(_, v)| v.to_owned())
+                        }
+                        _ => None,
+                    });
+                let file = named.unwrap_or_else(|| {
+                    ["GNUmakefile", "makefile"]
+                        .into_iter()
+                        .find(|f| self.written.iter().any(|w| w == f))
+                        .unwrap_or("Makefile")
+                        .to_owned()
+                });
+                self.executed.push(plain_path(&file));
+            }
             "cp" | "mv" | "install" | "ln" => {
                 if let Some(last) = args.iter().rev().find(|a| !a.text.starts_with('-'))
                     && !last.uncertain()
@@ -367,10 +389,28 @@ impl Seen {
                 break;
             }
             if text.starts_with("--") {
-                if ["rcfile", "init-file"].iter().any(|o| long_is(text, o, 2))
-                    && !text.contains('=')
-                {
-                    i += 1;
+                if ["rcfile", "init-file"].iter().any(|o| long_is(text, o, 2)) {
+                    // A start-up file is a script the shell runs.
+                    let file = match text.split_once('=') {
+                        Some((_, v)) => Some(Word::literal(v)),
+                        None => {
+                            i += 1;
+                            args.get(i).cloned()
+                        }
+                    };
+                    match file {
+                        Some(file)
+                            if file.uncertain() || programs::is_descriptor_path(&file.text) =>
+                        {
+                            self.refuse(format!(
+                                "`{name}` runs the start-up file `{}`, which the filter cannot read",
+                                file.text
+                            ));
+                            return;
+                        }
+                        Some(file) => self.executed.push(plain_path(&file.text)),
+                        None => {}
+                    }
                 }
                 i += 1;
                 continue;

@@ -130,6 +130,15 @@ fn candidates(word: &Word, is_command: bool) -> Vec<String> {
     if is_command {
         return paths;
     }
+    // `file:///etc/passwd` names a path too.
+    if let Some(rest) = text.split_once("file://").map(|(_, r)| r) {
+        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+        paths.push(if rest.starts_with('/') {
+            rest.to_owned()
+        } else {
+            format!("/{rest}")
+        });
+    }
     if let Some((_, value)) = text.split_once('=') {
         paths.push(value.to_owned());
     }
