@@ -374,7 +374,7 @@ impl Harness {
                         fired.push(format!("wrote `{name}` outside the workspace"));
                     }
                 }
-                if std::fs::read_to_string(&out.join("secret.txt"))
+                if std::fs::read_to_string(out.join("secret.txt"))
                     .ok()
                     .as_deref()
                     != Some(FILE_SECRET)

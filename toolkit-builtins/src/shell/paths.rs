@@ -115,7 +115,10 @@ fn written_targets<'a>(segment: &'a Segment, resolved: &Resolved<'a>) -> Vec<&'a
         match command.name.as_str() {
             "touch" | "tee" | "truncate" | "shred" | "mkdir" | "rm" | "rmdir" | "chmod"
             | "chown" => targets.extend(operands),
-            "cp" | "mv" | "install" | "ln" | "rsync" => targets.extend(operands.last()),
+            "cp" | "mv" | "install" | "ln" | "rsync" => {
+                let mut operands = operands;
+                targets.extend(operands.next_back())
+            }
             _ => {}
         }
     }
@@ -295,14 +298,14 @@ pub(crate) fn glob_regex(component: &str) -> Option<Regex> {
                 }
                 let mut closed = false;
                 let mut first = true;
-                while let Some(c) = chars.next() {
+                for c in chars.by_ref() {
                     if c == ']' && !first {
                         closed = true;
                         break;
                     }
                     first = false;
                     match c {
-                        '\\' | '[' | ']' | '^' | '&' | '~' | '-' if c != '-' => {
+                        '\\' | '[' | '^' | '&' | '~' => {
                             class.push('\\');
                             class.push(c);
                         }

@@ -667,17 +667,17 @@ fn script(args: &[Word]) -> Resolved<'_> {
                     .map_or(Resolved::Nothing, Resolved::Script),
             };
         }
-        if let Some(letters) = text.strip_prefix('-').filter(|l| !l.starts_with('-')) {
-            if let Some(pos) = letters.find('c') {
-                let rest = &letters[pos + 1..];
-                return if rest.is_empty() {
-                    args.get(i + 1)
-                        .cloned()
-                        .map_or(Resolved::Nothing, Resolved::Script)
-                } else {
-                    Resolved::Script(Word::literal(rest))
-                };
-            }
+        if let Some(letters) = text.strip_prefix('-').filter(|l| !l.starts_with('-'))
+            && let Some(pos) = letters.find('c')
+        {
+            let rest = &letters[pos + 1..];
+            return if rest.is_empty() {
+                args.get(i + 1)
+                    .cloned()
+                    .map_or(Resolved::Nothing, Resolved::Script)
+            } else {
+                Resolved::Script(Word::literal(rest))
+            };
         }
         i += 1;
     }
