@@ -234,6 +234,7 @@ impl ShellPolicy {
             _ => {}
         }
         let writes = writes_its_arguments(&name, &flags, args);
+        let last_operand = args.iter().rev().find(|a| !a.text.starts_with('-'));
         let reads_only = READ_ONLY.contains(&name.as_str());
         for arg in args {
             let value = arg.text.strip_prefix("of=");
@@ -264,7 +265,15 @@ impl ShellPolicy {
                         format!("`{text}` writes to the device {}", arg.text),
                     );
                 }
-                if self.may_be_protected(arg) {
+                // `cp`, `install` and `ln` write only their last operand.
+                let written = !matches!(name.as_str(), "cp" | "install" | "ln")
+                    || last_operand.is_some_and(|last| std::ptr::eq(last, arg));
+                let protected = if written {
+                    self.may_be_protected(arg)
+                } else {
+                    self.is_protected(&arg.text)
+                };
+                if protected {
                     return refuse(
                         Rule::ProtectedFile,
                         format!(

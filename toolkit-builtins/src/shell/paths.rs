@@ -194,11 +194,15 @@ fn outside(
 fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> {
     let components = split_unescaped(pattern);
     for component in &components {
-        // `.?`, `.[.]`, `.*` and `[.]…` can match `..` in some shell.
+        // A leading dot is only matched by a literal dot, or in some shells
+        // by a bracket expression: `.?`, `.[.]`, `.*`, `[.]*` can match `..`
+        // (`*` and `?` alone never do, nor does `.env*`).
+        let explicit_dot = component.starts_with('.')
+            || component.starts_with("\\.")
+            || component.starts_with('[');
         if has_glob(component)
-            && (component.starts_with('.')
-                || component.starts_with("\\.")
-                || component.starts_with('['))
+            && explicit_dot
+            && glob_regex(component).is_none_or(|re| re.is_match(".."))
         {
             return Some("is a glob that may expand to `..`");
         }

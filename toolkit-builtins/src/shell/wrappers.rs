@@ -308,6 +308,11 @@ pub(crate) fn resolve(words: &[Word]) -> Resolved<'_> {
 fn resolve_from(words: &[Word], mut i: usize, mut via_data: bool) -> Resolved<'_> {
     while let Some(word) = words.get(i) {
         let text = word.text.as_str();
+        // `case WORD in`, `for NAME in …`: a compound command's header,
+        // whose words are data (the loop variable is noted elsewhere).
+        if !word.uncertain() && matches!(text, "case" | "for" | "select") {
+            return Resolved::Nothing;
+        }
         if is_assignment(word) || (!word.uncertain() && KEYWORDS.contains(&text)) {
             i += 1;
             continue;
