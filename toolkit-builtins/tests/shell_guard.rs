@@ -349,6 +349,21 @@ fn odd_input_does_not_panic() {
     }
     let deep = "sh -c ".repeat(3) + &"$(".repeat(20) + "ls" + &")".repeat(20);
     let _ = policy.check_command(&deep, None);
+    // Deep or wide hostile input ends in bounded time; what cannot be
+    // followed is refused.
+    let long_default = "echo ".to_owned() + &"${x:-".repeat(20_000) + &"}".repeat(20_000);
+    let _ = policy.check_command(&long_default, Some(&workspace));
+    for hostile in [
+        "cat ".to_owned() + &"{a,".repeat(20_000),
+        "cat ".to_owned() + &"{".repeat(50_000) + "a,b" + &"}".repeat(50_000),
+        "echo ".to_owned() + &"$((".repeat(5_000) + "1" + &"))".repeat(5_000),
+    ] {
+        assert!(
+            policy.check_command(&hostile, Some(&workspace)).is_err(),
+            "{}",
+            &hostile[..40]
+        );
+    }
 }
 
 #[test]

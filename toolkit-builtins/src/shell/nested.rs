@@ -78,6 +78,10 @@ impl Seen {
             return;
         }
         let parsed = parse(command);
+        if parsed.too_deep {
+            self.refuse("expansions nest too deeply to be checked".into());
+            return;
+        }
         for inner in &parsed.substitutions {
             self.collect(inner, depth + 1);
         }

@@ -391,6 +391,9 @@ pub(crate) fn expand_braces(pattern: &str) -> Option<Vec<String>> {
             continue;
         };
         let (prefix, suffix) = (&word[..open], &word[close + 1..]);
+        if open == close {
+            return None;
+        }
         let alternatives = match parts {
             Some(parts) => parts,
             None => sequence(&word[open + 1..close])?,
@@ -407,10 +410,17 @@ pub(crate) fn expand_braces(pattern: &str) -> Option<Vec<String>> {
 fn first_brace(word: &str) -> Option<(usize, usize, Option<Vec<String>>)> {
     let bytes = word.as_bytes();
     let mut i = 0;
+    let mut tried = 0usize;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
             b'{' => {
+                // Bounded work: past a few dozen openings the word is given
+                // up on (an empty range, which `expand_braces` reports).
+                tried += 1;
+                if tried > 64 {
+                    return Some((i, i, None));
+                }
                 let mut depth = 0usize;
                 let mut parts = Vec::new();
                 let mut start = i + 1;

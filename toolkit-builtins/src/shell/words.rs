@@ -120,7 +120,13 @@ pub(crate) struct Parsed {
     /// The text of each `$((…))`, `((…))`, `$[…]`, array subscript and
     /// substring offset.
     pub arithmetic: Vec<String>,
+    /// Expansions nest deeper than the lexer follows (`${x:-${y:-…}}`).
+    pub too_deep: bool,
 }
+
+/// How deep `${…}` operands may nest inside one another before the lexer
+/// stops following them (and the guard refuses).
+const MAX_NESTING: usize = 32;
 
 /// Split `command` into segments.
 pub(crate) fn parse(command: &str) -> Parsed {
@@ -151,6 +157,8 @@ struct Lexer {
     heredocs: Vec<Heredoc>,
     /// Inside double quotes, where `$'` and `$"` are plain text.
     in_double: bool,
+    /// How many expansion texts enclose this one.
+    nesting: usize,
 }
 
 /// A `<<` redirect waiting for its body.
@@ -181,6 +189,7 @@ impl Lexer {
             pending_redirect: None,
             heredocs: Vec::new(),
             in_double: false,
+            nesting: 0,
         }
     }
 
@@ -311,7 +320,12 @@ impl Lexer {
     /// are not honoured: inside double quotes a single quote is plain text,
     /// so this finds every place that might run.
     fn scan_code(&mut self, text: &str) {
+        if self.nesting >= MAX_NESTING {
+            self.parsed.too_deep = true;
+            return;
+        }
         let mut inner = Lexer::new(text);
+        inner.nesting = self.nesting + 1;
         while let Some(c) = inner.peek(0) {
             match (c, inner.peek(1)) {
                 ('\\', _) => inner.pos += 2,
@@ -329,6 +343,7 @@ impl Lexer {
             .substitutions
             .append(&mut inner.parsed.substitutions);
         self.parsed.arithmetic.append(&mut inner.parsed.arithmetic);
+        self.parsed.too_deep |= inner.parsed.too_deep;
     }
 
     fn end_segment(&mut self, next_piped: bool) {
@@ -710,10 +725,17 @@ pub(crate) fn has_glob(pattern: &str) -> bool {
 fn has_brace(pattern: &str) -> bool {
     let chars: Vec<char> = pattern.chars().collect();
     let mut i = 0;
+    let mut tried = 0usize;
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 2,
             '{' => {
+                // Bounded work on hostile input: past a few dozen openings,
+                // assume the worst.
+                tried += 1;
+                if tried > 64 {
+                    return true;
+                }
                 let mut depth = 0usize;
                 let mut j = i;
                 while j < chars.len() {
