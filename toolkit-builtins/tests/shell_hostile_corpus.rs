@@ -35,9 +35,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use toolkit::CancellationToken;
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{CommandRequest, Confinement, ShellError, ShellPolicy, run_command};
+use toolsmith::CancellationToken;
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{CommandRequest, Confinement, ShellError, ShellPolicy, run_command};
 
 const CHILD_ENV: &str = "HOSTILE_CORPUS_CHILD";
 const SECRET_ENV: &str = "CORPUS_SECRET";

@@ -6,8 +6,8 @@
 //! filter leaves it out unless it is named.
 //!
 //! ```
-//! use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-//! use toolkit_builtins::shell::ShellPolicy;
+//! use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+//! use toolsmith_builtins::shell::ShellPolicy;
 //!
 //! # fn demo(dir: &std::path::Path) {
 //! let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["exec"])).unwrap();
@@ -36,7 +36,7 @@ mod wrappers;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 pub use capture::Captured;
 #[cfg(all(feature = "landlock", target_os = "linux"))]
@@ -94,7 +94,7 @@ impl From<ShellError> for ToolError {
 /// fish (where a backslash inside single quotes escapes a quote).
 ///
 /// ```
-/// use toolkit_builtins::shell::quote;
+/// use toolsmith_builtins::shell::quote;
 ///
 /// assert_eq!(quote("it's; rm -rf /"), r#"'it'\''s; rm -rf /'"#);
 /// assert_eq!(quote(r"a\"), r"'a'\\''");
@@ -134,7 +134,7 @@ pub async fn exec(
 ) -> Result<ToolOutput, ToolError> {
     // Looked up by hand so the message names the public path of the type.
     let policy = ctx.state::<ShellPolicy>().ok_or(ToolError::MissingState(
-        "toolkit_builtins::shell::ShellPolicy",
+        "toolsmith_builtins::shell::ShellPolicy",
     ))?;
     let workspace = Workspace::of(ctx)?;
     let request = CommandRequest {
