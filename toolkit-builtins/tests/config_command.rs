@@ -63,7 +63,9 @@ async fn no_value_can_break_out_of_its_place() {
         "\\'; touch pwned #",
         "${IFS}touch${IFS}pwned",
         "*",
-        "-v",
+        "a\\",
+        "\\'",
+        "'\\''",
     ];
     for value in attempts {
         let out = s.call("say", json!({"text": value})).await;
@@ -73,6 +75,34 @@ async fn no_value_can_break_out_of_its_place() {
         assert!(!s.root().join("pwned").exists(), "{value:?} ran a command");
     }
     assert!(!Path::new("pwned").exists());
+}
+
+#[tokio::test]
+async fn values_beginning_with_a_dash_never_become_options() {
+    let s = Setup::new(ShellPolicy::new());
+    std::fs::write(s.root().join("notes.txt"), "-v\nx\n").unwrap();
+    for value in ["-v", "--help", "-rf", "-"] {
+        let out = s.call("say", json!({"text": value})).await;
+        assert!(out.is_error, "{value}: {}", out.content);
+        assert!(
+            out.content.contains("text begins with `-`"),
+            "{value}: {}",
+            out.content
+        );
+        // A parameter that allows it passes the value on as it is.
+        let out = s.call("say_option", json!({"text": value})).await;
+        assert_eq!(out.content, format!("{value}\nExit code: 0"), "{value}");
+    }
+    // `count_matches` uses its value after `--` and also as a word of its
+    // own after `-e`: the rule goes by place, not by program, so one use
+    // that starts a word before `--` is enough to refuse a leading dash.
+    let out = s.call("count_matches", json!({"pattern": "-v"})).await;
+    assert!(out.is_error, "{}", out.content);
+    let out = s.call("count_matches", json!({"pattern": "x"})).await;
+    assert_eq!(out.content, "1\n1\nExit code: 0");
+    // Numbers too: a negative number starts with `-`.
+    let out = s.call("add", json!({"a": -3})).await;
+    assert!(out.content.contains("a begins with `-`"), "{}", out.content);
 }
 
 #[tokio::test]
@@ -184,6 +214,16 @@ fn templates_where_quoting_would_not_hold_are_refused_with_the_field() {
         ("echo `cat {{x}}`", "inside backticks"),
         ("echo hi # {{x}}", "inside a comment"),
         ("cat <<EOF\n{{x}}\nEOF", "after a here-document"),
+        ("echo $(( {{x}} + 1 ))", "inside arithmetic"),
+        ("(( n = {{x}} ))", "inside arithmetic"),
+        ("echo $[{{x}}]", "inside arithmetic"),
+        ("echo $'\\x41' {{x}}", "after ANSI-C quoting"),
+        ("echo $'\\'' {{x}}'", "after ANSI-C quoting"),
+        ("echo \\{{x}}", "right after a backslash"),
+        ("echo ${y:-{{x}}}", "inside a parameter expansion"),
+        ("{{x}} -la", "the command name"),
+        ("eval echo {{x}}", "evaluates its arguments"),
+        ("let n={{x}}+1", "evaluates its arguments"),
     ] {
         let err = parse_json_str(&definition(command), "tools.json")
             .map(drop)

@@ -245,7 +245,7 @@ fn paths_must_stay_inside_the_workspace() {
         "ls /",
         "cp x /tmp/y",
         "echo x > /tmp/out",
-        "tar --file=/etc/shadow -x",
+        "tar --file=/etc/hostname -x",
         "../bin/tool",
         "cat escape/secret",
         "echo x > escape/new",
@@ -349,4 +349,121 @@ fn odd_input_does_not_panic() {
     }
     let deep = "sh -c ".repeat(3) + &"$(".repeat(20) + "ls" + &")".repeat(20);
     let _ = policy.check_command(&deep, None);
+    // Deep or wide hostile input ends in bounded time; what cannot be
+    // followed is refused.
+    let long_default = "echo ".to_owned() + &"${x:-".repeat(20_000) + &"}".repeat(20_000);
+    let _ = policy.check_command(&long_default, Some(&workspace));
+    for hostile in [
+        "cat ".to_owned() + &"{a,".repeat(20_000),
+        "cat ".to_owned() + &"{".repeat(50_000) + "a,b" + &"}".repeat(50_000),
+        "echo ".to_owned() + &"$((".repeat(5_000) + "1" + &"))".repeat(5_000),
+    ] {
+        assert!(
+            policy.check_command(&hostile, Some(&workspace)).is_err(),
+            "{}",
+            &hostile[..40]
+        );
+    }
+}
+
+#[test]
+fn common_commands_still_pass_the_stricter_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let policy = ShellPolicy::new();
+    for command in [
+        "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done; echo $i",
+        "for ((i=0; i<3; i++)); do echo $i; done",
+        "echo $((RANDOM % 10)) $(( 2 * 3 ))",
+        "n=5; echo $((n + 1))",
+        "echo \"${name:-default}\" ${#name}",
+        "git commit -m \"$msg\"",
+        "rm -f -- \"./$tmp.log\"",
+        "for f in *.txt; do cp -- \"$f\" \"./${f%.txt}.md\"; done",
+        "find . -name '*.rs' | xargs grep -n foo",
+        "find . -name '*.o' -exec rm {} +",
+        "awk -F, '{print $2}' a.txt; awk 'NR > 1 {s += $1} END {print s}' a.txt",
+        "sed -n '1,5p' a.txt; sed 's/a/b/g' a.txt",
+        "tar -xzf a.tgz -C out; tar xzf a.tgz",
+        "grep -rn foo --include=*.rs .",
+        "cat .env* 2>/dev/null; ls *",
+        "cd src && ls",
+        "bash -c 'echo hi'",
+        "sh -c 'echo \"$1\"' _ arg",
+        "cat <<'EOF' > x.py\nprint(1)\nEOF\npython3 x.py",
+        "python3 -c 'print(1)'",
+        "env FOO=1 cargo build",
+        "timeout 5 cargo test -- --nocapture",
+        "git log --oneline | head -5",
+        "[[ -f a.txt ]] && echo yes",
+        "case \"$1\" in start) echo go;; esac",
+    ] {
+        let result = policy.check_command(command, Some(&workspace));
+        assert!(result.is_ok(), "`{command}` should run: {result:?}");
+    }
+}
+
+#[test]
+fn each_new_class_is_refused_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let policy = ShellPolicy::new().deny_pattern(r"\bzap\b").unwrap();
+    for (command, rule, words) in [
+        ("echo ${x:-$(z\\ap)}", Rule::DenyPattern, "deny pattern"),
+        ("x=$(cat f); echo $((x))", Rule::OpaqueCode, "arithmetic"),
+        ("printf z%sp a | sh", Rule::OpaqueCode, "feeds a script"),
+        ("sh /dev/stdin <<< x", Rule::OpaqueCode, "cannot read"),
+        ("env -S 'x y'", Rule::OpaqueCode, "env -S"),
+        ("sudo -Z ls", Rule::OpaqueCode, "does not know"),
+        (
+            "sh -c -- \"$(printf x)\"",
+            Rule::OpaqueCode,
+            "only known when it runs",
+        ),
+        ("z?p", Rule::OpaqueCode, "glob"),
+        ("alias x=y", Rule::OpaqueCode, "alias"),
+        (
+            "o=-delete; find . $o",
+            Rule::OpaqueCode,
+            "may become an option",
+        ),
+        (
+            "o=-rf; rm $o x",
+            Rule::ProtectedFile,
+            "may be a protected file",
+        ),
+        ("printf x | xargs sh -c", Rule::OpaqueCode, "xargs"),
+        ("rm --rec x", Rule::RecursiveDelete, "recursively"),
+        ("BASH_ENV=x bash -c :", Rule::OpaqueCode, "BASH_ENV"),
+        ("sed 's/a/b/e' f", Rule::OpaqueCode, "shell command"),
+        ("awk 'BEGIN{system(\"x\")}'", Rule::OpaqueCode, "system"),
+        (
+            "git -c core.pager=x log",
+            Rule::OpaqueCode,
+            "runs a command",
+        ),
+        ("python3 -c 'print(1)'", Rule::OpaqueCode, "deny patterns"),
+        ("cat .?/x", Rule::OutsideWorkspace, "`..`"),
+        ("cat {.,x}./y", Rule::OutsideWorkspace, "`..`"),
+        ("sort -o/tmp/x f", Rule::OutsideWorkspace, "outside"),
+        ("date > \"$f\"", Rule::ProtectedFile, "protected"),
+        (
+            "touch \"$(echo L3RtcA== | base64 -d)/x\"",
+            Rule::OutsideWorkspace,
+            "only known",
+        ),
+        ("cd", Rule::OutsideWorkspace, "does not show"),
+        ("wget -qO.bashrc x", Rule::ProtectedFile, "protected"),
+        ("printf x > s.sh; sh s.sh", Rule::OpaqueCode, "runs it"),
+    ] {
+        let refusal = policy
+            .check_command(command, Some(&workspace))
+            .expect_err(command);
+        assert_eq!(refusal.rule, rule, "`{command}`: {refusal}");
+        assert!(
+            refusal.to_string().contains(words),
+            "`{command}`: {refusal}"
+        );
+    }
 }

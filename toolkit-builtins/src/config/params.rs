@@ -66,6 +66,9 @@ pub struct Param {
     pub default: Option<Value>,
     /// The only values allowed.
     pub allowed: Option<Vec<Value>>,
+    /// Whether a value may begin with `-` where the command would read it as
+    /// an option (`"allow_leading_dash": true`); off by default.
+    pub allow_leading_dash: bool,
 }
 
 /// The declared parameters of a tool, in declaration order.
@@ -155,6 +158,13 @@ impl Params {
         })
     }
 
+    /// Whether the parameter `name` lets its values begin with `-`.
+    pub fn allows_leading_dash(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .any(|p| p.name == name && p.allow_leading_dash)
+    }
+
     /// Whether a parameter of this name is declared.
     pub fn contains(&self, name: &str) -> bool {
         self.0.iter().any(|p| p.name == name)
@@ -204,6 +214,7 @@ fn parse_param(
             required: true,
             default: None,
             allowed: None,
+            allow_leading_dash: false,
         });
     }
     let Some(object) = declaration.as_object() else {
@@ -217,13 +228,14 @@ fn parse_param(
         return None;
     };
     let before = errors.len();
-    const KEYS: [&str; 6] = [
+    const KEYS: [&str; 7] = [
         "type",
         "param_type",
         "description",
         "required",
         "default",
         "enum",
+        "allow_leading_dash",
     ];
     for key in object.keys() {
         if !KEYS.contains(&key.as_str()) {
@@ -262,6 +274,17 @@ fn parse_param(
         Some(_) => {
             errors.push(place.error(format!("{field}.required"), "expected true or false"));
             None
+        }
+    };
+    let allow_leading_dash = match object.get("allow_leading_dash") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(place.error(
+                format!("{field}.allow_leading_dash"),
+                "expected true or false",
+            ));
+            false
         }
     };
     let default = object.get("default").cloned();
@@ -304,5 +327,6 @@ fn parse_param(
         required: required.unwrap_or(default.is_none()),
         default,
         allowed,
+        allow_leading_dash,
     })
 }

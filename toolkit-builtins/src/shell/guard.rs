@@ -12,8 +12,11 @@ use std::fmt;
 use regex::Regex;
 
 use super::ShellPolicy;
-use super::words::{Segment, Word, parse};
-use crate::sandbox::{Access, SandboxError, Workspace};
+use super::nested::Seen;
+use super::paths::{check_paths, glob_regex};
+use super::words::{Segment, Word};
+use super::wrappers::{Resolved, basename, long_is, resolve};
+use crate::sandbox::Workspace;
 
 /// Which guard refused a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,10 +84,6 @@ impl fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
-/// How deep `sh -c`, `eval` and substitutions may nest before the filter
-/// gives up and refuses.
-const MAX_DEPTH: usize = 8;
-
 impl ShellPolicy {
     /// Check `command` against every guard of this policy. With a
     /// `workspace` and workspace restriction on, paths are checked too.
@@ -97,11 +96,10 @@ impl ShellPolicy {
         command: &str,
         workspace: Option<&Workspace>,
     ) -> Result<(), Refusal> {
-        let mut seen = Seen::default();
-        seen.collect(command, 0);
-        if let Some(refusal) = seen.refusal.take() {
-            return Err(refusal);
-        }
+        let strict = !self.deny.is_empty() || self.allow_only;
+        let mut seen = Seen::of(command, strict);
+        // The deny rules speak first (their message is the most specific);
+        // unreadable code is refused whatever the allow patterns say.
         let denied = seen
             .segments
             .iter()
@@ -116,6 +114,25 @@ impl ShellPolicy {
             && !all_allowed
         {
             return Err(refusal);
+        }
+        if let Some(refusal) = seen.refusal.take() {
+            return Err(refusal);
+        }
+        if strict
+            && let Some(workspace) = workspace
+            && let Some(file) = seen
+                .executed
+                .iter()
+                .find(|f| !f.starts_with('/') && !workspace.root().join(f).exists())
+        {
+            // A script the command itself creates is code no deny pattern saw.
+            return Err(Refusal {
+                rule: Rule::OpaqueCode,
+                detail: format!(
+                    "`{file}` is run but does not exist yet, so the command creates it and its \
+                     code cannot be checked against the host's deny patterns"
+                ),
+            });
         }
         if self.allow_only && !all_allowed {
             let segment = seen
@@ -149,11 +166,11 @@ impl ShellPolicy {
                     format!("`{text}` writes to the device {}", redirect.target.text),
                 );
             }
-            if self.is_protected(&redirect.target.text) {
+            if self.may_be_protected(&redirect.target) {
                 return refuse(
                     Rule::ProtectedFile,
                     format!(
-                        "`{text}` writes to the protected file {}",
+                        "`{text}` writes to {}, which is or may be a protected file",
                         redirect.target.text
                     ),
                 );
@@ -163,7 +180,9 @@ impl ShellPolicy {
         let flags = short_flags(args);
         let has_long = |long: &str| args.iter().any(|a| a.text == long);
         match name.as_str() {
-            "rm" if flags.contains(['r', 'R']) || has_long("--recursive") => {
+            "rm" if flags.contains(['r', 'R'])
+                || args.iter().any(|a| long_is(&a.text, "recursive", 1)) =>
+            {
                 return refuse(
                     Rule::RecursiveDelete,
                     format!("`{text}` deletes recursively"),
@@ -214,6 +233,9 @@ impl ShellPolicy {
             }
             _ => {}
         }
+        let writes = writes_its_arguments(&name, &flags, args);
+        let last_operand = args.iter().rev().find(|a| !a.text.starts_with('-'));
+        let reads_only = READ_ONLY.contains(&name.as_str());
         for arg in args {
             let value = arg.text.strip_prefix("of=");
             if name == "dd"
@@ -225,29 +247,78 @@ impl ShellPolicy {
                         format!("`{text}` writes to the device {target}"),
                     );
                 }
-                if self.is_protected(target) {
+                if self.may_be_protected(&Word {
+                    text: target.to_owned(),
+                    literal_tail: arg.literal_tail.saturating_sub(3),
+                    ..arg.clone()
+                }) {
                     return refuse(
                         Rule::ProtectedFile,
-                        format!("`{text}` writes to the protected file {target}"),
+                        format!("`{text}` writes to {target}, which is or may be a protected file"),
                     );
                 }
             }
-            if writes_its_arguments(&name, &flags) && !arg.text.starts_with('-') {
+            if writes && !arg.text.starts_with('-') {
                 if is_device(&arg.text) {
                     return refuse(
                         Rule::DeviceWrite,
                         format!("`{text}` writes to the device {}", arg.text),
                     );
                 }
-                if self.is_protected(&arg.text) {
+                // `cp`, `install` and `ln` write only their last operand.
+                let written = !matches!(name.as_str(), "cp" | "install" | "ln")
+                    || last_operand.is_some_and(|last| std::ptr::eq(last, arg));
+                let protected = if written {
+                    self.may_be_protected(arg)
+                } else {
+                    self.is_protected(&arg.text)
+                };
+                if protected {
                     return refuse(
                         Rule::ProtectedFile,
-                        format!("`{text}` writes to the protected file {}", arg.text),
+                        format!(
+                            "`{text}` writes to {}, which is or may be a protected file",
+                            arg.text
+                        ),
                     );
                 }
             }
+            // Any program not known to only read may write what it is
+            // given: a protected file may not be named to it at all.
+            if !reads_only
+                && let Some(path) = attached_paths(&arg.text)
+                    .into_iter()
+                    .find(|p| self.is_protected(p))
+            {
+                return refuse(
+                    Rule::ProtectedFile,
+                    format!(
+                        "`{text}` names the protected file {path} to `{name}`, which may write to it"
+                    ),
+                );
+            }
         }
         None
+    }
+
+    /// Whether `word` names, or may name once expanded, a protected file.
+    fn may_be_protected(&self, word: &Word) -> bool {
+        if self.is_protected(&word.text) {
+            return true;
+        }
+        if let Some(pattern) = &word.glob {
+            let last = pattern.rsplit('/').next().unwrap_or(pattern);
+            let matches =
+                |name: &str| glob_regex(last).is_some_and(|re| re.is_match(basename(name)));
+            if self.protected.iter().any(|p| matches(p)) {
+                return true;
+            }
+        }
+        if word.dynamic {
+            let tail = word.text.get(word.literal_tail..).unwrap_or_default();
+            return self.protected.iter().any(|p| p.ends_with(tail));
+        }
+        false
     }
 
     fn deny_patterns(&self, command: &str, segments: &[Segment]) -> Option<Refusal> {
@@ -270,13 +341,21 @@ impl ShellPolicy {
         if path.is_empty() {
             return false;
         }
-        self.protected.iter().any(|p| {
-            if p.starts_with('/') {
-                path == p
-            } else {
-                path == p || path.ends_with(&format!("/{p}"))
-            }
-        })
+        // Git runs hooks and reads its configuration from the repository:
+        // writing them is writing code that runs later.
+        let git_code = path.contains(".git/hooks/")
+            || path == ".git/hooks"
+            || path == ".git/config"
+            || path.ends_with("/.git/config")
+            || path.ends_with("/.git/hooks");
+        git_code
+            || self.protected.iter().any(|p| {
+                if p.starts_with('/') {
+                    path == p
+                } else {
+                    path == p || path.ends_with(&format!("/{p}"))
+                }
+            })
     }
 }
 
@@ -285,17 +364,18 @@ fn matches_any(patterns: &[Regex], text: &str) -> bool {
 }
 
 /// Commands whose plain arguments are files they write to.
-fn writes_its_arguments(name: &str, flags: &str) -> bool {
+fn writes_its_arguments(name: &str, flags: &str, args: &[Word]) -> bool {
     match name {
         "tee" | "truncate" | "cp" | "mv" | "install" | "ln" | "rm" | "shred" | "touch"
         | "chmod" | "chown" => true,
-        "sed" | "perl" => flags.contains('i'),
+        "sed" => flags.contains('i') || args.iter().any(|a| long_is(&a.text, "in-place", 1)),
+        "perl" => flags.contains('i'),
         _ => false,
     }
 }
 
 /// Device files a command may write to without harm.
-const HARMLESS_DEVICES: &[&str] = &[
+pub(crate) const HARMLESS_DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -330,204 +410,92 @@ fn short_flags(args: &[Word]) -> String {
     flags
 }
 
-/// Words that start a compound command rather than name a program.
-const KEYWORDS: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
-    "esac", "select", "function", "!", "{", "}", "[[", "]]", "time", "coproc",
+/// Programs that only read the files they are given.
+const READ_ONLY: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "wc",
+    "diff",
+    "cmp",
+    "comm",
+    "ls",
+    "stat",
+    "file",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "echo",
+    "printf",
+    "test",
+    "[",
+    "[[",
+    "readlink",
+    "realpath",
+    "basename",
+    "dirname",
+    "du",
+    "nl",
+    "cut",
+    "tr",
+    "jq",
+    "column",
+    "fold",
+    "fmt",
+    "tac",
+    "rev",
+    "type",
+    "which",
+    "command",
+    ".",
+    "source",
+    "bat",
+    "true",
+    "false",
 ];
 
-/// The command a segment runs, past assignments, keywords and wrappers such
-/// as `sudo`, `env`, `nohup`, `timeout` and `xargs`; `None` if there is none.
+/// The word and the paths a value attached to it may name: `--opt=value`,
+/// `NAME=value`, and for short options every tail (`-qO.bashrc` may be
+/// `-q -O .bashrc`).
+fn attached_paths(text: &str) -> Vec<&str> {
+    let mut paths = vec![text];
+    if let Some((_, value)) = text.split_once('=') {
+        paths.push(value);
+    }
+    if text.starts_with('-') && !text.starts_with("--") {
+        paths.extend(text.char_indices().skip(2).map(|(at, _)| &text[at..]));
+    }
+    paths
+}
+
+/// The command a segment runs, past assignments, keywords and wrappers;
+/// `None` if there is none or it cannot be told.
 fn command_of(words: &[Word]) -> Option<(String, &[Word])> {
-    let mut i = 0;
-    while let Some(word) = words.get(i) {
-        let text = word.text.as_str();
-        if is_assignment(word) || KEYWORDS.contains(&text) {
-            i += 1;
-            continue;
-        }
-        let name = basename(text);
-        // Options of a wrapper that take a value, so the value is skipped too.
-        let valued: &[&str] = match name {
-            "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
-            "env" => &["-u", "-C", "-S", "--unset", "--chdir"],
-            "nice" => &["-n", "--adjustment"],
-            "ionice" => &["-c", "-n", "-p", "-t"],
-            "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "-i", "-l"],
-            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "stdbuf" => &["-i", "-o", "-e"],
-            "watch" => &["-n", "-d", "--interval"],
-            "nohup" | "command" | "builtin" | "exec" | "setsid" | "unbuffer" | "chronic"
-            | "flock" | "chroot" | "busybox" | "taskset" | "strace" | "ltrace" | "caffeinate" => {
-                &[]
-            }
-            _ => return Some((name.to_string(), &words[i + 1..])),
-        };
-        i += 1;
-        while let Some(arg) = words.get(i) {
-            if arg.text.starts_with('-') && arg.text.len() > 1 {
-                i += if valued.contains(&arg.text.as_str()) {
-                    2
-                } else {
-                    1
-                };
-            } else if name == "env" && is_assignment(arg) {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        match name {
-            // These take a positional argument before the command.
-            "timeout" | "flock" | "chroot" | "taskset" => i += 1,
-            _ => {}
-        }
-    }
-    None
-}
-
-fn is_assignment(word: &Word) -> bool {
-    match word.text.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
-        None => false,
-    }
-}
-
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
-];
-
-/// Every simple command a command line runs, as far as the text tells.
-#[derive(Default)]
-struct Seen {
-    segments: Vec<Segment>,
-    refusal: Option<Refusal>,
-}
-
-impl Seen {
-    fn refuse(&mut self, detail: String) {
-        self.refusal.get_or_insert(Refusal {
-            rule: Rule::OpaqueCode,
-            detail,
-        });
-    }
-
-    fn collect(&mut self, command: &str, depth: usize) {
-        if depth > MAX_DEPTH {
-            self.refuse("commands nest too deeply to be checked".into());
-            return;
-        }
-        if let Some(detail) = fork_bomb(command) {
-            self.refusal.get_or_insert(Refusal {
-                rule: Rule::ForkBomb,
-                detail,
-            });
-            return;
-        }
-        let parsed = parse(command);
-        for inner in &parsed.substitutions {
-            self.collect(inner, depth + 1);
-        }
-        for segment in parsed.segments {
-            self.segment(segment, depth);
-        }
-    }
-
-    fn segment(&mut self, segment: Segment, depth: usize) {
-        let words = segment.words.clone();
-        if let Some(first) = words.iter().find(|w| !is_assignment(w))
-            && first.dynamic
-        {
-            self.refuse(format!(
-                "the command name `{}` is computed when it runs, so it cannot be checked",
-                first.text
-            ));
-        }
-        if let Some((name, args)) = command_of(&words) {
-            let position = words.len() - args.len() - 1;
-            if position > 0 && words[position].dynamic {
-                self.refuse(format!(
-                    "the command name `{}` is computed when it runs, so it cannot be checked",
-                    words[position].text
-                ));
-            }
-            self.nested(&name, args, &segment, depth);
-        }
-        self.segments.push(segment);
-    }
-
-    /// Follow commands that run other commands.
-    fn nested(&mut self, name: &str, args: &[Word], segment: &Segment, depth: usize) {
-        if SHELLS.contains(&name) {
-            let script = args
-                .iter()
-                .position(|a| {
-                    a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c')
-                })
-                .and_then(|i| args.get(i + 1));
-            match script {
-                Some(script) if script.dynamic => {
-                    self.refuse(format!("`{name} -c` runs text computed when it runs"))
-                }
-                Some(script) => self.collect(&script.text, depth + 1),
-                None => {
-                    let reads_stdin = !args.iter().any(|a| !a.text.starts_with('-'));
-                    let fed =
-                        segment.piped_in || segment.redirects.iter().any(|r| r.op.starts_with('<'));
-                    if reads_stdin && fed {
-                        self.refuse(format!(
-                            "`{}` feeds a script to {name} that cannot be checked; run the commands directly",
-                            segment.normalized()
-                        ));
-                    }
-                }
-            }
-        } else if name == "eval" {
-            if args.iter().any(|a| a.dynamic) {
-                self.refuse("`eval` runs text computed when it runs".into());
-            } else {
-                let text: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-                self.collect(&text.join(" "), depth + 1);
-            }
-        } else if name == "find" {
-            let mut i = 0;
-            while i < args.len() {
-                if matches!(
-                    args[i].text.as_str(),
-                    "-exec" | "-execdir" | "-ok" | "-okdir"
-                ) {
-                    let end = args[i + 1..]
-                        .iter()
-                        .position(|a| a.text == ";" || a.text == "+")
-                        .map_or(args.len(), |p| i + 1 + p);
-                    self.segment(
-                        Segment {
-                            words: args[i + 1..end].to_vec(),
-                            ..Segment::default()
-                        },
-                        depth + 1,
-                    );
-                    i = end;
-                }
-                i += 1;
-            }
-        }
+    match resolve(words) {
+        Resolved::Runs(command) => Some((command.name, command.args)),
+        _ => None,
     }
 }
 
 /// A function that calls itself in a pipe or in the background.
-fn fork_bomb(text: &str) -> Option<String> {
+pub(crate) fn fork_bomb(text: &str) -> Option<String> {
     use std::sync::OnceLock;
     static DEFINITION: OnceLock<Regex> = OnceLock::new();
     let definition = DEFINITION.get_or_init(|| {
@@ -551,67 +519,4 @@ fn fork_bomb(text: &str) -> Option<String> {
         }
     }
     None
-}
-
-/// Refuse `..`, `~` and absolute paths outside the workspace.
-fn check_paths(segment: &Segment, workspace: &Workspace) -> Result<(), Refusal> {
-    // The program names (the first word and the command past any wrapper)
-    // may be absolute paths to system programs; their arguments may not.
-    let command_at =
-        command_of(&segment.words).map(|(_, args)| segment.words.len() - args.len() - 1);
-    let first = segment.words.iter().position(|w| !is_assignment(w));
-    let words = segment
-        .words
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (w, Some(i) == command_at || Some(i) == first));
-    let targets = segment.redirects.iter().map(|r| (&r.target, false));
-    for (word, is_command) in words.chain(targets) {
-        let mut candidates = vec![word.text.as_str()];
-        if let Some((_, value)) = word.text.split_once('=') {
-            candidates.push(value);
-        }
-        for path in candidates {
-            if let Some(reason) = outside(path, word.dynamic, is_command, workspace) {
-                return Err(Refusal {
-                    rule: Rule::OutsideWorkspace,
-                    detail: format!("`{path}` {reason}; use paths inside the workspace"),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-fn outside(
-    path: &str,
-    dynamic: bool,
-    is_command: bool,
-    workspace: &Workspace,
-) -> Option<&'static str> {
-    if path.starts_with('~') {
-        return Some("is in a home directory");
-    }
-    if dynamic && (path.contains("$HOME") || path.contains("${HOME")) {
-        return Some("is in the home directory");
-    }
-    if path.split('/').any(|part| part == "..") {
-        return Some("uses `..`");
-    }
-    if is_command || HARMLESS_DEVICES.contains(&path) || path.starts_with("/dev/fd/") {
-        return None;
-    }
-    if path.starts_with('/') {
-        return match workspace.resolve(path, Access::Write) {
-            Ok(_) => None,
-            Err(_) => Some("is outside the workspace"),
-        };
-    }
-    // A relative word that names an existing symlink leading out of the
-    // workspace (`link/passwd` with `link -> /etc`) is refused too; words
-    // that are not paths resolve inside and pass.
-    match workspace.resolve(path, Access::Write) {
-        Err(SandboxError::Outside { .. }) => Some("leads outside the workspace through a symlink"),
-        _ => None,
-    }
 }

@@ -28,7 +28,10 @@ pub(crate) mod ending;
 mod guard;
 #[cfg(target_os = "linux")]
 mod keeper;
+mod nested;
+mod paths;
 mod policy;
+mod programs;
 #[cfg(target_os = "linux")]
 mod readable;
 mod runner;
@@ -36,6 +39,7 @@ mod runner;
 mod seccomp;
 mod walls;
 mod words;
+mod wrappers;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -104,13 +108,27 @@ impl From<ShellError> for ToolError {
 /// Quote `value` as one shell word, so that putting it into a command line
 /// cannot add commands or options the template did not have.
 ///
+/// Quotes and backslashes are written outside the single quotes (`'\''`,
+/// `'\\'`), so the word reads the same in POSIX shells, bash, zsh and
+/// fish (where a backslash inside single quotes escapes a quote).
+///
 /// ```
 /// use toolsmith_builtins::shell::quote;
 ///
 /// assert_eq!(quote("it's; rm -rf /"), r#"'it'\''s; rm -rf /'"#);
+/// assert_eq!(quote(r"a\"), r"'a'\\''");
 /// ```
 pub fn quote(value: &str) -> String {
-    format!("'{}'", value.replace('\'', r"'\''"))
+    let mut out = String::from("'");
+    for c in value.chars() {
+        match c {
+            '\'' => out.push_str(r"'\''"),
+            '\\' => out.push_str(r"'\\'"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// Run a shell command in the workspace and return its output and exit code.

@@ -2,33 +2,73 @@
 //!
 //! The guard checks words, not raw text: quotes and backslashes are removed
 //! the way the shell removes them (so `r''m -r\f` is `rm -rf`), and the text
-//! of every command substitution (`$(…)`, backticks, `<(…)`) becomes a
+//! of every command substitution (`$(…)`, backticks, `<(…)`, and those inside
+//! `${x:-…}` operands, arithmetic and unquoted here-documents) becomes a
 //! segment of its own. This is a lexer for checking, not a shell: it never
-//! expands anything, and it marks a word whose value is only known at run
-//! time (`$VAR`, `$(…)`) as dynamic so the guard can refuse what it cannot see.
+//! expands anything. It marks what only the run will tell: a word with an
+//! expansion is dynamic, one whose first character comes from an expansion
+//! may turn out to be an option, and unquoted glob and brace characters are
+//! kept as a pattern. Arithmetic texts are collected, because bash evaluates
+//! the variables they name as code.
 
 /// One word of a simple command, with quotes and escapes removed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Word {
     /// The text after quote removal, with expansions left as written.
     pub text: String,
     /// Whether part of the word is expanded at run time.
     pub dynamic: bool,
+    /// Whether its first character comes from an expansion (a variable, a
+    /// substitution, a glob or a brace expansion), so that it may start with
+    /// `-` when it runs.
+    pub expanded_start: bool,
+    /// The word as a glob pattern (quoted metacharacters escaped with `\`),
+    /// when it has unquoted glob characters.
+    pub glob: Option<String>,
+    /// Whether it has an unquoted brace expansion (`{a,b}`, `{1..3}`).
+    pub brace: bool,
+    /// The word as a pattern (quoted metacharacters escaped with `\`).
+    pub pattern: String,
+    /// `text[literal_tail..]` is known text after the last expansion.
+    pub literal_tail: usize,
+}
+
+impl Word {
+    /// A word with this literal text.
+    pub fn literal(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether what the shell runs may differ from `text`: an expansion,
+    /// a glob or a brace expansion.
+    pub fn uncertain(&self) -> bool {
+        self.dynamic || self.glob.is_some() || self.brace
+    }
 }
 
 /// A redirection: its operator and target word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Redirect {
-    /// `>`, `>>`, `<`, `&>`, `>&`, `<<` and so on.
+    /// `>`, `>>`, `<`, `&>`, `>&`, `<<`, `<<<` and so on.
     pub op: String,
-    /// What it redirects to or from.
+    /// What it redirects to or from (a here-document's delimiter).
     pub target: Word,
+    /// A here-document's body: dynamic when an unquoted delimiter lets it expand.
+    pub body: Option<Word>,
 }
 
 impl Redirect {
     /// Whether the redirect writes to its target.
     pub fn writes(&self) -> bool {
         self.op.contains('>')
+    }
+
+    /// Whether it feeds the command's standard input.
+    pub fn feeds_input(&self) -> bool {
+        self.op.starts_with('<')
     }
 }
 
@@ -62,21 +102,43 @@ impl Segment {
         }
         out
     }
+
+    /// Whether its standard input is fed by a pipe, a file or a here-document.
+    pub fn input_fed(&self) -> bool {
+        self.piped_in || self.redirects.iter().any(Redirect::feeds_input)
+    }
 }
 
-/// A parsed command line: its segments and the text of every substitution,
-/// which the caller parses in turn.
+/// A parsed command line: its segments, the text of every substitution
+/// (which the caller parses in turn) and of every arithmetic expression.
 #[derive(Debug, Default)]
 pub(crate) struct Parsed {
     /// The simple commands of this level.
     pub segments: Vec<Segment>,
     /// The source of each `$(…)`, backtick or process substitution.
     pub substitutions: Vec<String>,
+    /// The text of each `$((…))`, `((…))`, `$[…]`, array subscript and
+    /// substring offset.
+    pub arithmetic: Vec<String>,
+    /// Expansions nest deeper than the lexer follows (`${x:-${y:-…}}`).
+    pub too_deep: bool,
 }
+
+/// How deep `${…}` operands may nest inside one another before the lexer
+/// stops following them (and the guard refuses).
+const MAX_NESTING: usize = 32;
 
 /// Split `command` into segments.
 pub(crate) fn parse(command: &str) -> Parsed {
     Lexer::new(command).run()
+}
+
+/// The substitutions and arithmetic in `text`, read as a context where the
+/// shell expands them (an array subscript, an arithmetic operand).
+pub(crate) fn code_in(text: &str) -> Parsed {
+    let mut lexer = Lexer::new("");
+    lexer.scan_code(text);
+    lexer.parsed
 }
 
 struct Lexer {
@@ -85,12 +147,18 @@ struct Lexer {
     parsed: Parsed,
     segment: Segment,
     word: Option<Word>,
+    /// The current word as a glob pattern: quoted metacharacters escaped.
+    pattern: String,
     /// Whether the current word has quotes or escapes (for heredoc delimiters).
     word_quoted: bool,
     /// A redirect operator waiting for its target word.
     pending_redirect: Option<String>,
     /// Heredocs whose bodies start after the next newline.
     heredocs: Vec<Heredoc>,
+    /// Inside double quotes, where `$'` and `$"` are plain text.
+    in_double: bool,
+    /// How many expansion texts enclose this one.
+    nesting: usize,
 }
 
 /// A `<<` redirect waiting for its body.
@@ -100,7 +168,13 @@ struct Heredoc {
     literal: bool,
     /// `<<-` strips leading tabs from the body and the delimiter line.
     strip_tabs: bool,
+    /// Where the redirect is: its segment's index and its own.
+    segment: usize,
+    redirect: usize,
 }
+
+/// Characters a glob or brace expansion gives meaning to.
+const PATTERN_META: &str = "*?[]{},\\";
 
 impl Lexer {
     fn new(command: &str) -> Self {
@@ -110,9 +184,12 @@ impl Lexer {
             parsed: Parsed::default(),
             segment: Segment::default(),
             word: None,
+            pattern: String::new(),
             word_quoted: false,
             pending_redirect: None,
             heredocs: Vec::new(),
+            in_double: false,
+            nesting: 0,
         }
     }
 
@@ -121,19 +198,57 @@ impl Lexer {
     }
 
     fn word(&mut self) -> &mut Word {
-        self.word.get_or_insert_with(|| Word {
-            text: String::new(),
-            dynamic: false,
-        })
+        self.word.get_or_insert_with(Word::default)
+    }
+
+    /// Add a character the shell takes as written (`quoted`) or may give a
+    /// glob or brace meaning.
+    fn push(&mut self, c: char, quoted: bool) {
+        self.word().text.push(c);
+        if quoted && PATTERN_META.contains(c) {
+            self.pattern.push('\\');
+        }
+        self.pattern.push(c);
     }
 
     fn push_char(&mut self, c: char) {
-        self.word().text.push(c);
+        self.push(c, false);
+    }
+
+    fn push_quoted(&mut self, c: char) {
+        self.push(c, true);
+    }
+
+    /// Add an expansion, written as `source`, whose value the run decides.
+    fn push_expansion(&mut self, source: &str) {
+        let word = self.word();
+        if word.text.is_empty() {
+            word.expanded_start = true;
+        }
+        word.text.push_str(source);
+        word.dynamic = true;
+        word.literal_tail = word.text.len();
+        for c in source.chars() {
+            if PATTERN_META.contains(c) {
+                self.pattern.push('\\');
+            }
+            self.pattern.push(c);
+        }
     }
 
     fn end_word(&mut self) {
         let quoted = std::mem::take(&mut self.word_quoted);
-        if let Some(word) = self.word.take() {
+        let pattern = std::mem::take(&mut self.pattern);
+        if let Some(mut word) = self.word.take() {
+            if has_glob(&pattern) {
+                word.expanded_start |= pattern.starts_with(['*', '?', '[']);
+                word.glob = Some(pattern.clone());
+            }
+            if has_brace(&pattern) {
+                word.brace = true;
+                word.expanded_start |= pattern.starts_with('{');
+            }
+            word.pattern = pattern;
             match self.pending_redirect.take() {
                 Some(op) => {
                     if op == "<<" || op == "<<-" {
@@ -141,18 +256,25 @@ impl Lexer {
                             delimiter: word.text.clone(),
                             literal: quoted,
                             strip_tabs: op == "<<-",
+                            segment: self.parsed.segments.len(),
+                            redirect: self.segment.redirects.len(),
                         });
                     }
-                    self.segment.redirects.push(Redirect { op, target: word });
+                    self.segment.redirects.push(Redirect {
+                        op,
+                        target: word,
+                        body: None,
+                    });
                 }
                 None => self.segment.words.push(word),
             }
         }
     }
 
-    /// Skip the bodies of the heredocs opened on the line just ended. A
+    /// Read the bodies of the heredocs opened on the line just ended. A
     /// body is data, not commands, but an unquoted one still runs its
-    /// `$(…)` and backticks, so those are kept as substitutions.
+    /// `$(…)` and backticks, so those are kept as substitutions; the body
+    /// is kept on its redirect for commands that run what they read.
     fn heredoc_bodies(&mut self) {
         for heredoc in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
@@ -174,30 +296,54 @@ impl Lexer {
                 body.push_str(&line);
                 body.push('\n');
             }
+            let expands = !heredoc.literal && body.contains(['$', '`', '\\']);
             if !heredoc.literal {
-                self.substitutions_in(&body);
+                self.scan_code(&body);
+            }
+            if let Some(redirect) = self
+                .parsed
+                .segments
+                .get_mut(heredoc.segment)
+                .and_then(|s| s.redirects.get_mut(heredoc.redirect))
+            {
+                redirect.body = Some(Word {
+                    dynamic: expands,
+                    expanded_start: expands,
+                    ..Word::literal(&body)
+                });
             }
         }
     }
 
-    fn substitutions_in(&mut self, text: &str) {
+    /// Collect the substitutions and arithmetic of `text`, a context where
+    /// the shell expands them (a here-document, a `${…}` operand). Quotes
+    /// are not honoured: inside double quotes a single quote is plain text,
+    /// so this finds every place that might run.
+    fn scan_code(&mut self, text: &str) {
+        if self.nesting >= MAX_NESTING {
+            self.parsed.too_deep = true;
+            return;
+        }
         let mut inner = Lexer::new(text);
+        inner.nesting = self.nesting + 1;
         while let Some(c) = inner.peek(0) {
             match (c, inner.peek(1)) {
                 ('\\', _) => inner.pos += 2,
-                ('$', Some('(')) => {
+                ('$', Some('(' | '[')) => inner.dollar(),
+                ('<' | '>', Some('(')) => {
                     inner.pos += 2;
                     let found = inner.until_close_paren();
-                    self.parsed.substitutions.push(found);
+                    inner.parsed.substitutions.push(found);
                 }
-                ('`', _) => {
-                    inner.pos += 1;
-                    let found = inner.until_backtick();
-                    self.parsed.substitutions.push(found);
-                }
+                ('`', _) => inner.backtick_substitution(),
                 _ => inner.pos += 1,
             }
         }
+        self.parsed
+            .substitutions
+            .append(&mut inner.parsed.substitutions);
+        self.parsed.arithmetic.append(&mut inner.parsed.arithmetic);
+        self.parsed.too_deep |= inner.parsed.too_deep;
     }
 
     fn end_segment(&mut self, next_piped: bool) {
@@ -206,10 +352,8 @@ impl Lexer {
             // A redirect without a target: keep it so nothing is lost.
             self.segment.redirects.push(Redirect {
                 op,
-                target: Word {
-                    text: String::new(),
-                    dynamic: false,
-                },
+                target: Word::default(),
+                body: None,
             });
         }
         let segment = std::mem::take(&mut self.segment);
@@ -230,6 +374,13 @@ impl Lexer {
                     self.end_segment(false);
                     self.pos += 1;
                     self.heredoc_bodies();
+                }
+                '(' if self.word.is_none() && self.peek(1) == Some('(') => {
+                    // `((…))`: an arithmetic command.
+                    self.end_segment(false);
+                    self.pos += 1;
+                    let inner = self.until_close_paren();
+                    self.arithmetic_or_code(inner);
                 }
                 ';' | '(' | ')' => {
                     self.end_segment(false);
@@ -257,15 +408,19 @@ impl Lexer {
                 '<' | '>' if self.peek(1) == Some('(') => {
                     self.pos += 2;
                     let inner = self.until_close_paren();
+                    let source = format!("<({inner})");
                     self.parsed.substitutions.push(inner);
-                    self.word().dynamic = true;
+                    self.push_expansion(&source);
                 }
                 '<' | '>' => self.redirect(),
                 '\\' => {
                     self.word_quoted = true;
                     match self.peek(1) {
                         Some('\n') => {}
-                        Some(next) => self.push_char(next),
+                        Some(next) => {
+                            self.word();
+                            self.push_quoted(next);
+                        }
                         None => {}
                     }
                     self.pos += 2;
@@ -279,7 +434,7 @@ impl Lexer {
                         if c == '\'' {
                             break;
                         }
-                        self.push_char(c);
+                        self.push_quoted(c);
                     }
                 }
                 '"' => {
@@ -309,6 +464,7 @@ impl Lexer {
             && word.text.chars().all(|c| c.is_ascii_digit())
         {
             self.word = None;
+            self.pattern.clear();
         }
         self.end_word();
         let mut op = String::new();
@@ -335,6 +491,12 @@ impl Lexer {
     }
 
     fn double_quoted(&mut self) {
+        let outer = std::mem::replace(&mut self.in_double, true);
+        self.double_quoted_body();
+        self.in_double = outer;
+    }
+
+    fn double_quoted_body(&mut self) {
         while let Some(c) = self.peek(0) {
             match c {
                 '"' => {
@@ -343,11 +505,11 @@ impl Lexer {
                 }
                 '\\' => {
                     match self.peek(1) {
-                        Some(next @ ('$' | '`' | '"' | '\\')) => self.push_char(next),
+                        Some(next @ ('$' | '`' | '"' | '\\')) => self.push_quoted(next),
                         Some('\n') => {}
                         Some(next) => {
-                            self.push_char('\\');
-                            self.push_char(next);
+                            self.push_quoted('\\');
+                            self.push_quoted(next);
                         }
                         None => {}
                     }
@@ -356,50 +518,67 @@ impl Lexer {
                 '`' => self.backtick_substitution(),
                 '$' => self.dollar(),
                 _ => {
-                    self.push_char(c);
+                    self.push_quoted(c);
                     self.pos += 1;
                 }
             }
         }
     }
 
-    /// `$(…)`, `$((…))`, `${…}`, `$NAME` or a lone `$`.
+    /// `$(…)`, `$((…))`, `$[…]`, `${…}`, `$'…'`, `$"…"`, `$NAME` or a lone `$`.
     fn dollar(&mut self) {
         match self.peek(1) {
             Some('(') => {
                 self.pos += 2;
+                let arithmetic = self.peek(0) == Some('(');
                 let inner = self.until_close_paren();
-                self.parsed.substitutions.push(inner);
-                self.word().dynamic = true;
+                let source = format!("$({inner})");
+                if arithmetic {
+                    self.arithmetic_or_code(inner);
+                } else {
+                    self.parsed.substitutions.push(inner);
+                }
+                self.push_expansion(&source);
+            }
+            Some('[') => {
+                self.pos += 2;
+                let inner = self.until_close(']', '[');
+                self.scan_code(&inner);
+                self.parsed.arithmetic.push(inner.clone());
+                self.push_expansion(&format!("$[{inner}]"));
             }
             Some('{') => {
-                let start = self.pos;
-                while let Some(c) = self.peek(0) {
-                    self.pos += 1;
-                    if c == '}' {
-                        break;
-                    }
-                }
-                let text: String = self.chars[start..self.pos].iter().collect();
-                let word = self.word();
-                word.text.push_str(&text);
-                word.dynamic = true;
+                self.pos += 2;
+                let inner = self.until_close('}', '{');
+                self.parameter(&inner);
+                self.push_expansion(&format!("${{{inner}}}"));
             }
-            Some('\'') => {
+            Some('"') if !self.in_double => {
+                // `$"…"`: translated text; as far as the filter knows, plain
+                // double quotes.
+                self.pos += 1;
+            }
+            Some('\'') if !self.in_double => {
                 // `$'…'`: ANSI-C quoting can spell any byte, so the value is
                 // treated as unknown.
                 self.pos += 2;
-                let word = self.word();
-                word.dynamic = true;
-                word.text.push('$');
+                let mut text = String::from("$'");
                 while let Some(c) = self.peek(0) {
                     self.pos += 1;
                     match c {
-                        '\\' => self.pos += 1,
+                        '\\' => {
+                            text.push('\\');
+                            if let Some(next) = self.peek(0) {
+                                text.push(next);
+                            }
+                            self.pos += 1;
+                        }
                         '\'' => break,
-                        _ => self.push_char(c),
+                        _ => text.push(c),
                     }
                 }
+                self.word_quoted = true;
+                self.push_expansion(&text);
             }
             Some(c) if c.is_ascii_alphanumeric() || "_@*#?$!-".contains(c) => {
                 let start = self.pos;
@@ -415,9 +594,7 @@ impl Lexer {
                     self.pos += 1;
                 }
                 let text: String = self.chars[start..self.pos].iter().collect();
-                let word = self.word();
-                word.text.push_str(&text);
-                word.dynamic = true;
+                self.push_expansion(&text);
             }
             _ => {
                 self.push_char('$');
@@ -426,8 +603,45 @@ impl Lexer {
         }
     }
 
+    /// The inside of `${…}`: substitutions in its operand, and the
+    /// arithmetic of a subscript (`${a[i]}`) or an offset (`${x:i:n}`).
+    fn parameter(&mut self, inner: &str) {
+        self.scan_code(inner);
+        let rest = inner.trim_start_matches(['#', '!']);
+        let name_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let after = &rest[name_end..];
+        if let Some(subscript) = after.strip_prefix('[') {
+            let end = subscript.rfind(']').unwrap_or(subscript.len());
+            self.parsed.arithmetic.push(subscript[..end].to_owned());
+        } else if let Some(offset) = after.strip_prefix(':')
+            && !offset.starts_with(['-', '=', '+', '?'])
+        {
+            self.parsed.arithmetic.push(offset.to_owned());
+        }
+    }
+
+    /// `((…))` read as arithmetic when it closes as `))`, else as a nested
+    /// subshell's code.
+    fn arithmetic_or_code(&mut self, inner: String) {
+        match inner.strip_prefix('(').and_then(|s| s.strip_suffix(')')) {
+            Some(expression) => {
+                self.scan_code(expression);
+                self.parsed.arithmetic.push(expression.to_owned());
+            }
+            None => self.parsed.substitutions.push(inner),
+        }
+    }
+
     /// The text up to the `)` that closes an opening already consumed.
     fn until_close_paren(&mut self) -> String {
+        self.until_close(')', '(')
+    }
+
+    /// The text up to the `close` that matches an `open` already consumed,
+    /// skipping quoted text and escapes.
+    fn until_close(&mut self, close: char, open: char) -> String {
         let start = self.pos;
         let mut depth = 1usize;
         let mut quote: Option<char> = None;
@@ -439,8 +653,8 @@ impl Lexer {
                 (Some(_), _) => {}
                 (None, '\'' | '"') => quote = Some(c),
                 (None, '\\') => self.pos += 1,
-                (None, '(') => depth += 1,
-                (None, ')') => {
+                (None, c) if c == open => depth += 1,
+                (None, c) if c == close => {
                     depth -= 1;
                     if depth == 0 {
                         let end = self.pos - 1;
@@ -451,19 +665,20 @@ impl Lexer {
             }
         }
         self.pos = self.pos.min(self.chars.len());
-        self.chars[start..].iter().collect()
+        self.chars[start.min(self.chars.len())..].iter().collect()
     }
 
-    /// The text up to the next unescaped backtick.
     /// A `` `...` `` command substitution, at its opening backtick: its text is
     /// a substitution to check, and it makes the word it stands in dynamic.
     fn backtick_substitution(&mut self) {
         self.pos += 1;
         let inner = self.until_backtick();
+        let source = format!("`{inner}`");
         self.parsed.substitutions.push(inner);
-        self.word().dynamic = true;
+        self.push_expansion(&source);
     }
 
+    /// The text up to the next unescaped backtick.
     fn until_backtick(&mut self) -> String {
         let mut inner = String::new();
         while let Some(c) = self.peek(0) {
@@ -481,6 +696,85 @@ impl Lexer {
         }
         inner
     }
+}
+
+/// Whether `pattern` (quoted characters escaped) has an unquoted `*`, `?`
+/// or a `[…]` bracket expression.
+pub(crate) fn has_glob(pattern: &str) -> bool {
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '*' | '?' => return true,
+            '[' => {
+                let rest: String = chars.clone().collect();
+                if unescaped(&rest).skip(1).any(|c| c == ']') {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `pattern` has an unquoted brace expansion: `{`, then `,` or `..`
+/// before the matching `}`.
+fn has_brace(pattern: &str) -> bool {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    let mut tried = 0usize;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            '{' => {
+                // Bounded work on hostile input: past a few dozen openings,
+                // assume the worst.
+                tried += 1;
+                if tried > 64 {
+                    return true;
+                }
+                let mut depth = 0usize;
+                let mut j = i;
+                while j < chars.len() {
+                    match chars[j] {
+                        '\\' => j += 1,
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        ',' if depth == 1 => return j < chars.len(),
+                        '.' if depth == 1 && chars.get(j + 1) == Some(&'.') => return true,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// The unescaped characters of a pattern (escaped ones are skipped).
+fn unescaped(pattern: &str) -> impl Iterator<Item = char> + '_ {
+    let mut chars = pattern.chars();
+    std::iter::from_fn(move || {
+        loop {
+            match chars.next()? {
+                '\\' => {
+                    chars.next();
+                }
+                c => return Some(c),
+            }
+        }
+    })
 }
 
 #[cfg(test)]
