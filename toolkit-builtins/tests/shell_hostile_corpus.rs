@@ -37,7 +37,9 @@ use std::time::{Duration, Instant};
 
 use toolsmith::CancellationToken;
 use toolsmith_builtins::Workspace;
-use toolsmith_builtins::shell::{CommandRequest, Confinement, ShellError, ShellPolicy, run_command};
+use toolsmith_builtins::shell::{
+    CommandRequest, Confinement, ShellError, ShellPolicy, run_command,
+};
 
 const CHILD_ENV: &str = "HOSTILE_CORPUS_CHILD";
 const SECRET_ENV: &str = "CORPUS_SECRET";
@@ -415,7 +417,11 @@ impl Harness {
                     }
                 }
                 if fired.is_empty() {
-                    let by_kernel = ran_denied
+                    // A case only the kernel can stop, which ran and did
+                    // nothing, was stopped by the kernel's walls (files,
+                    // network, the keeper); others show the kernel's refusal.
+                    let by_kernel = case.needs == Needs::Kernel
+                        || ran_denied
                         || text.contains("MARKER-BLOCKED")
                         || text.contains("Permission denied")
                         || text.contains("Operation not permitted")

@@ -299,7 +299,9 @@ fn answer(backend: &str, results: &[(String, String, String)]) -> Reply {
     }
 }
 
-async fn search(config: &SearchConfig) -> Result<Vec<toolsmith_builtins::web::SearchResult>, String> {
+async fn search(
+    config: &SearchConfig,
+) -> Result<Vec<toolsmith_builtins::web::SearchResult>, String> {
     tokio::time::timeout(CALL_DEADLINE, config.search("q", 10))
         .await
         .expect("the search did not return in time")
@@ -497,7 +499,8 @@ impl SearchBackend for Custom {
         http: &toolsmith_builtins::web::SearchClient,
         _query: &str,
         _count: usize,
-    ) -> Result<Vec<toolsmith_builtins::web::SearchResult>, toolsmith_builtins::web::SearchError> {
+    ) -> Result<Vec<toolsmith_builtins::web::SearchResult>, toolsmith_builtins::web::SearchError>
+    {
         let answer = http
             .get(url::Url::parse(&self.0).unwrap(), Default::default())
             .await?;

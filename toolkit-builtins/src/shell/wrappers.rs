@@ -128,7 +128,9 @@ fn wrapper(name: &str) -> Option<Spec> {
             ..spec("0123456789", "n")
         },
         "nohup" | "builtin" | "busybox" | "toybox" | "catchsegv" => spec("", ""),
-        "command" => spec("p", ""),
+        // `-v` and `-V` only describe the command; checking it as if it ran
+        // is the safe side.
+        "command" => spec("pvV", ""),
         "exec" => spec("cl", "a"),
         "time" => Spec {
             long_flags: &["portability", "verbose", "quiet", "append"],
