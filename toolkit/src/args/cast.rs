@@ -122,6 +122,55 @@ impl Caster<'_> {
         });
     }
 
+    /// Whether casting `value` against node `id` might change it: a
+    /// question answered without copying or changing anything, which errs
+    /// only towards yes. It takes steps from the same budget as the walk.
+    fn touches(&self, id: NodeId, value: &Value, depth: usize) -> bool {
+        let node = self.nodes.get(id);
+        if node.never || depth > MAX_DEPTH || !self.budget.spend() {
+            return false;
+        }
+        if wants_cast(node.cast_to, value) && convert(value, node.cast_to).is_some() {
+            return true;
+        }
+        let inside = match value {
+            Value::Object(map) => node.object.as_ref().is_some_and(|rules| {
+                map.iter().enumerate().any(|(position, (key, child))| {
+                    // A key in another spelling may be renamed, a `null`
+                    // for an optional parameter may be dropped.
+                    let unknown = !rules.schemas_for(position, key, |_| {});
+                    let mut touched = (unknown
+                        && matches!(rules.additional, Additional::Forbidden))
+                        || (child.is_null() && rules.property(key).is_some_and(|p| !p.required));
+                    if !touched {
+                        rules.schemas_for(position, key, |schema| {
+                            touched = touched || self.touches(schema, child, depth + 1);
+                        });
+                    }
+                    touched
+                })
+            }),
+            Value::Array(items) => node.array.as_ref().is_some_and(|rules| {
+                items.iter().enumerate().any(|(index, item)| {
+                    rules
+                        .item(index)
+                        .is_some_and(|schema| self.touches(schema, item, depth + 1))
+                })
+            }),
+            _ => false,
+        };
+        inside
+            || node
+                .all_of
+                .iter()
+                .any(|&branch| self.touches(branch, value, depth))
+            || (!value.is_null()
+                && node
+                    .any_of
+                    .iter()
+                    .any(|&branch| self.touches(branch, value, depth)))
+    }
+
     /// `anyOf`/`oneOf`: leave a value that fits a branch; otherwise take the
     /// first branch that casting makes it fit, with that branch's casts only.
     fn alternatives(
@@ -149,7 +198,10 @@ impl Caster<'_> {
                 .any(|&b| self.nodes.get(b).cast_to.allows_kind(kind));
         let mut fallback = None;
         for &branch in &node.any_of {
-            if self.nodes.get(branch).is_null_only() {
+            // A copy only for a branch that may change something: casting
+            // against any other leaves the value as it is, which was
+            // already found to fit no branch.
+            if self.nodes.get(branch).is_null_only() || !self.touches(branch, value, depth) {
                 continue;
             }
             let mut trial = value.clone();
@@ -178,9 +230,6 @@ impl Caster<'_> {
     }
 }
 
-/// Whether the value's type is not what the schema wants, or is an
-/// integral float where only integers are wanted.
-#[inline]
 /// A key that is not a parameter but names one in another spelling
 /// (`oldText`, `old-text` or `OLD_TEXT` for `old_text`) is renamed to it, so
 /// models that write parameters in camelCase are understood. Only when the
@@ -250,6 +299,8 @@ fn fold_spelling(name: &str) -> String {
         .collect()
 }
 
+/// Whether the value's type is not what the schema wants, or is an
+/// integral float where only integers are wanted.
 pub(super) fn wants_cast(want: Types, value: &Value) -> bool {
     wants_cast_of(want, value, Types::of(value))
 }
