@@ -26,13 +26,44 @@ pub(super) fn cast(nodes: &Nodes, value: &mut Value) -> Vec<Cast> {
 /// [`cast`] within the steps left in `budget`.
 pub(super) fn cast_within(nodes: &Nodes, value: &mut Value, budget: &Budget) -> Vec<Cast> {
     let mut casts = Vec::new();
-    Caster { nodes, budget }.node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    Caster {
+        nodes,
+        budget,
+        every_branch: false,
+    }
+    .node(nodes.root, value, &Path::ROOT, 0, &mut casts);
     casts
+}
+
+/// [`cast_within`], trying every `anyOf` branch on a copy, as if
+/// [`Caster::touches`] always said yes: what the shortcut must agree with.
+#[cfg(test)]
+pub(super) fn cast_trying_every_branch(
+    nodes: &Nodes,
+    value: &mut Value,
+    budget: &Budget,
+) -> Vec<Cast> {
+    let mut casts = Vec::new();
+    Caster {
+        nodes,
+        budget,
+        every_branch: true,
+    }
+    .node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    casts
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many values casting copied on this thread.
+    pub(super) static COPIES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 struct Caster<'n> {
     nodes: &'n Nodes,
     budget: &'n Budget,
+    /// Copy the value for every `anyOf` branch (tests only).
+    every_branch: bool,
 }
 
 impl Caster<'_> {
@@ -201,9 +232,13 @@ impl Caster<'_> {
             // A copy only for a branch that may change something: casting
             // against any other leaves the value as it is, which was
             // already found to fit no branch.
-            if self.nodes.get(branch).is_null_only() || !self.touches(branch, value, depth) {
+            if self.nodes.get(branch).is_null_only()
+                || !(self.every_branch || self.touches(branch, value, depth))
+            {
                 continue;
             }
+            #[cfg(test)]
+            COPIES.with(|copies| copies.set(copies.get() + 1));
             let mut trial = value.clone();
             let mut trial_casts = Vec::new();
             self.node(branch, &mut trial, path, depth, &mut trial_casts);
@@ -514,6 +549,29 @@ mod tests {
     fn x(schema: Value, value: Value) -> Value {
         let (args, _) = run(property(schema), json!({"x": value}));
         args["x"].clone()
+    }
+
+    #[test]
+    fn a_branch_that_cannot_change_the_value_costs_no_copy() {
+        let nodes = compile(&property(json!({"anyOf": [
+            {"type": "integer"},
+            {"type": "array", "items": {"type": "integer", "minimum": 5}},
+            {"type": "object", "properties": {"n": {"type": "boolean"}}}
+        ]})))
+        .unwrap();
+        let big: Vec<Value> = (0..10_000).map(|i| json!(i % 5)).collect();
+        for value in [json!("abc"), Value::Array(big), json!({"n": "maybe"})] {
+            let mut args = json!({"x": value});
+            let before = COPIES.with(std::cell::Cell::get);
+            assert!(cast(&nodes, &mut args).is_empty());
+            assert_eq!(COPIES.with(std::cell::Cell::get), before, "{}", &args["x"]);
+        }
+        // A branch that does cast is tried on a copy.
+        let mut args = json!({"x": ["7", 8]});
+        let before = COPIES.with(std::cell::Cell::get);
+        assert_eq!(cast(&nodes, &mut args).len(), 1);
+        assert_eq!(args, json!({"x": [7, 8]}));
+        assert_eq!(COPIES.with(std::cell::Cell::get), before + 1);
     }
 
     #[test]

@@ -226,7 +226,7 @@ fn rejects_at_root(node: &Node, value: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cast::cast_within;
+    use super::super::cast::{cast_trying_every_branch, cast_within};
     use super::super::validate::tests::{deep_misfit, exponential_schema};
     use super::super::validate::validate_within;
     use super::super::{ArgumentSchema, Cast};
@@ -938,6 +938,47 @@ mod tests {
             }
             _ => *value = scalar(rng),
         }
+    }
+
+    /// Casting with the shortcut that skips branches which cannot change
+    /// the value gives what trying every branch on a copy gives.
+    fn cast_agrees_with_trying_every_branch(nodes: &Nodes, args: &Value) {
+        let (mut quick, mut full) = (args.clone(), args.clone());
+        let casts = cast_within(nodes, &mut quick, &Budget::new());
+        let expected = cast_trying_every_branch(nodes, &mut full, &Budget::new());
+        assert_eq!((quick, casts), (full, expected), "{args}");
+    }
+
+    #[test]
+    fn skipping_branches_that_cannot_cast_changes_no_cast() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut runs = 0;
+        for (raw, good, bad) in table() {
+            let schema = ArgumentSchema::compile(&raw).expect("compiles");
+            let mut keys = vec!["arguments".to_owned(), "zzz".to_owned()];
+            names(&raw, &mut keys);
+            let seeds: Vec<Value> = good
+                .iter()
+                .chain(&bad)
+                .filter(|v| *v != &deep_misfit(60))
+                .cloned()
+                .collect();
+            for args in &seeds {
+                cast_agrees_with_trying_every_branch(&schema.nodes, args);
+            }
+            for round in 0..200 {
+                let args = if round % 2 == 0 && !seeds.is_empty() {
+                    let mut args = rng.pick(&seeds).clone();
+                    mutate(&mut rng, &mut args, &keys);
+                    args
+                } else {
+                    value(&mut rng, &keys, 3)
+                };
+                cast_agrees_with_trying_every_branch(&schema.nodes, &args);
+                runs += 1;
+            }
+        }
+        assert!(runs > 1000, "{runs}");
     }
 
     #[test]
