@@ -580,3 +580,24 @@ async fn nothing_a_plugin_forked_outlives_a_restart() {
     assert!(out.is_error);
     assert_eq!(survivors(&pids).await, Vec::<u64>::new());
 }
+
+#[tokio::test]
+async fn a_plugin_that_exited_while_idle_is_replaced_not_asked() {
+    let (registry, _dir) = misbehaving(Duration::from_secs(10)).await;
+    let before = act_pid(&registry).await;
+    let out = act(&registry, json!({"mode": "answer_exit", "text": "bye"})).await;
+    assert_eq!(out.content, "answer to bye");
+    // Reaped, so the host has seen it exit (a zombie would not say so).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{before}")).exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{before} not reaped"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let out = act(&registry, json!({"mode": "echo", "text": "again"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.content, "answer to again");
+}

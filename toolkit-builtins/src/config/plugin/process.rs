@@ -130,9 +130,10 @@ impl Plugin {
         // The process is out of the slot while the request is in flight: if
         // the caller gives up half-way (its future is dropped), the process,
         // whose stream is now out of step, is dropped and killed with it.
+        // A process that exited while idle is replaced rather than asked.
         let mut running = match slot.running.take() {
-            Some(running) => running,
-            None => self.start()?,
+            Some(running) if running.exit.borrow().is_none() => running,
+            _ => self.start()?,
         };
         let outcome = tokio::time::timeout_at(deadline, running.exchange(make(id), id))
             .await
