@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolkit::{RiskLevel, ToolAnnotations, ToolCategory, ToolContext, ToolRegistry};
-use toolkit_builtins::config::{PluginDir, PluginOptions};
+use toolsmith::{RiskLevel, ToolAnnotations, ToolCategory, ToolContext, ToolRegistry};
+use toolsmith_builtins::config::{PluginDir, PluginOptions};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins")
@@ -432,7 +432,7 @@ async fn misbehaving(timeout: Duration) -> (ToolRegistry, PluginDir) {
     (registry, dir)
 }
 
-async fn act(registry: &ToolRegistry, args: Value) -> toolkit::ToolOutput {
+async fn act(registry: &ToolRegistry, args: Value) -> toolsmith::ToolOutput {
     // Bounded well past any timeout the tests set.
     tokio::time::timeout(
         Duration::from_secs(60),

@@ -11,11 +11,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use toolkit::args::{ArgumentSchema, discard};
-use toolkit::{CallError, ToolContext, ToolRegistry, tool};
+use toolsmith::args::{ArgumentSchema, discard};
+use toolsmith::{CallError, ToolContext, ToolRegistry, tool};
 
 /// Set in a child process: the case it runs.
-const CASE: &str = "TOOLKIT_DEEP_CASE";
+const CASE: &str = "TOOLSMITH_DEEP_CASE";
 
 /// The deepest arguments accepted: values inside 128 containers.
 const LIMIT: usize = 128;
@@ -382,7 +382,7 @@ fn the_child_process_harness_reports_an_overflow_as_a_failure() {
     if std::env::var(CASE).is_ok() {
         return;
     }
-    let (status, output) = child("overflow_child", ("TOOLKIT_DEEP_OVERFLOW", "1"));
+    let (status, output) = child("overflow_child", ("TOOLSMITH_DEEP_OVERFLOW", "1"));
     assert!(!status.success(), "{status}");
     assert!(output.contains("overflow"), "{output}");
 }
@@ -391,7 +391,7 @@ fn the_child_process_harness_reports_an_overflow_as_a_failure() {
 /// recurses and overflows. Runs only in a child of the test above.
 #[test]
 fn overflow_child() {
-    if std::env::var("TOOLKIT_DEEP_OVERFLOW").is_ok() {
+    if std::env::var("TOOLSMITH_DEEP_OVERFLOW").is_ok() {
         // The thread's stack is small, so the overflow is certain.
         std::thread::Builder::new()
             .stack_size(256 << 10)

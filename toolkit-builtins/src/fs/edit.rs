@@ -1,6 +1,6 @@
 //! `edit_file`: replace a passage of a file, showing the diff.
 
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::matching::{self, How};
 use super::write::{Previous, read_previous};

@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 use super::FsLimits;
 use super::noise::is_noise_dir;

@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use base64::Engine as _;
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
 use super::sniff::{Kind, classify, human_size};

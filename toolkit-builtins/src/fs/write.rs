@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
 use super::diff;

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use ignore::WalkState;
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 use super::pattern::PathGlob;
 use super::walk::SearchRoot;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
-use toolkit::ToolError;
+use toolsmith::ToolError;
 
 use crate::fs::noise::is_noise_dir;
 use crate::sandbox::{Access, OpenedDir, Workspace};

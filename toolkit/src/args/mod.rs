@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolkit::args::{ArgumentSchema, normalize_payload};
+//! use toolsmith::args::{ArgumentSchema, normalize_payload};
 //!
 //! let schema = ArgumentSchema::compile(&json!({
 //!     "type": "object",
@@ -70,7 +70,7 @@ pub use payload::normalize_payload;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::args::ArgumentSchema;
+/// use toolsmith::args::ArgumentSchema;
 ///
 /// let schema = ArgumentSchema::compile(&json!({
 ///     "type": "object",
@@ -94,7 +94,7 @@ pub struct ArgumentSchema {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::args::ArgumentSchema;
+/// use toolsmith::args::ArgumentSchema;
 ///
 /// let err = ArgumentSchema::compile(&json!({"$ref": "#/$defs/Missing"})).unwrap_err();
 /// assert_eq!(err.to_string(), "#: $ref \"#/$defs/Missing\" points to nothing in the schema");
@@ -106,7 +106,7 @@ pub struct SchemaError(pub String);
 /// One lenient conversion applied to the arguments, for logging.
 ///
 /// ```
-/// use toolkit::args::Cast;
+/// use toolsmith::args::Cast;
 ///
 /// let cast = Cast { path: "timeout".into(), from: "string \"60\"".into(), to: "integer" };
 /// assert_eq!(cast.to_string(), "timeout: string \"60\" -> integer");
@@ -155,7 +155,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = json!({"type": "object"});
     /// let compiled = ArgumentSchema::compile(&schema).unwrap();
@@ -170,7 +170,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({"properties": {"arguments": {}}})).unwrap();
     /// assert!(schema.has_parameter("arguments"));
@@ -204,7 +204,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({
     ///     "properties": {"flags": {"type": "array", "items": {"type": "boolean"}}}
@@ -236,7 +236,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({
     ///     "type": "object",
@@ -278,7 +278,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({
     ///     "type": "object",
