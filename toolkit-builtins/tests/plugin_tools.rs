@@ -1,5 +1,8 @@
 //! Plugin tools served by a real Python program over JSON lines: described,
-//! validated like any tool, and restarted after a crash, a hang or garbage.
+//! validated like any tool, and restarted after a crash, a hang or garbage;
+//! and a plugin that answers twice, answers nobody, exits leaving children
+//! behind or forks and is dropped, none of which may reach another call or
+//! outlive the plugin.
 
 #![cfg(all(feature = "config", unix))]
 
@@ -415,4 +418,186 @@ async fn a_call_the_caller_gave_up_on_leaves_no_half_read_answer_behind() {
         .await;
     assert_eq!(out.content, "2");
     assert_ne!(pid(&registry).await, before);
+}
+
+/// The plugin that misbehaves on request, loaded with `timeout`.
+async fn misbehaving(timeout: Duration) -> (ToolRegistry, PluginDir) {
+    let registry = ToolRegistry::new();
+    let dir = PluginDir::new(
+        fixtures().with_file_name("hostile_plugins"),
+        PluginOptions { timeout },
+    );
+    let names = dir.load_into(&registry).await.expect("the plugin loads");
+    assert_eq!(names, ["act"]);
+    (registry, dir)
+}
+
+async fn act(registry: &ToolRegistry, args: Value) -> toolsmith::ToolOutput {
+    // Bounded well past any timeout the tests set.
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        registry.call("act", args, &ToolContext::new()),
+    )
+    .await
+    .expect("the call returns")
+}
+
+async fn act_pid(registry: &ToolRegistry) -> u64 {
+    let out = act(registry, json!({"mode": "pid"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    out.structured.expect("structured")["pid"].as_u64().unwrap()
+}
+
+/// Whether the process is gone: no such process, or a zombie (dead, not
+/// yet reaped by whoever adopted it).
+fn gone(pid: u64) -> bool {
+    !Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid)
+}
+
+/// Wait, bounded, until every process in `pids` is gone; the ones left.
+async fn survivors(pids: &[u64]) -> Vec<u64> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<u64> = pids.iter().copied().filter(|&p| !gone(p)).collect();
+        if left.is_empty() || tokio::time::Instant::now() > deadline {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The pids the plugin's children wrote to `file`.
+fn children(file: &Path) -> Vec<u64> {
+    let pids: Vec<u64> = std::fs::read_to_string(file)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    pids
+}
+
+#[tokio::test]
+async fn a_second_answer_to_one_request_never_reaches_another_call() {
+    let (registry, _dir) = misbehaving(Duration::from_secs(10)).await;
+    let before = act_pid(&registry).await;
+    for mode in ["twice", "twice_late"] {
+        let out = act(&registry, json!({"mode": mode, "text": "first"})).await;
+        assert_eq!(out.content, "answer to first", "{mode}");
+        // The next call gets its own answer; the extra one is dropped.
+        for text in ["second", "third"] {
+            let out = act(&registry, json!({"mode": "echo", "text": text})).await;
+            assert!(!out.is_error, "{mode}: {}", out.content);
+            assert_eq!(out.content, format!("answer to {text}"), "{mode}");
+        }
+    }
+    // Dropping a reply to nothing does not cost the plugin its process.
+    assert_eq!(act_pid(&registry).await, before);
+}
+
+#[tokio::test]
+async fn an_answer_to_a_request_never_sent_restarts_the_plugin() {
+    let (registry, _dir) = misbehaving(Duration::from_secs(10)).await;
+    let before = act_pid(&registry).await;
+    let out = act(&registry, json!({"mode": "unknown"})).await;
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("a response for no request it was sent"),
+        "{}",
+        out.content
+    );
+    assert!(!out.content.contains("for nobody") || out.content.contains('`'));
+    let out = act(&registry, json!({"mode": "echo", "text": "x"})).await;
+    assert_eq!(out.content, "answer to x");
+    assert_ne!(act_pid(&registry).await, before);
+    assert!(survivors(&[before]).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_plugin_that_exits_fails_its_call_at_once_though_a_child_holds_its_output() {
+    // The timeout is long: reaching it would say "did not answer".
+    let (registry, _dir) = misbehaving(Duration::from_secs(40)).await;
+    let plugin = act_pid(&registry).await;
+    let temp = tempfile::tempdir().unwrap();
+    let file = temp.path().join("pids");
+    let out = act(
+        &registry,
+        json!({"mode": "spawn_exit", "file": file.to_str().unwrap()}),
+    )
+    .await;
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("exited before answering (exit status: 5)"),
+        "{}",
+        out.content
+    );
+    // What it forked, the double-forked grandchild too, died with it.
+    let mut pids = children(&file);
+    pids.push(plugin);
+    assert_eq!(survivors(&pids).await, Vec::<u64>::new());
+    // And a new process serves the next call.
+    let out = act(&registry, json!({"mode": "echo", "text": "y"})).await;
+    assert_eq!(out.content, "answer to y");
+}
+
+#[tokio::test]
+async fn nothing_a_plugin_forked_outlives_its_tools() {
+    let (registry, dir) = misbehaving(Duration::from_secs(10)).await;
+    let temp = tempfile::tempdir().unwrap();
+    let file = temp.path().join("pids");
+    let out = act(
+        &registry,
+        json!({"mode": "spawn", "file": file.to_str().unwrap()}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    let mut pids = children(&file);
+    pids.push(out.structured.unwrap()["pid"].as_u64().unwrap());
+    // While the plugin serves, its children live.
+    assert!(pids.iter().all(|&p| !gone(p)), "{pids:?}");
+    drop(registry);
+    drop(dir);
+    assert_eq!(survivors(&pids).await, Vec::<u64>::new());
+}
+
+#[tokio::test]
+async fn nothing_a_plugin_forked_outlives_a_restart() {
+    let (registry, _dir) = misbehaving(Duration::from_secs(10)).await;
+    let temp = tempfile::tempdir().unwrap();
+    let file = temp.path().join("pids");
+    let out = act(
+        &registry,
+        json!({"mode": "spawn", "file": file.to_str().unwrap()}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    let mut pids = children(&file);
+    pids.push(out.structured.unwrap()["pid"].as_u64().unwrap());
+    // A reply to nothing known ends the process, and its group with it.
+    let out = act(&registry, json!({"mode": "unknown"})).await;
+    assert!(out.is_error);
+    assert_eq!(survivors(&pids).await, Vec::<u64>::new());
+}
+
+#[tokio::test]
+async fn a_plugin_that_exited_while_idle_is_replaced_not_asked() {
+    let (registry, _dir) = misbehaving(Duration::from_secs(10)).await;
+    let before = act_pid(&registry).await;
+    let out = act(&registry, json!({"mode": "answer_exit", "text": "bye"})).await;
+    assert_eq!(out.content, "answer to bye");
+    // Reaped, so the host has seen it exit (a zombie would not say so).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{before}")).exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{before} not reaped"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let out = act(&registry, json!({"mode": "echo", "text": "again"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.content, "answer to again");
 }

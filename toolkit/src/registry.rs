@@ -13,7 +13,7 @@ use arc_swap::ArcSwap;
 
 use serde_json::Value;
 
-use crate::args::{ArgumentSchema, Cast, normalize_payload};
+use crate::args::{ArgumentSchema, Cast, discard, normalize_payload};
 use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{CallError, InvalidArguments, RegistryError, ToolError, UnknownTool};
@@ -383,7 +383,13 @@ impl ToolRegistry {
     /// checked arguments can be inspected (by an approver, a log) before
     /// [`CheckedCall::bind`] turns them into the tool's own type.
     pub fn check(&self, name: &str, payload: Value) -> Result<CheckedCall, CallError> {
-        let entry = self.lookup(name)?;
+        let entry = match self.lookup(name) {
+            Ok(entry) => entry,
+            Err(error) => {
+                discard(payload);
+                return Err(error);
+            }
+        };
         let (args, casts) = check_call(&entry, payload)?;
         Ok(CheckedCall { entry, args, casts })
     }
@@ -395,9 +401,13 @@ impl ToolRegistry {
         // the tool's boxed future, not a nested state with an output inside.
         // The arguments stay JSON: a generated tool deserializes them inside
         // its own future, which spares boxing them in between.
-        let checked = self
-            .lookup(name)
-            .and_then(|entry| check_call(&entry, payload).map(|(args, _)| (entry, args)));
+        let checked = match self.lookup(name) {
+            Ok(entry) => check_call(&entry, payload).map(|(args, _)| (entry, args)),
+            Err(error) => {
+                discard(payload);
+                Err(error)
+            }
+        };
         let (entry, args) = match checked {
             Ok(checked) => checked,
             Err(error) => return ToolOutput::error(error.to_model_text()),
@@ -550,13 +560,17 @@ fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallE
             error,
         }
     })?;
-    let casts = entry.schema.check(&mut args).map_err(|errors| {
-        CallError::InvalidArguments(InvalidArguments {
-            tool: tool_name(),
-            errors,
-        })
-    })?;
-    Ok((args, casts))
+    match entry.schema.check(&mut args) {
+        Ok(casts) => Ok((args, casts)),
+        Err(errors) => {
+            // Refused arguments may nest too deep for a recursive drop.
+            discard(args);
+            Err(CallError::InvalidArguments(InvalidArguments {
+                tool: tool_name(),
+                errors,
+            }))
+        }
+    }
 }
 
 /// A call that passed steps 1 to 4: its arguments are valid JSON for the

@@ -26,13 +26,44 @@ pub(super) fn cast(nodes: &Nodes, value: &mut Value) -> Vec<Cast> {
 /// [`cast`] within the steps left in `budget`.
 pub(super) fn cast_within(nodes: &Nodes, value: &mut Value, budget: &Budget) -> Vec<Cast> {
     let mut casts = Vec::new();
-    Caster { nodes, budget }.node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    Caster {
+        nodes,
+        budget,
+        every_branch: false,
+    }
+    .node(nodes.root, value, &Path::ROOT, 0, &mut casts);
     casts
+}
+
+/// [`cast_within`], trying every `anyOf` branch on a copy, as if
+/// [`Caster::touches`] always said yes: what the shortcut must agree with.
+#[cfg(test)]
+pub(super) fn cast_trying_every_branch(
+    nodes: &Nodes,
+    value: &mut Value,
+    budget: &Budget,
+) -> Vec<Cast> {
+    let mut casts = Vec::new();
+    Caster {
+        nodes,
+        budget,
+        every_branch: true,
+    }
+    .node(nodes.root, value, &Path::ROOT, 0, &mut casts);
+    casts
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many values casting copied on this thread.
+    pub(super) static COPIES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 struct Caster<'n> {
     nodes: &'n Nodes,
     budget: &'n Budget,
+    /// Copy the value for every `anyOf` branch (tests only).
+    every_branch: bool,
 }
 
 impl Caster<'_> {
@@ -122,6 +153,55 @@ impl Caster<'_> {
         });
     }
 
+    /// Whether casting `value` against node `id` might change it: a
+    /// question answered without copying or changing anything, which errs
+    /// only towards yes. It takes steps from the same budget as the walk.
+    fn touches(&self, id: NodeId, value: &Value, depth: usize) -> bool {
+        let node = self.nodes.get(id);
+        if node.never || depth > MAX_DEPTH || !self.budget.spend() {
+            return false;
+        }
+        if wants_cast(node.cast_to, value) && convert(value, node.cast_to).is_some() {
+            return true;
+        }
+        let inside = match value {
+            Value::Object(map) => node.object.as_ref().is_some_and(|rules| {
+                map.iter().enumerate().any(|(position, (key, child))| {
+                    // A key in another spelling may be renamed, a `null`
+                    // for an optional parameter may be dropped.
+                    let unknown = !rules.schemas_for(position, key, |_| {});
+                    let mut touched = (unknown
+                        && matches!(rules.additional, Additional::Forbidden))
+                        || (child.is_null() && rules.property(key).is_some_and(|p| !p.required));
+                    if !touched {
+                        rules.schemas_for(position, key, |schema| {
+                            touched = touched || self.touches(schema, child, depth + 1);
+                        });
+                    }
+                    touched
+                })
+            }),
+            Value::Array(items) => node.array.as_ref().is_some_and(|rules| {
+                items.iter().enumerate().any(|(index, item)| {
+                    rules
+                        .item(index)
+                        .is_some_and(|schema| self.touches(schema, item, depth + 1))
+                })
+            }),
+            _ => false,
+        };
+        inside
+            || node
+                .all_of
+                .iter()
+                .any(|&branch| self.touches(branch, value, depth))
+            || (!value.is_null()
+                && node
+                    .any_of
+                    .iter()
+                    .any(|&branch| self.touches(branch, value, depth)))
+    }
+
     /// `anyOf`/`oneOf`: leave a value that fits a branch; otherwise take the
     /// first branch that casting makes it fit, with that branch's casts only.
     fn alternatives(
@@ -149,9 +229,16 @@ impl Caster<'_> {
                 .any(|&b| self.nodes.get(b).cast_to.allows_kind(kind));
         let mut fallback = None;
         for &branch in &node.any_of {
-            if self.nodes.get(branch).is_null_only() {
+            // A copy only for a branch that may change something: casting
+            // against any other leaves the value as it is, which was
+            // already found to fit no branch.
+            if self.nodes.get(branch).is_null_only()
+                || !(self.every_branch || self.touches(branch, value, depth))
+            {
                 continue;
             }
+            #[cfg(test)]
+            COPIES.with(|copies| copies.set(copies.get() + 1));
             let mut trial = value.clone();
             let mut trial_casts = Vec::new();
             self.node(branch, &mut trial, path, depth, &mut trial_casts);
@@ -178,9 +265,6 @@ impl Caster<'_> {
     }
 }
 
-/// Whether the value's type is not what the schema wants, or is an
-/// integral float where only integers are wanted.
-#[inline]
 /// A key that is not a parameter but names one in another spelling
 /// (`oldText`, `old-text` or `OLD_TEXT` for `old_text`) is renamed to it, so
 /// models that write parameters in camelCase are understood. Only when the
@@ -250,6 +334,8 @@ fn fold_spelling(name: &str) -> String {
         .collect()
 }
 
+/// Whether the value's type is not what the schema wants, or is an
+/// integral float where only integers are wanted.
 pub(super) fn wants_cast(want: Types, value: &Value) -> bool {
     wants_cast_of(want, value, Types::of(value))
 }
@@ -463,6 +549,29 @@ mod tests {
     fn x(schema: Value, value: Value) -> Value {
         let (args, _) = run(property(schema), json!({"x": value}));
         args["x"].clone()
+    }
+
+    #[test]
+    fn a_branch_that_cannot_change_the_value_costs_no_copy() {
+        let nodes = compile(&property(json!({"anyOf": [
+            {"type": "integer"},
+            {"type": "array", "items": {"type": "integer", "minimum": 5}},
+            {"type": "object", "properties": {"n": {"type": "boolean"}}}
+        ]})))
+        .unwrap();
+        let big: Vec<Value> = (0..10_000).map(|i| json!(i % 5)).collect();
+        for value in [json!("abc"), Value::Array(big), json!({"n": "maybe"})] {
+            let mut args = json!({"x": value});
+            let before = COPIES.with(std::cell::Cell::get);
+            assert!(cast(&nodes, &mut args).is_empty());
+            assert_eq!(COPIES.with(std::cell::Cell::get), before, "{}", &args["x"]);
+        }
+        // A branch that does cast is tried on a copy.
+        let mut args = json!({"x": ["7", 8]});
+        let before = COPIES.with(std::cell::Cell::get);
+        assert_eq!(cast(&nodes, &mut args).len(), 1);
+        assert_eq!(args, json!({"x": [7, 8]}));
+        assert_eq!(COPIES.with(std::cell::Cell::get), before + 1);
     }
 
     #[test]

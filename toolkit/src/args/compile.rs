@@ -13,6 +13,8 @@ use regex::Regex;
 use serde_json::{Map, Number, Value};
 
 use super::SchemaError;
+use super::depth::fits;
+use super::node::MAX_DEPTH as ARGUMENT_DEPTH;
 use super::node::{
     Additional, ArrayRules, Bound, Node, NodeId, Nodes, NumberRules, ObjectRules, Pattern,
     Property, StringRules, Types,
@@ -147,6 +149,14 @@ impl<'s> Compiler<'s> {
         let mut types = declared_types(map.get("type"));
         if nullable && types != Types::ANY {
             types = types.union(Types::NULL);
+        }
+        // Allowed values are copied and compared by recursion: measured first.
+        for keyword in ["enum", "const"] {
+            if map.get(keyword).is_some_and(|value| !fits(value, 0)) {
+                return Err(SchemaError(format!(
+                    "{at}: `{keyword}` nests deeper than {ARGUMENT_DEPTH} levels"
+                )));
+            }
         }
         let mut allowed = allowed_values(map);
         if nullable
@@ -797,6 +807,27 @@ mod tests {
         assert_eq!(count(Some(&json!(2.0))), Some(2));
         assert_eq!(count(Some(&json!(-1))), None);
         assert_eq!(count(Some(&json!("2"))), None);
+    }
+
+    #[test]
+    fn allowed_values_nested_too_deep_are_refused() {
+        use super::super::depth::{Shape, nested};
+        for keyword in ["enum", "const"] {
+            let deep = nested(100_000, Shape::Alternating);
+            let value = if keyword == "enum" {
+                Value::Array(vec![deep])
+            } else {
+                deep
+            };
+            let mut map = Map::new();
+            map.insert(keyword.to_owned(), value);
+            let schema = Value::Object(map);
+            let err = compile(&schema).unwrap_err();
+            assert!(err.0.contains("nests deeper than 128 levels"), "{err}");
+            super::super::depth::discard(schema);
+        }
+        let fine = nested(ARGUMENT_DEPTH - 1, Shape::Objects);
+        assert!(compile(&json!({"enum": [fine]})).is_ok());
     }
 
     #[test]

@@ -42,6 +42,7 @@
 mod budget;
 mod cast;
 mod compile;
+mod depth;
 mod describe;
 mod equal;
 mod node;
@@ -58,6 +59,7 @@ use serde_json::Value;
 use crate::error::ArgumentError;
 use node::{NodeId, Nodes};
 
+pub use depth::discard;
 pub use payload::normalize_payload;
 
 /// A tool's input schema, compiled once for casting and validation.
@@ -213,7 +215,13 @@ impl ArgumentSchema {
     /// assert_eq!(args, json!({"flags": [true, false]}));
     /// assert_eq!(casts.len(), 2);
     /// ```
+    ///
+    /// Arguments nested more than 128 levels deep are left as they are,
+    /// for [`validate`](Self::validate) to refuse.
     pub fn cast(&self, args: &mut Value) -> Vec<Cast> {
+        if !depth::fits(args, 0) {
+            return Vec::new();
+        }
         cast::cast(&self.nodes, args)
     }
 
@@ -223,6 +231,8 @@ impl ArgumentSchema {
     ///
     /// Every [`ArgumentError`] found, each with its path, in schema order:
     /// properties as declared, then keys the schema does not declare.
+    /// Arguments nested more than 128 levels deep get one error alone,
+    /// found without recursing past that depth.
     ///
     /// ```
     /// use serde_json::json;
@@ -243,6 +253,11 @@ impl ArgumentSchema {
     /// assert!(text.contains(&"meta.flags[0] should be string, got integer 5".to_owned()));
     /// ```
     pub fn validate(&self, args: &Value) -> Result<(), Vec<ArgumentError>> {
+        // Measured first: deeper arguments are refused before anything,
+        // here or in the tool's deserialization, recurses into them.
+        if !depth::fits(args, 0) {
+            return Err(vec![depth::too_deep()]);
+        }
         validate::validate(&self.nodes, args)
     }
 
@@ -252,6 +267,9 @@ impl ArgumentSchema {
     ///
     /// Such a call is recognised in one pass over the arguments, without
     /// hashing or allocating; any other goes through both steps in full.
+    /// That pass also measures how deep the arguments nest, so arguments
+    /// that pass it, or that [`validate`](Self::validate) accepts, are
+    /// never more than 128 levels deep: safe to deserialize by recursion.
     ///
     /// # Errors
     ///

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::depth::discard;
 use super::node::same_name;
 use crate::error::PayloadError;
 
@@ -22,7 +23,10 @@ const WRAPPER: &str = "arguments";
 /// parameter of its own named `arguments` (`takes_arguments_param`), since
 /// then the object is an ordinary call.
 ///
-/// The result is always a [`Value::Object`].
+/// The result is always a [`Value::Object`]. Nothing here recurses into
+/// the payload: text is parsed by serde_json, which refuses more than 128
+/// levels, and a refused payload is taken apart without recursion. How deep
+/// an object sent as such nests is measured by the schema's check.
 ///
 /// ```
 /// use serde_json::json;
@@ -75,7 +79,12 @@ fn read_object(payload: Value) -> Result<Map<String, Value>, PayloadError> {
         Value::Object(object) => Ok(object),
         Value::Null => Ok(Map::new()),
         Value::String(text) => parse_object(&text),
-        other => Err(PayloadError::NotAnObject(describe(&other))),
+        other => {
+            let what = describe(&other);
+            // It may nest too deep for serde_json's recursive drop.
+            discard(other);
+            Err(PayloadError::NotAnObject(what))
+        }
     }
 }
 

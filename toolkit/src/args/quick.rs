@@ -13,6 +13,10 @@
 //! would touch (an integral float where only integers are wanted) is not
 //! clean even though it is valid.
 //!
+//! The pass also measures the depth of what the schema does not look into
+//! (values of parameters with no schema, undeclared keys), so a value it
+//! calls clean nests at most [`MAX_DEPTH`] levels, as validation requires.
+//!
 //! Two limits of the full walks apply here too: the depth limit, and the
 //! work budget, which counts the same visits and so runs out exactly where
 //! theirs would. For `anyOf`, the full walks try the branches in order until
@@ -25,6 +29,7 @@ use serde_json::{Map, Value};
 
 use super::budget::Budget;
 use super::cast::wants_cast_of;
+use super::depth::fits;
 use super::equal::{has_duplicates, json_equal};
 use super::node::{
     Additional, ArrayRules, MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, Types, same_name,
@@ -80,19 +85,20 @@ impl Quick<'_> {
             }
             Value::Bool(_) => itself(node, value, Types::BOOLEAN),
             Value::Null => itself(node, value, Types::NULL),
+            // What the schema does not look into is still measured.
             Value::Array(items) => {
                 itself(node, value, Types::ARRAY)
-                    && node
-                        .array
-                        .as_ref()
-                        .is_none_or(|r| self.array(r, items, depth))
+                    && match &node.array {
+                        Some(rules) => self.array(rules, items, depth),
+                        None => fits(value, depth),
+                    }
             }
             Value::Object(map) => {
                 itself(node, value, Types::OBJECT)
-                    && node
-                        .object
-                        .as_ref()
-                        .is_none_or(|r| self.object(r, map, depth))
+                    && match &node.object {
+                        Some(rules) => self.object(rules, map, depth),
+                        None => fits(value, depth),
+                    }
             }
         };
         fits && ((node.all_of.is_empty() && node.any_of.is_empty())
@@ -109,15 +115,18 @@ impl Quick<'_> {
         let count = u64::try_from(items.len()).unwrap_or(u64::MAX);
         if rules.min_items.is_some_and(|min| count < min)
             || rules.max_items.is_some_and(|max| count > max)
-            || (rules.unique && has_duplicates(items))
         {
             return false;
         }
-        items.iter().enumerate().all(|(index, item)| {
-            rules
-                .item(index)
-                .is_none_or(|schema| self.node(schema, item, depth + 1))
-        })
+        // Items first: comparing them recurses, so they are measured before.
+        items
+            .iter()
+            .enumerate()
+            .all(|(index, item)| match rules.item(index) {
+                Some(schema) => self.node(schema, item, depth + 1),
+                None => fits(item, depth + 1),
+            })
+            && !(rules.unique && has_duplicates(items))
     }
 
     /// One pass over the entries in their own order: each is looked up among
@@ -151,7 +160,11 @@ impl Quick<'_> {
             }
             if !known {
                 match rules.additional {
-                    Additional::Allowed => {}
+                    Additional::Allowed => {
+                        if !fits(value, depth + 1) {
+                            return false;
+                        }
+                    }
                     Additional::Forbidden => return false,
                     Additional::Schema(schema) => {
                         if !self.node(schema, value, depth + 1) {
@@ -213,7 +226,7 @@ fn rejects_at_root(node: &Node, value: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cast::cast_within;
+    use super::super::cast::{cast_trying_every_branch, cast_within};
     use super::super::validate::tests::{deep_misfit, exponential_schema};
     use super::super::validate::validate_within;
     use super::super::{ArgumentSchema, Cast};
@@ -925,6 +938,47 @@ mod tests {
             }
             _ => *value = scalar(rng),
         }
+    }
+
+    /// Casting with the shortcut that skips branches which cannot change
+    /// the value gives what trying every branch on a copy gives.
+    fn cast_agrees_with_trying_every_branch(nodes: &Nodes, args: &Value) {
+        let (mut quick, mut full) = (args.clone(), args.clone());
+        let casts = cast_within(nodes, &mut quick, &Budget::new());
+        let expected = cast_trying_every_branch(nodes, &mut full, &Budget::new());
+        assert_eq!((quick, casts), (full, expected), "{args}");
+    }
+
+    #[test]
+    fn skipping_branches_that_cannot_cast_changes_no_cast() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut runs = 0;
+        for (raw, good, bad) in table() {
+            let schema = ArgumentSchema::compile(&raw).expect("compiles");
+            let mut keys = vec!["arguments".to_owned(), "zzz".to_owned()];
+            names(&raw, &mut keys);
+            let seeds: Vec<Value> = good
+                .iter()
+                .chain(&bad)
+                .filter(|v| *v != &deep_misfit(60))
+                .cloned()
+                .collect();
+            for args in &seeds {
+                cast_agrees_with_trying_every_branch(&schema.nodes, args);
+            }
+            for round in 0..200 {
+                let args = if round % 2 == 0 && !seeds.is_empty() {
+                    let mut args = rng.pick(&seeds).clone();
+                    mutate(&mut rng, &mut args, &keys);
+                    args
+                } else {
+                    value(&mut rng, &keys, 3)
+                };
+                cast_agrees_with_trying_every_branch(&schema.nodes, &args);
+                runs += 1;
+            }
+        }
+        assert!(runs > 1000, "{runs}");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! [`protocol`] for the exchange).
 //!
 //! A plugin that crashes, hangs or prints garbage gives an error result, and
-//! its process is started afresh on the next call.
+//! its process is started afresh on the next call. Replies are matched to
+//! requests by id, and a plugin's process group goes when it does (see
+//! `process`).
 
 mod process;
 pub mod protocol;

@@ -1,6 +1,20 @@
 //! One plugin process: started on first use, one request at a time, and
 //! stopped (to be started afresh on the next request) when it crashes,
 //! hangs or answers with something that is not a response.
+//!
+//! Each reply is matched to its request by id. A reply to a request already
+//! answered (a plugin that answers twice) is dropped and logged, never given
+//! to a later call; a reply to a request never sent, or a line that is not
+//! a reply, ends the process.
+//!
+//! The plugin runs in a process group of its own, and the whole group is
+//! killed when the plugin exits, is stopped or restarted, or is dropped with
+//! its tools, so nothing it forked outlives it; a call in flight fails as
+//! soon as the plugin exits, even while a child it left behind still holds
+//! its output open. A descendant that leaves the group (`setsid`) escapes
+//! this; the kernel-backed lifetime mechanism `exec` runs under (a PID
+//! namespace or subreaper) is where that would be closed for plugins too,
+//! by starting the plugin through it in [`Plugin::start`].
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -10,7 +24,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 
 /// The longest response line read; a plugin that writes more without a
 /// newline is treated as broken rather than filling memory.
@@ -18,6 +33,14 @@ const MAX_LINE: u64 = 8 * 1024 * 1024;
 
 /// How much of the plugin's stderr is kept to explain a failure.
 const STDERR_TAIL: usize = 2048;
+
+/// How long after the plugin exits its output is still read, for an answer
+/// it wrote just before exiting.
+const LAST_ANSWER_GRACE: Duration = Duration::from_millis(200);
+
+/// How many replies to no pending request one call drops before the plugin
+/// is taken for broken.
+const MAX_STRAY_REPLIES: usize = 16;
 
 /// Why a request got no usable response.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,11 +81,17 @@ struct Slot {
 
 #[derive(Debug)]
 struct Running {
-    child: Child,
+    /// The plugin's pid, which is also its process group's id.
+    group: Option<libc::pid_t>,
+    /// How the process ended, once it has: set by the task that waits for
+    /// it, after the task has killed the rest of its group.
+    exit: watch::Receiver<Option<String>>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_reader: Option<tokio::task::JoinHandle<()>>,
+    /// For messages about replies that are dropped.
+    path: PathBuf,
 }
 
 impl Plugin {
@@ -101,9 +130,10 @@ impl Plugin {
         // The process is out of the slot while the request is in flight: if
         // the caller gives up half-way (its future is dropped), the process,
         // whose stream is now out of step, is dropped and killed with it.
+        // A process that exited while idle is replaced rather than asked.
         let mut running = match slot.running.take() {
-            Some(running) => running,
-            None => self.start()?,
+            Some(running) if running.exit.borrow().is_none() => running,
+            _ => self.start()?,
         };
         let outcome = tokio::time::timeout_at(deadline, running.exchange(make(id), id))
             .await
@@ -127,10 +157,13 @@ impl Plugin {
     }
 
     fn start(&self) -> Result<Running, Fault> {
+        // A process group of its own, so that everything the plugin forks
+        // can be killed with it.
         let mut child = Command::new(&self.path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| Fault::Start(e.to_string()))?;
@@ -139,6 +172,7 @@ impl Plugin {
                 "its stdin and stdout could not be piped".into(),
             ));
         };
+        let group = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok());
         let stdout = BufReader::new(stdout);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_reader = child.stderr.take().map(|mut pipe| {
@@ -156,12 +190,27 @@ impl Plugin {
                 }
             })
         });
+        // Noticing the exit at once is what lets a call in flight fail at
+        // once, and what kills what the plugin left behind.
+        let (exited, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            let status = match child.wait().await {
+                Ok(status) => status.to_string(),
+                Err(e) => format!("its status could not be read: {e}"),
+            };
+            if let Some(group) = group {
+                kill_group(group);
+            }
+            let _ = exited.send(Some(status));
+        });
         Ok(Running {
-            child,
+            group,
+            exit,
             stdin,
             stdout,
             stderr,
             stderr_reader,
+            path: self.path.clone(),
         })
     }
 }
@@ -181,13 +230,66 @@ impl Running {
             }
             return Err(Fault::Write(e.to_string()));
         }
+        let mut stray = 0;
+        loop {
+            let line = self.read_line().await?;
+            let text = String::from_utf8_lossy(&line);
+            let response = match serde_json::from_str::<Value>(text.trim()) {
+                Ok(Value::Object(map)) => map,
+                _ => return Err(Fault::Garbage(preview(&text))),
+            };
+            match response.get("id").and_then(Value::as_u64) {
+                Some(got) if got == id => return Ok(response),
+                // A request sent before this one, and answered already: a
+                // reply to nothing, which no call may receive.
+                Some(got) if got < id && stray < MAX_STRAY_REPLIES => {
+                    stray += 1;
+                    tracing::warn!(
+                        plugin = %self.path.display(),
+                        id = got,
+                        "dropped a plugin's reply to no pending request"
+                    );
+                }
+                _ => {
+                    return Err(Fault::Garbage(format!(
+                        "a response for no request it was sent: {}",
+                        preview(&text)
+                    )));
+                }
+            }
+        }
+    }
+
+    /// One line of output. Fails with [`Fault::Closed`] when the output
+    /// ends, or when the plugin has exited and wrote nothing more within
+    /// [`LAST_ANSWER_GRACE`]: a child it forked may hold the output open.
+    async fn read_line(&mut self) -> Result<Vec<u8>, Fault> {
+        // Outside the read, so that bytes read before the plugin exits are
+        // kept when the read is given up for the grace period's.
         let mut buf = Vec::new();
-        let read = (&mut self.stdout)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut buf)
-            .await;
+        let mut exit = self.exit.clone();
+        let read = {
+            let mut stdout = (&mut self.stdout).take(MAX_LINE);
+            let line = stdout.read_until(b'\n', &mut buf);
+            tokio::select! {
+                biased;
+                read = line => Some(read),
+                _ = exit.wait_for(Option::is_some) => None,
+            }
+        };
+        let read = match read {
+            Some(read) => read,
+            None => tokio::time::timeout(
+                LAST_ANSWER_GRACE,
+                (&mut self.stdout)
+                    .take(MAX_LINE)
+                    .read_until(b'\n', &mut buf),
+            )
+            .await
+            .unwrap_or(Ok(0)),
+        };
         match read {
-            Ok(0) => return Err(Fault::Closed),
+            Ok(0) if !buf.ends_with(b"\n") => return Err(Fault::Closed),
             Ok(_) => {}
             Err(e) => return Err(Fault::Garbage(e.to_string())),
         }
@@ -196,31 +298,24 @@ impl Running {
                 "a line longer than {MAX_LINE} bytes"
             )));
         }
-        let text = String::from_utf8_lossy(&buf);
-        let response = match serde_json::from_str::<Value>(text.trim()) {
-            Ok(Value::Object(map)) => map,
-            _ => return Err(Fault::Garbage(preview(&text))),
-        };
-        if response.get("id").and_then(Value::as_u64) != Some(id) {
-            return Err(Fault::Garbage(format!(
-                "a response for another request: {}",
-                preview(&text)
-            )));
+        if !buf.ends_with(b"\n") {
+            // The output ended in the middle of a line.
+            return Err(Fault::Closed);
         }
-        Ok(response)
+        Ok(buf)
     }
 
     /// How a process that closed its output ended, with the end of its stderr.
     async fn last_words(mut self) -> Fault {
         // A crashing process closes its output as it exits: give it a moment
         // to report its own status before making sure it is gone.
-        let status = match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {
-            Ok(Ok(status)) => status.to_string(),
-            _ => {
-                let _ = self.child.start_kill();
-                match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
-                    Ok(Ok(status)) => format!("it closed its output; stopped: {status}"),
-                    _ => "it closed its output and did not stop".to_owned(),
+        let status = match self.wait_exit(Duration::from_secs(1)).await {
+            Some(status) => status,
+            None => {
+                self.kill();
+                match self.wait_exit(Duration::from_secs(2)).await {
+                    Some(status) => format!("it closed its output; stopped: {status}"),
+                    None => "it closed its output and did not stop".to_owned(),
                 }
             }
         };
@@ -230,6 +325,27 @@ impl Running {
         Fault::Exited {
             status,
             stderr: self.stderr_tail(),
+        }
+    }
+
+    /// How the process ended, if it does within `limit`.
+    async fn wait_exit(&self, limit: Duration) -> Option<String> {
+        let mut exit = self.exit.clone();
+        tokio::time::timeout(limit, exit.wait_for(Option::is_some))
+            .await
+            .ok()?
+            .ok()?
+            .clone()
+    }
+
+    /// Kill the plugin and its group, unless it has exited: then the task
+    /// that saw it exit has killed the group already, and its id may be
+    /// free for another process to take.
+    fn kill(&self) {
+        if self.exit.borrow().is_none()
+            && let Some(group) = self.group
+        {
+            kill_group(group);
         }
     }
 
@@ -246,10 +362,25 @@ impl Running {
     }
 }
 
-/// Kill a process that is no longer trusted; tokio reaps it in the background.
+impl Drop for Running {
+    /// A plugin dropped (restarted, or its tools dropped) takes its whole
+    /// group with it; the task waiting for it reaps it.
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Kill a process that is no longer trusted, and everything it started.
 fn stop(running: Option<Running>) {
-    if let Some(mut running) = running {
-        let _ = running.child.start_kill();
+    drop(running);
+}
+
+/// SIGKILL to every process in the group `group`.
+fn kill_group(group: libc::pid_t) {
+    // SAFETY: `killpg` has no memory-safety preconditions; a group that is
+    // already gone gives ESRCH, which is fine.
+    unsafe {
+        libc::killpg(group, libc::SIGKILL);
     }
 }
 

@@ -17,6 +17,13 @@
 //! `content` may be any JSON; an object is also kept as structured output.
 //! What the plugin writes to stderr is kept (its end) to explain a crash.
 //!
+//! Each response carries the id of its request. A second response to a
+//! request already answered is dropped (and logged); a response with the id
+//! of a request never sent, or a line that is not a response, ends the
+//! process, as does its exit, which fails the call in flight at once. The
+//! plugin runs in a process group of its own, killed with it: processes it
+//! starts do not outlive it.
+//!
 //! A described tool may also say how it behaves, which decides how the
 //! host runs it (alone or beside other calls, with or without approval):
 //!
