@@ -156,11 +156,16 @@ fn grep_blocking(
         .after_context(after as usize)
         // Multiline search holds the whole file: at most the multiline cap.
         // Line search holds a line and its context: at most the line cap.
-        .heap_limit(Some(if multiline {
-            limits.max_multiline_bytes
-        } else {
-            limits.max_search_line_bytes
-        }));
+        // (The searcher needs room for one read past the end: a file of
+        // exactly the cap still fits.)
+        .heap_limit(Some(
+            if multiline {
+                limits.max_multiline_bytes
+            } else {
+                limits.max_search_line_bytes
+            }
+            .saturating_add(READ_SLACK),
+        ));
     let search = Search {
         matcher,
         builder,
@@ -279,6 +284,9 @@ fn build_matcher(
         ))
     })
 }
+
+/// Room the searcher's buffer needs beyond the data it holds.
+const READ_SLACK: usize = 64 * 1024;
 
 /// Files kept from the first pass, by path; past it only counted, and the
 /// note says to narrow the search.
