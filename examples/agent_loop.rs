@@ -16,7 +16,7 @@
 //! - `OPENAI_MODEL`: the model to use (required).
 //! - `OPENAI_API_KEY`: sent as a bearer token when set.
 //! - `AGENT_WORKSPACE`: the directory `save_note` writes `notes.md` in; by
-//!   default `toolkit-agent-loop` in the system's temp directory.
+//!   default `toolsmith-agent-loop` in the system's temp directory.
 //!
 //! The answer goes to stdout; a trace of the tool calls and the approval
 //! prompts go to stderr.
@@ -30,12 +30,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolkit::exec::{
+use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, CallRecord, Runner, ToolCall, meta,
 };
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::{Deserialize, Serialize};
-use toolkit::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::{Deserialize, Serialize};
+use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
 
 // ---------------------------------------------------------------------------
 // The tools
@@ -43,8 +43,8 @@ use toolkit::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_tra
 
 /// The weather in one city.
 #[derive(Serialize, JsonSchema)]
-#[serde(crate = "toolkit::serde")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde")]
+#[schemars(crate = "toolsmith::schemars")]
 struct Weather {
     city: String,
     temperature_c: f64,
@@ -199,7 +199,7 @@ async fn run() -> Result<String, Box<dyn Error>> {
 fn workspace_dir() -> std::io::Result<PathBuf> {
     let dir = std::env::var_os("AGENT_WORKSPACE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("toolkit-agent-loop"));
+        .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-agent-loop"));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
@@ -313,19 +313,19 @@ struct ChatClient {
 
 /// The part of a chat completions response the loop reads.
 #[derive(Deserialize)]
-#[serde(crate = "toolkit::serde")]
+#[serde(crate = "toolsmith::serde")]
 struct ChatResponse {
     choices: Vec<Choice>,
 }
 
 #[derive(Deserialize)]
-#[serde(crate = "toolkit::serde")]
+#[serde(crate = "toolsmith::serde")]
 struct Choice {
     message: AssistantMessage,
 }
 
 #[derive(Deserialize)]
-#[serde(crate = "toolkit::serde")]
+#[serde(crate = "toolsmith::serde")]
 struct AssistantMessage {
     content: Option<String>,
     /// Kept as JSON: they go back into the history exactly as they came.

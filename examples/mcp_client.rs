@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use toolkit::mcp::{McpClients, McpConfig};
-use toolkit::{DefinitionFormat, ToolContext, ToolRegistry};
+use toolsmith::mcp::{McpClients, McpConfig};
+use toolsmith::{DefinitionFormat, ToolContext, ToolRegistry};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

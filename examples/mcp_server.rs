@@ -13,7 +13,7 @@
 //! are accepted (against DNS rebinding) unless `--allow-host NAME` adds the
 //! names the balancer forwards.
 //!
-//! It serves the file and search tools of `toolkit-builtins` (`read_file`,
+//! It serves the file and search tools of `toolsmith-builtins` (`read_file`,
 //! `write_file`, `edit_file`, `list_dir`, `glob`, `grep`, `notebook_edit`),
 //! which cannot leave the workspace, and this example's `workspace_info`.
 //! The shell and network built-ins stay out: they need a policy the person
@@ -22,12 +22,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolkit::mcp::{HttpOptions, McpServer};
-use toolkit::{ToolContext, ToolError, ToolFilter, ToolRegistry, tool};
-use toolkit_builtins::Workspace;
+use toolsmith::mcp::{HttpOptions, McpServer};
+use toolsmith::{ToolContext, ToolError, ToolFilter, ToolRegistry, tool};
+use toolsmith_builtins::Workspace;
 
 // Link the built-ins: their tools register themselves like any `#[tool]`.
-toolkit::link_tools!(toolkit_builtins);
+toolsmith::link_tools!(toolsmith_builtins);
 
 /// Where this server works: the workspace root and its top-level entries.
 #[tool(read_only, idempotent, category = filesystem_read)]
@@ -71,8 +71,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("the workspace {} is unusable: {e}", root.display()))?;
     let registry = ToolRegistry::from_inventory(
         &ToolFilter::default()
-            .module_prefix("toolkit_builtins")
-            .names(toolkit_builtins::FILE_TOOLS),
+            .module_prefix("toolsmith_builtins")
+            .names(toolsmith_builtins::FILE_TOOLS),
     )?;
     registry.register(WorkspaceInfoTool)?;
     let registry = Arc::new(registry);
@@ -80,7 +80,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_workspace(workspace.root())
         .with_state(workspace);
     let server = McpServer::new(registry)
-        .with_name("toolkit-builtins", env!("CARGO_PKG_VERSION"))
+        .with_name("toolsmith-builtins", env!("CARGO_PKG_VERSION"))
         .with_instructions("Tools for the files of one workspace; paths are relative to it.")
         .with_context(context);
     match http_port {

@@ -6,14 +6,14 @@
 //! Run it with `cargo run --example quickstart`.
 
 use serde_json::json;
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::{Deserialize, Serialize};
-use toolkit::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::{Deserialize, Serialize};
+use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, tool};
 
 /// Units for a temperature.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "lowercase")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "lowercase")]
+#[schemars(crate = "toolsmith::schemars")]
 enum Unit {
     Celsius,
     Fahrenheit,
@@ -21,8 +21,8 @@ enum Unit {
 
 /// The weather in one city.
 #[derive(Serialize, JsonSchema)]
-#[serde(crate = "toolkit::serde")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde")]
+#[schemars(crate = "toolsmith::schemars")]
 struct Weather {
     city: String,
     temperature: f64,

@@ -58,9 +58,9 @@ EOF
     "$generator" "$2" "$tools" >"$bench/$1/src/lib.rs"
     printf '%s\n' "$4" >"$bench/$1/src/main.rs"
 }
-write_crate ours100 ours "toolkit = { path = \"$root/toolkit\" }" \
+write_crate ours100 ours "toolsmith = { path = \"$root/toolkit\" }" \
     '//! Builds the registry of the 100 tools and counts their definitions.
-use toolkit::{DefinitionFormat, ToolFilter, ToolRegistry};
+use toolsmith::{DefinitionFormat, ToolFilter, ToolRegistry};
 // Links the library, whose tools register themselves.
 use ours100 as _;
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 1; }
-cargo bench -p toolkit --bench dispatch_instructions --no-run --quiet 2>/dev/null
+cargo bench -p toolsmith --bench dispatch_instructions --no-run --quiet 2>/dev/null
 bin=$(ls -t target/release/deps/dispatch_instructions-* | grep -v '\.d$' | head -1)
 base=200; step=2000
 count() { # mode iterations -> total instructions

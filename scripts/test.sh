@@ -19,7 +19,7 @@ cargo fmt --all -- --check
 
 step "lints (cargo clippy -D warnings, MSRV-aware)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy -p toolkit-builtins --all-targets --locked --features landlock -- -D warnings
+cargo clippy -p toolsmith-builtins --all-targets --locked --features landlock -- -D warnings
 
 step "MSRV: no dependency needs a newer Rust than we promise"
 python3 scripts/check_msrv.py
@@ -40,4 +40,4 @@ step "tests (cargo test --workspace)"
 cargo test --workspace --locked
 
 step "tests of exec's Landlock confinement (the optional landlock feature)"
-cargo test -p toolkit-builtins --locked --features landlock --test shell_isolation
+cargo test -p toolsmith-builtins --locked --features landlock --test shell_isolation

@@ -6,10 +6,10 @@
 use std::path::Path;
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolRegistry};
-use toolkit_builtins::Workspace;
-use toolkit_builtins::config::{PluginDir, PluginOptions, ToolsFile};
-use toolkit_builtins::shell::ShellPolicy;
+use toolsmith::{ToolContext, ToolRegistry};
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::config::{PluginDir, PluginOptions, ToolsFile};
+use toolsmith_builtins::shell::ShellPolicy;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

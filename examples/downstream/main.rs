@@ -17,7 +17,7 @@ mod tools;
 use std::sync::Arc;
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolRegistry};
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
 
 #[tokio::main]
 async fn main() {

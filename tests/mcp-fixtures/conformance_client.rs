@@ -1,5 +1,5 @@
 //! The client the MCP conformance suite's client scenarios drive:
-//! `mcp-fixture-client URL` connects with `toolkit::mcp::McpClients`
+//! `mcp-fixture-client URL` connects with `toolsmith::mcp::McpClients`
 //! (streamable HTTP), mounts the server's tools and calls each once with
 //! arguments made from its schema, printing what came back.
 

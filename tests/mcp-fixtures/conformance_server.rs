@@ -1,6 +1,6 @@
 //! The server the MCP conformance suite and the peer clients test: the
 //! fixture tools, resources and prompts the suite calls by fixed names,
-//! written as any tool is, served by `toolkit::mcp::McpServer`.
+//! written as any tool is, served by `toolsmith::mcp::McpServer`.
 //!
 //! `mcp-fixture-server --http PORT [--stateless]` serves streamable HTTP at
 //! `http://127.0.0.1:PORT/mcp`; `mcp-fixture-server --stdio` serves stdio;

@@ -21,7 +21,7 @@ pub mod returns;
 pub mod whole;
 
 /// The module path of this crate, the prefix `ToolFilter::module_prefix` takes.
-pub const MODULE: &str = "toolkit_tests";
+pub const MODULE: &str = "toolsmith_tests";
 
 /// Every `#[tool]` of this crate, by module, as the names models call.
 pub const TOOLS: &[(&str, &[&str])] = &[
@@ -68,7 +68,7 @@ pub const TOOLS: &[(&str, &[&str])] = &[
     ("whole", &["search"]),
 ];
 
-/// The module path of one of this crate's modules, e.g. `toolkit_tests::returns`.
+/// The module path of one of this crate's modules, e.g. `toolsmith_tests::returns`.
 pub fn module(name: &str) -> String {
     format!("{MODULE}::{name}")
 }

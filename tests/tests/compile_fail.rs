@@ -4,7 +4,7 @@
 //! refused, and the `.stderr` beside it is the exact message a user sees.
 //! These files are shown in the book, so they must read well. The messages
 //! depend on the compiler version; regenerate them with
-//! `TRYBUILD=overwrite cargo test -p toolkit-tests --test compile_fail`
+//! `TRYBUILD=overwrite cargo test -p toolsmith-tests --test compile_fail`
 //! and read every changed file before committing it.
 
 #[test]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tk::{DefinitionFormat, ToolRegistry};
-use toolkit_tests::hand_written::JsonTool;
-use toolkit_tests::registry_of;
+use toolsmith_tests::hand_written::JsonTool;
+use toolsmith_tests::registry_of;
 
 fn registry() -> ToolRegistry {
     let registry = registry_of(&["write_file", "read_file", "exec", "weather", "fetch_page"]);

@@ -3,9 +3,9 @@
 //! one silently shadowing the other.
 
 use tk::{RegistryError, ToolFilter, ToolRegistry};
-use toolkit_tests::module;
+use toolsmith_tests::module;
 
-/// A second `read_file`, clashing with the one in `toolkit_tests::naming`.
+/// A second `read_file`, clashing with the one in `toolsmith_tests::naming`.
 #[tk::tool(name = "read_file")]
 async fn another_read_file(
     /// Some path.
@@ -23,7 +23,7 @@ fn two_linked_tools_with_one_name_are_a_clear_error() {
     assert_eq!(name, "read_file");
     // Which of the two registered first depends on link order.
     let origins = [
-        "#[tool] in toolkit_tests::naming".to_owned(),
+        "#[tool] in toolsmith_tests::naming".to_owned(),
         format!("#[tool] in {}", module_path!()),
     ];
     assert!(origins.contains(existing), "{existing}");

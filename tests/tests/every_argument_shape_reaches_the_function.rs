@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use tk::{ToolContext, ToolOutput, ToolRegistry};
-use toolkit_tests::registry_of;
+use toolsmith_tests::registry_of;
 
 fn registry() -> ToolRegistry {
     registry_of(&[

@@ -4,12 +4,12 @@
 
 use serde_json::{Value, json};
 use tk::{DefinitionFormat, Tool, ToolRegistry};
-use toolkit_tests::attributes::{CreateAccountTool, ExecTool, FetchTool};
-use toolkit_tests::collections::{CountNodesTool, ListsAndMapsTool, PaintTool, TagItemTool};
-use toolkit_tests::naming::ReadFileTool;
-use toolkit_tests::numbers::{IntegerWidthsTool, PingTool, ScalarsTool};
-use toolkit_tests::returns::WeatherTool;
-use toolkit_tests::whole::SearchTool;
+use toolsmith_tests::attributes::{CreateAccountTool, ExecTool, FetchTool};
+use toolsmith_tests::collections::{CountNodesTool, ListsAndMapsTool, PaintTool, TagItemTool};
+use toolsmith_tests::naming::ReadFileTool;
+use toolsmith_tests::numbers::{IntegerWidthsTool, PingTool, ScalarsTool};
+use toolsmith_tests::returns::WeatherTool;
+use toolsmith_tests::whole::SearchTool;
 
 /// Snapshots live in `tests/snapshots/`, named without the module prefix.
 fn snapshot(name: &str, value: &Value) {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tk::{CallError, CancellationToken, ToolContext, ToolError};
-use toolkit_tests::injection::Counter;
-use toolkit_tests::registry_of;
+use toolsmith_tests::injection::Counter;
+use toolsmith_tests::registry_of;
 
 #[tokio::test]
 async fn the_context_arrives_through_a_renamed_import() {
@@ -78,7 +78,7 @@ async fn missing_state_is_an_error_result_that_names_the_type() {
     assert_eq!(
         out.content,
         "Error: Tool 'count_visit' failed: this tool is not set up: it needs a \
-         `toolkit_tests::injection::Counter` in its context, which the host did not provide\n\n\
+         `toolsmith_tests::injection::Counter` in its context, which the host did not provide\n\n\
          [This is not caused by your arguments; tell the user, or use another tool.]"
     );
     let err = registry
@@ -93,7 +93,7 @@ async fn missing_state_is_an_error_result_that_names_the_type() {
         err,
         CallError::Tool {
             tool: "count_visit".into(),
-            error: ToolError::MissingState("toolkit_tests::injection::Counter"),
+            error: ToolError::MissingState("toolsmith_tests::injection::Counter"),
         }
     );
 }
@@ -109,7 +109,7 @@ async fn a_sync_tool_reports_missing_state_the_same_way() {
         err,
         CallError::Tool {
             tool: "sync_thread".into(),
-            error: ToolError::MissingState("toolkit_tests::injection::Counter"),
+            error: ToolError::MissingState("toolsmith_tests::injection::Counter"),
         }
     );
 }

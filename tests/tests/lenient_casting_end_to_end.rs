@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use tk::args::Cast;
 use tk::{ToolContext, ToolRegistry};
-use toolkit_tests::hand_written::JsonTool;
-use toolkit_tests::registry_of;
+use toolsmith_tests::hand_written::JsonTool;
+use toolsmith_tests::registry_of;
 
 fn registry() -> ToolRegistry {
     registry_of(&[

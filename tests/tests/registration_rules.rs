@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tk::{RegistryError, Tool, ToolContext, ToolFilter, ToolRegistry};
-use toolkit_tests::hand_written::JsonTool;
-use toolkit_tests::naming::{ListDirTool, ReadFileTool};
-use toolkit_tests::{module, registry_of};
+use toolsmith_tests::hand_written::JsonTool;
+use toolsmith_tests::naming::{ListDirTool, ReadFileTool};
+use toolsmith_tests::{module, registry_of};
 
 fn shared(tool: impl Tool) -> Arc<dyn Tool> {
     Arc::new(tool)
@@ -84,7 +84,7 @@ fn a_duplicate_name_is_refused_with_where_the_first_came_from() {
         .expect_err("the name is taken");
     assert_eq!(
         err.to_string(),
-        "a tool named 'read_file' is already registered (from #[tool] in toolkit_tests::naming); tool names must be unique"
+        "a tool named 'read_file' is already registered (from #[tool] in toolsmith_tests::naming); tool names must be unique"
     );
 }
 

@@ -2,7 +2,7 @@
 //! every linked crate, and a `ToolFilter` decides which it takes.
 
 use tk::{RiskLevel, ToolCategory, ToolFilter, ToolRegistry};
-use toolkit_tests::{MODULE, TOOLS, module};
+use toolsmith_tests::{MODULE, TOOLS, module};
 
 /// A tool defined in the test binary itself is collected as well.
 #[tk::tool(read_only)]
@@ -44,7 +44,7 @@ fn a_module_prefix_takes_one_module_and_not_its_namesakes() {
             "{name}"
         );
     }
-    // `toolkit_tests::name` is not a prefix of `toolkit_tests::naming`.
+    // `toolsmith_tests::name` is not a prefix of `toolsmith_tests::naming`.
     assert!(names(&ToolFilter::all().module_prefix(module("nam"))).is_empty());
     // Several prefixes add up.
     assert_eq!(

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use tk::{CallError, ToolContext, ToolError, ToolOutput, ToolRegistry};
-use toolkit_tests::registry_of;
+use toolsmith_tests::registry_of;
 
 fn registry() -> ToolRegistry {
     registry_of(&[

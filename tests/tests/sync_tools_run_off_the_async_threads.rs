@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use serde_json::json;
 use tk::ToolContext;
-use toolkit_tests::injection::{Counter, Gate};
-use toolkit_tests::registry_of;
+use toolsmith_tests::injection::{Counter, Gate};
+use toolsmith_tests::registry_of;
 
 fn this_thread() -> String {
     format!("{:?}", std::thread::current().id())

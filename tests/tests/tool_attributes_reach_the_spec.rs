@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use tk::{RiskLevel, Tool, ToolAnnotations, ToolCategory};
-use toolkit_tests::attributes::{CreateAccountTool, ExecTool, FetchTool, PurgeCacheTool};
-use toolkit_tests::naming::ReadFileTool;
-use toolkit_tests::returns::ShoutTool;
+use toolsmith_tests::attributes::{CreateAccountTool, ExecTool, FetchTool, PurgeCacheTool};
+use toolsmith_tests::naming::ReadFileTool;
+use toolsmith_tests::returns::ShoutTool;
 
 #[test]
 fn name_and_description_override_the_function_and_its_docs() {
@@ -99,6 +99,6 @@ fn timeouts_take_seconds_or_a_duration_string() {
 
 #[test]
 fn the_module_path_is_where_the_function_is() {
-    assert_eq!(FetchTool.spec().module_path, "toolkit_tests::attributes");
-    assert_eq!(ReadFileTool.spec().module_path, "toolkit_tests::naming");
+    assert_eq!(FetchTool.spec().module_path, "toolsmith_tests::attributes");
+    assert_eq!(ReadFileTool.spec().module_path, "toolsmith_tests::naming");
 }

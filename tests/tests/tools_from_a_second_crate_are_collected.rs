@@ -8,7 +8,7 @@
 use serde_json::json;
 use tk::{ToolContext, ToolFilter, ToolRegistry};
 
-tk::link_tools!(extra_tools, toolkit_tests);
+tk::link_tools!(extra_tools, toolsmith_tests);
 
 #[test]
 fn a_second_library_crate_contributes_its_tools() {

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 
 use tk::{CancellationToken, Tool, ToolContext};
-use toolkit_tests::attributes::{create_account, fetch, purge_cache};
-use toolkit_tests::collections::{Color, Tree, paint};
-use toolkit_tests::injection::{Counter, cancel_status, count_visit, whoami};
-use toolkit_tests::numbers::ping;
-use toolkit_tests::returns::{ShoutTool, divide, shout, weather, word_count};
-use toolkit_tests::whole::{Kind, SearchArgs, search};
+use toolsmith_tests::attributes::{create_account, fetch, purge_cache};
+use toolsmith_tests::collections::{Color, Tree, paint};
+use toolsmith_tests::injection::{Counter, cancel_status, count_visit, whoami};
+use toolsmith_tests::numbers::ping;
+use toolsmith_tests::returns::{ShoutTool, divide, shout, weather, word_count};
+use toolsmith_tests::whole::{Kind, SearchArgs, search};
 
 #[tokio::test]
 async fn async_tools_are_awaited_like_any_function() {
@@ -42,7 +42,7 @@ fn sync_tools_are_called_without_a_runtime() {
         children: vec![],
     };
     assert_eq!(
-        toolkit_tests::collections::count_nodes(tree),
+        toolsmith_tests::collections::count_nodes(tree),
         "1 nodes: root"
     );
 }

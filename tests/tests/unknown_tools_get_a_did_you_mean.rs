@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tk::{CallError, Tool, ToolContext, ToolRegistry, UnknownTool};
-use toolkit_tests::hand_written::JsonTool;
-use toolkit_tests::registry_of;
+use toolsmith_tests::hand_written::JsonTool;
+use toolsmith_tests::registry_of;
 
 fn files() -> ToolRegistry {
     registry_of(&["read_file", "write_file", "list_dir"])

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use tk::{ArgumentError, CallError, InvalidArguments, PayloadError, Problem, ToolContext};
-use toolkit_tests::registry_of;
+use toolsmith_tests::registry_of;
 
 const FIX_HINT: &str = "\n\n[Fix the arguments as described and call the tool again.]";
 

@@ -15,7 +15,7 @@
 //! does not. Both baselines are measured: plain `rg --files` (less work than
 //! ours) and `rg --files --sortr=modified` (the same answer).
 //!
-//! Run: `cargo bench -p toolkit-builtins --bench search`. Besides criterion's
+//! Run: `cargo bench -p toolsmith-builtins --bench search`. Besides criterion's
 //! figures it prints the ratio our time / rg time, median of paired runs.
 
 use std::path::{Path, PathBuf};
@@ -23,11 +23,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use toolkit::ToolContext;
-use toolkit_builtins::fs::FsLimits;
-use toolkit_builtins::fs::noise::NOISE_DIRS;
-use toolkit_builtins::sandbox::Workspace;
-use toolkit_builtins::search::{OutputMode, glob, grep};
+use toolsmith::ToolContext;
+use toolsmith_builtins::fs::FsLimits;
+use toolsmith_builtins::fs::noise::NOISE_DIRS;
+use toolsmith_builtins::sandbox::Workspace;
+use toolsmith_builtins::search::{OutputMode, glob, grep};
 
 const PATTERN: &str = r"fn\s+new\s*\(";
 const GLOB: &str = "*.rs";
@@ -187,12 +187,12 @@ fn benches(c: &mut Criterion) {
     let ours = our_grep(&ctx);
     let our_matches = ours.lines().filter(|l| is_match_line(l)).count();
     eprintln!(
-        "grep {PATTERN:?} in {}: toolkit {our_matches} matching lines, rg {} lines",
+        "grep {PATTERN:?} in {}: toolsmith {our_matches} matching lines, rg {} lines",
         tree.display(),
         rg_grep(&tree)
     );
     eprintln!(
-        "glob {GLOB:?}: toolkit {} files, rg {} files",
+        "glob {GLOB:?}: toolsmith {} files, rg {} files",
         our_glob(&ctx).lines().count(),
         rg_glob(&tree)
     );
@@ -201,13 +201,13 @@ fn benches(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(20));
-    group.bench_function("toolkit", |b| b.iter(|| our_grep(&ctx)));
+    group.bench_function("toolsmith", |b| b.iter(|| our_grep(&ctx)));
     group.bench_function("rg", |b| b.iter(|| rg_grep(&tree)));
     group.finish();
 
     let mut group = c.benchmark_group("glob");
     group.sample_size(20);
-    group.bench_function("toolkit", |b| b.iter(|| our_glob(&ctx)));
+    group.bench_function("toolsmith", |b| b.iter(|| our_glob(&ctx)));
     group.bench_function("rg", |b| b.iter(|| rg_glob(&tree)));
     group.bench_function("rg_newest_first", |b| {
         b.iter(|| rg_glob_newest_first(&tree))
@@ -215,7 +215,7 @@ fn benches(c: &mut Criterion) {
     group.finish();
 
     eprintln!(
-        "ratio grep content (toolkit / rg): {:.2}",
+        "ratio grep content (toolsmith / rg): {:.2}",
         paired_ratio(
             || drop(our_grep(&ctx)),
             || {
@@ -224,7 +224,7 @@ fn benches(c: &mut Criterion) {
         )
     );
     eprintln!(
-        "ratio glob (toolkit / rg --files, unsorted): {:.2}",
+        "ratio glob (toolsmith / rg --files, unsorted): {:.2}",
         paired_ratio(
             || drop(our_glob(&ctx)),
             || {
@@ -233,7 +233,7 @@ fn benches(c: &mut Criterion) {
         )
     );
     eprintln!(
-        "ratio glob (toolkit / rg --files --sortr=modified, the same answer): {:.2}",
+        "ratio glob (toolsmith / rg --files --sortr=modified, the same answer): {:.2}",
         paired_ratio(
             || drop(our_glob(&ctx)),
             || {

@@ -1,8 +1,8 @@
-//! Built-in tools for the `toolkit` crate, each written with `#[tool]`
+//! Built-in tools for the `toolsmith` crate, each written with `#[tool]`
 //! exactly as a user would write one.
 //!
 //! Linking this crate registers its tools with `inventory`; a registry only
-//! takes the ones its [`toolkit::ToolFilter`] selects, and the risky ones
+//! takes the ones its [`toolsmith::ToolFilter`] selects, and the risky ones
 //! (shell, network) also refuse to run until the host puts their policy in
 //! the context's state. Configuration always comes through typed state.
 //! Every guard of those tools is listed in [`guards`].
@@ -18,11 +18,11 @@ pub mod search;
 /// the [`Workspace`]: what a host serving "the file tools" selects.
 ///
 /// ```
-/// use toolkit::{ToolFilter, ToolRegistry};
+/// use toolsmith::{ToolFilter, ToolRegistry};
 ///
-/// toolkit::link_tools!(toolkit_builtins);
+/// toolsmith::link_tools!(toolsmith_builtins);
 /// let registry =
-///     ToolRegistry::from_inventory(&ToolFilter::default().names(toolkit_builtins::FILE_TOOLS))
+///     ToolRegistry::from_inventory(&ToolFilter::default().names(toolsmith_builtins::FILE_TOOLS))
 ///         .unwrap();
 /// assert_eq!(registry.len(), 7);
 /// ```

@@ -4,8 +4,8 @@
 #![cfg(feature = "agent")]
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::agent::{ChannelSink, Messenger, OutboundMessage};
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::agent::{ChannelSink, Messenger, OutboundMessage};
 
 fn registry() -> ToolRegistry {
     ToolRegistry::from_inventory(&ToolFilter::default().names(["echo", "message"])).unwrap()

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::{Mutex, oneshot};
-use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::agent::{ChannelSink, Subagents, TaskSpawner};
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::agent::{ChannelSink, Subagents, TaskSpawner};
 
 fn registry() -> ToolRegistry {
     ToolRegistry::from_inventory(&ToolFilter::default().names(["spawn"])).unwrap()
@@ -152,13 +152,13 @@ async fn several_tasks_get_distinct_ids() {
 /// A host's own spawner, here one that has no room for more work.
 struct Full;
 
-#[toolkit::async_trait]
-impl toolkit_builtins::agent::Spawner for Full {
+#[toolsmith::async_trait]
+impl toolsmith_builtins::agent::Spawner for Full {
     async fn spawn(
         &self,
-        request: toolkit_builtins::agent::SpawnRequest,
-    ) -> Result<String, toolkit_builtins::agent::SpawnError> {
-        Err(toolkit_builtins::agent::SpawnError(format!(
+        request: toolsmith_builtins::agent::SpawnRequest,
+    ) -> Result<String, toolsmith_builtins::agent::SpawnError> {
+        Err(toolsmith_builtins::agent::SpawnError(format!(
             "too many tasks to start '{}'",
             request.label
         )))
@@ -206,14 +206,14 @@ async fn a_panicking_task_is_reported_as_failed() {
 
 /// Keeps the requests it is asked to start.
 #[derive(Clone, Default)]
-struct Recorder(Arc<std::sync::Mutex<Vec<toolkit_builtins::agent::SpawnRequest>>>);
+struct Recorder(Arc<std::sync::Mutex<Vec<toolsmith_builtins::agent::SpawnRequest>>>);
 
-#[toolkit::async_trait]
-impl toolkit_builtins::agent::Spawner for Recorder {
+#[toolsmith::async_trait]
+impl toolsmith_builtins::agent::Spawner for Recorder {
     async fn spawn(
         &self,
-        request: toolkit_builtins::agent::SpawnRequest,
-    ) -> Result<String, toolkit_builtins::agent::SpawnError> {
+        request: toolsmith_builtins::agent::SpawnRequest,
+    ) -> Result<String, toolsmith_builtins::agent::SpawnError> {
         self.0.lock().unwrap().push(request);
         Ok("task0001".into())
     }
@@ -221,7 +221,7 @@ impl toolkit_builtins::agent::Spawner for Recorder {
 
 #[tokio::test]
 async fn a_task_asked_for_by_a_fired_job_says_which_job() {
-    use toolkit_builtins::agent::cron::FiredJob;
+    use toolsmith_builtins::agent::cron::FiredJob;
     let recorder = Recorder::default();
     let ctx = ToolContext::new().with_state(Subagents::new(recorder.clone()));
     let fired = ctx.clone().with_state(FiredJob {

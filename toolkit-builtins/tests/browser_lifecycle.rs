@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::browser::{BrowserConfig, BrowserSession};
-use toolkit_builtins::net::NetPolicy;
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::browser::{BrowserConfig, BrowserSession};
+use toolsmith_builtins::net::NetPolicy;
 
 use browser_common::{Site, require_chromium};
 

@@ -10,9 +10,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
-use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::browser::{BrowserConfig, BrowserSession};
-use toolkit_builtins::net::NetPolicy;
+use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::browser::{BrowserConfig, BrowserSession};
+use toolsmith_builtins::net::NetPolicy;
 
 use browser_common::{Site, require_chromium};
 

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolkit::{ToolCategory, ToolContext, ToolOutput, ToolRegistry};
-use toolkit_builtins::config::{ToolsFile, parse_json_str};
-use toolkit_builtins::shell::ShellPolicy;
+use toolsmith::{ToolCategory, ToolContext, ToolOutput, ToolRegistry};
+use toolsmith_builtins::config::{ToolsFile, parse_json_str};
+use toolsmith_builtins::shell::ShellPolicy;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

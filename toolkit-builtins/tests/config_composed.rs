@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::config::{ToolsFile, load_file, parse_json_str};
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::config::{ToolsFile, load_file, parse_json_str};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

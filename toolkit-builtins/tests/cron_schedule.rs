@@ -3,7 +3,7 @@
 #![cfg(feature = "agent")]
 
 use jiff::Timestamp;
-use toolkit_builtins::agent::cron::{Schedule, ScheduleError};
+use toolsmith_builtins::agent::cron::{Schedule, ScheduleError};
 
 fn ts(text: &str) -> Timestamp {
     text.parse().unwrap()

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use tokio::sync::mpsc::Receiver;
-use toolkit_builtins::agent::cron::{
+use toolsmith_builtins::agent::cron::{
     Clock, CronError, NewJob, Schedule, Scheduler, TokioScheduler,
 };
-use toolkit_builtins::agent::{ChannelSink, Messenger, OutboundMessage};
+use toolsmith_builtins::agent::{ChannelSink, Messenger, OutboundMessage};
 
 const START: &str = "2026-01-15T12:00:00Z";
 
@@ -174,7 +174,7 @@ async fn any_async_function_can_handle_a_due_job() {
     let (fired, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let scheduler = TokioScheduler::open_with_clock(
         dir.path().join("jobs.json"),
-        move |job: toolkit_builtins::agent::cron::CronJob| {
+        move |job: toolsmith_builtins::agent::cron::CronJob| {
             let fired = fired.clone();
             async move {
                 let _ = fired.send((job.name, job.last_run));

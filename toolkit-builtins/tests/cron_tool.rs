@@ -3,9 +3,9 @@
 #![cfg(feature = "agent")]
 
 use serde_json::{Value, json};
-use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::agent::cron::{Clock, CronJobs, FiredJob, NewJob, Schedule, TokioScheduler};
-use toolkit_builtins::agent::{ChannelSink, Messenger};
+use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::agent::cron::{Clock, CronJobs, FiredJob, NewJob, Schedule, TokioScheduler};
+use toolsmith_builtins::agent::{ChannelSink, Messenger};
 
 const NOW: &str = "2026-01-15T12:00:00Z";
 

@@ -7,9 +7,9 @@ use std::io::Write;
 
 use fs_support::Env;
 use serde_json::json;
-use toolkit::ToolContext;
-use toolkit_builtins::fs::{FsLimits, read_file};
-use toolkit_builtins::sandbox::Workspace;
+use toolsmith::ToolContext;
+use toolsmith_builtins::fs::{FsLimits, read_file};
+use toolsmith_builtins::sandbox::Workspace;
 
 fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()

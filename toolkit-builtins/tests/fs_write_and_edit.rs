@@ -100,7 +100,7 @@ async fn write_and_edit_are_marked_as_writers() {
         assert!(spec.annotations.exclusive, "{name}");
         assert_eq!(
             spec.category,
-            Some(toolkit::ToolCategory::FilesystemWrite),
+            Some(toolsmith::ToolCategory::FilesystemWrite),
             "{name}"
         );
     }

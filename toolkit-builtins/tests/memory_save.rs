@@ -3,8 +3,8 @@
 #![cfg(feature = "agent")]
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::agent::MemoryFile;
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::agent::MemoryFile;
 
 fn registry() -> ToolRegistry {
     ToolRegistry::from_inventory(&ToolFilter::default().names(["save_memory"])).unwrap()

@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use toolkit_builtins::net::{AddressKind, NetError, NetPolicy, classify_ip};
+use toolsmith_builtins::net::{AddressKind, NetError, NetPolicy, classify_ip};
 use url::Url;
 
 fn kind(ip: &str) -> AddressKind {

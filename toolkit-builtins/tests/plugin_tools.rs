@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolkit::{RiskLevel, ToolAnnotations, ToolCategory, ToolContext, ToolRegistry};
-use toolkit_builtins::config::{PluginDir, PluginOptions};
+use toolsmith::{RiskLevel, ToolAnnotations, ToolCategory, ToolContext, ToolRegistry};
+use toolsmith_builtins::config::{PluginDir, PluginOptions};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins")

@@ -8,7 +8,7 @@ use std::os::unix::fs::symlink;
 
 use fs_support::{Env, SECRET};
 use serde_json::{Value, json};
-use toolkit_builtins::sandbox::{Access, SandboxError, Workspace};
+use toolsmith_builtins::sandbox::{Access, SandboxError, Workspace};
 
 /// A workspace with symlinks leading out of it, and a harmless one inside.
 fn hostile_env() -> Env {
@@ -200,32 +200,32 @@ fn resolve_keeps_its_contract() {
         workspace.resolve("../x", Access::Read),
         Err(SandboxError::Outside { .. })
     ));
-    let error: toolkit::ToolError = workspace.resolve("~", Access::Read).unwrap_err().into();
+    let error: toolsmith::ToolError = workspace.resolve("~", Access::Read).unwrap_err().into();
     assert!(error.to_string().contains("`~` is not expanded"));
 }
 
 #[test]
 fn the_workspace_falls_back_to_the_context_path() {
     let env = Env::new();
-    let ctx = toolkit::ToolContext::new().with_workspace(&env.ws);
+    let ctx = toolsmith::ToolContext::new().with_workspace(&env.ws);
     assert_eq!(Workspace::of(&ctx).unwrap().root(), env.ws);
-    let err = Workspace::of(&toolkit::ToolContext::new()).unwrap_err();
+    let err = Workspace::of(&toolsmith::ToolContext::new()).unwrap_err();
     assert!(err.to_string().contains("no workspace is configured"));
 }
 
 #[test]
 fn every_file_tool_is_listed_and_attacked_here() {
     // The file and search tools the crate defines, as inventory finds them.
-    let mut defined: Vec<String> = ["toolkit_builtins::fs", "toolkit_builtins::search"]
+    let mut defined: Vec<String> = ["toolsmith_builtins::fs", "toolsmith_builtins::search"]
         .into_iter()
         .flat_map(|module| {
-            toolkit::ToolRegistry::from_inventory(&toolkit::ToolFilter::all().module_prefix(module))
+            toolsmith::ToolRegistry::from_inventory(&toolsmith::ToolFilter::all().module_prefix(module))
                 .unwrap()
                 .names()
         })
         .collect();
     defined.sort();
-    let mut listed = toolkit_builtins::FILE_TOOLS.map(String::from).to_vec();
+    let mut listed = toolsmith_builtins::FILE_TOOLS.map(String::from).to_vec();
     listed.sort();
     assert_eq!(listed, defined, "FILE_TOOLS is every file and search tool");
     let mut attacked: Vec<String> = calls("x").into_iter().map(|(t, _)| t.to_owned()).collect();

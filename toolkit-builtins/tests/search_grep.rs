@@ -199,7 +199,7 @@ async fn results_are_paged_with_head_limit_and_offset() {
 
 #[tokio::test]
 async fn the_character_cap_bounds_content_mode() {
-    let env = Env::with_limits(toolkit_builtins::fs::FsLimits {
+    let env = Env::with_limits(toolsmith_builtins::fs::FsLimits {
         max_grep_chars: 50,
         ..Default::default()
     });

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use fs_support::Env;
 use serde_json::{Value, json};
-use toolkit::ToolOutput;
+use toolsmith::ToolOutput;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -227,7 +227,7 @@ async fn gitignore_semantics_hold_nested_negated_and_from_parents() {
 
 #[tokio::test]
 async fn a_line_longer_than_the_search_holds_is_reported_not_held() {
-    let env = Env::with_limits(toolkit_builtins::fs::FsLimits {
+    let env = Env::with_limits(toolsmith_builtins::fs::FsLimits {
         max_search_line_bytes: 1 << 20,
         max_multiline_bytes: 1 << 20,
         ..Default::default()
@@ -351,7 +351,7 @@ fn multiline_grep_memory_is_bounded_on_huge_files() {
     runtime.block_on(async {
         let env = Env::new();
         sparse(&env.ws.join("huge.txt"), "needle\nhay\n", 16 << 30);
-        let cap = toolkit_builtins::fs::FsLimits::default().max_multiline_bytes;
+        let cap = toolsmith_builtins::fs::FsLimits::default().max_multiline_bytes;
         let line = "hay and more hay, needle at the end of the last line\n";
         // Written in pieces: the child's peak is the search's, not ours.
         {

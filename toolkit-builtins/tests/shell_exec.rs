@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use toolkit::{CancellationToken, ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{
+use toolsmith::{CancellationToken, ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{
     CommandOutput, CommandRequest, Ended, ShellError, ShellPolicy, run_command,
 };
 
@@ -304,7 +304,7 @@ async fn the_tool_is_off_until_the_host_enables_it() {
     let tool = registry.get("exec").unwrap();
     let spec = tool.spec();
     assert!(spec.annotations.exclusive);
-    assert_eq!(spec.category, Some(toolkit::ToolCategory::Shell));
+    assert_eq!(spec.category, Some(toolsmith::ToolCategory::Shell));
 
     let bare = ToolContext::new().with_workspace(dir.path());
     let out = registry
@@ -313,7 +313,7 @@ async fn the_tool_is_off_until_the_host_enables_it() {
     assert!(out.is_error);
     assert!(
         out.content
-            .contains("it needs a `toolkit_builtins::shell::ShellPolicy` in its context"),
+            .contains("it needs a `toolsmith_builtins::shell::ShellPolicy` in its context"),
         "{}",
         out.content
     );

@@ -2,8 +2,8 @@
 //! leaves open, allow patterns, and the workspace restriction.
 #![cfg(all(feature = "shell", unix))]
 
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{Rule, ShellPolicy};
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{Rule, ShellPolicy};
 
 fn rule_of(policy: &ShellPolicy, command: &str) -> Option<Rule> {
     policy.check_command(command, None).err().map(|r| r.rule)

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use toolkit::CancellationToken;
-use toolkit_builtins::Workspace;
-use toolkit_builtins::shell::{CommandRequest, ShellPolicy, run_command};
+use toolsmith::CancellationToken;
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{CommandRequest, ShellPolicy, run_command};
 
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -27,18 +27,18 @@ async fn secrets_in_the_environment_do_not_reach_the_child() {
     // SAFETY: the only test in this binary that touches the environment,
     // and no other test runs beside it (the lock above).
     unsafe {
-        std::env::set_var("TOOLKIT_TEST_SECRET", "hunter2");
-        std::env::set_var("TOOLKIT_TEST_SHARED", "visible");
+        std::env::set_var("TOOLSMITH_TEST_SECRET", "hunter2");
+        std::env::set_var("TOOLSMITH_TEST_SHARED", "visible");
     }
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
-    let policy = ShellPolicy::new().allow_env(["TOOLKIT_TEST_SHARED"]);
+    let policy = ShellPolicy::new().allow_env(["TOOLSMITH_TEST_SHARED"]);
     let out = run_command(&policy, &ws, &request("env"), &CancellationToken::new())
         .await
         .unwrap();
     let env = out.stdout.text();
     assert!(!env.contains("hunter2"), "{env}");
-    assert!(env.contains("TOOLKIT_TEST_SHARED=visible"), "{env}");
+    assert!(env.contains("TOOLSMITH_TEST_SHARED=visible"), "{env}");
     let mut names: Vec<&str> = env
         .lines()
         .filter_map(|l| l.split_once('=').map(|(n, _)| n))
@@ -46,7 +46,7 @@ async fn secrets_in_the_environment_do_not_reach_the_child() {
         .filter(|n| !matches!(*n, "PWD" | "SHLVL" | "_" | "OLDPWD"))
         .collect();
     names.sort();
-    assert_eq!(names, ["HOME", "LANG", "TERM", "TOOLKIT_TEST_SHARED"]);
+    assert_eq!(names, ["HOME", "LANG", "TERM", "TOOLSMITH_TEST_SHARED"]);
 }
 
 #[tokio::test]
@@ -91,7 +91,7 @@ async fn no_file_descriptor_is_left_open() {
 #[cfg(all(feature = "landlock", target_os = "linux"))]
 #[tokio::test]
 async fn landlock_confines_writes_to_the_workspace() {
-    use toolkit_builtins::shell::{Confinement, landlock_available};
+    use toolsmith_builtins::shell::{Confinement, landlock_available};
     let _one = ONE_AT_A_TIME.lock().await;
     if !landlock_available() {
         println!("skipped: this kernel does not enforce Landlock");

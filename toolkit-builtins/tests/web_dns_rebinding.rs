@@ -16,9 +16,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::net::{NetPolicy, Resolve};
-use toolkit_builtins::web::WebPolicy;
+use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::net::{NetPolicy, Resolve};
+use toolsmith_builtins::web::WebPolicy;
 use web_support::{Reply, Server};
 
 /// Answers each lookup with the next of a list of scripted answers (the
@@ -44,7 +44,7 @@ impl ScriptedDns {
     }
 }
 
-#[toolkit::async_trait]
+#[toolsmith::async_trait]
 impl Resolve for ScriptedDns {
     async fn resolve(&self, host: &str, _port: u16) -> io::Result<Vec<SocketAddr>> {
         self.asked.lock().unwrap().push(host.to_owned());

@@ -4,9 +4,9 @@
 mod web_support;
 
 use serde_json::json;
-use toolkit::{ToolCategory, ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::net::NetPolicy;
-use toolkit_builtins::web::{EXTERNAL_CONTENT_BANNER, WebPolicy};
+use toolsmith::{ToolCategory, ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::net::NetPolicy;
+use toolsmith_builtins::web::{EXTERNAL_CONTENT_BANNER, WebPolicy};
 use web_support::{Reply, Server};
 
 fn registry() -> ToolRegistry {
@@ -58,7 +58,7 @@ async fn html_becomes_framed_markdown() {
 #[tokio::test]
 async fn json_is_pretty_printed_and_binary_summarized() {
     let server = Server::start(|request| match request.target.as_str() {
-        "/data.json" => Reply::ok("application/json", r#"{"name":"toolkit","tags":["a","b"]}"#),
+        "/data.json" => Reply::ok("application/json", r#"{"name":"toolsmith","tags":["a","b"]}"#),
         _ => Reply::ok("image/png", vec![0x89, b'P', b'N', b'G', 0, 0, 0, 0]),
     })
     .await;
@@ -66,7 +66,7 @@ async fn json_is_pretty_printed_and_binary_summarized() {
     let out = fetch(&ctx, &server.url("/data.json")).await;
     assert!(
         out.content
-            .contains("{\n  \"name\": \"toolkit\",\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"),
+            .contains("{\n  \"name\": \"toolsmith\",\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"),
         "{}",
         out.content
     );
@@ -265,7 +265,7 @@ async fn the_tool_is_off_until_the_host_enables_it() {
     assert!(out.is_error);
     assert!(
         out.content
-            .contains("it needs a `toolkit_builtins::web::WebPolicy` in its context"),
+            .contains("it needs a `toolsmith_builtins::web::WebPolicy` in its context"),
         "{}",
         out.content
     );

@@ -4,9 +4,9 @@
 mod web_support;
 
 use serde_json::json;
-use toolkit::{ToolCategory, ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::net::NetPolicy;
-use toolkit_builtins::web::HttpPolicy;
+use toolsmith::{ToolCategory, ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::net::NetPolicy;
+use toolsmith_builtins::web::HttpPolicy;
 use url::Url;
 use web_support::{Reply, Server};
 
@@ -251,7 +251,7 @@ async fn the_tool_is_a_network_write_and_off_until_enabled() {
     assert!(out.is_error);
     assert!(
         out.content
-            .contains("it needs a `toolkit_builtins::web::HttpPolicy` in its context"),
+            .contains("it needs a `toolsmith_builtins::web::HttpPolicy` in its context"),
         "{}",
         out.content
     );

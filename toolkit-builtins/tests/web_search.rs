@@ -4,8 +4,8 @@
 mod web_support;
 
 use serde_json::json;
-use toolkit::{ToolCategory, ToolContext, ToolFilter, ToolRegistry};
-use toolkit_builtins::web::{
+use toolsmith::{ToolCategory, ToolContext, ToolFilter, ToolRegistry};
+use toolsmith_builtins::web::{
     Brave, DuckDuckGo, SearchConfig, SearchError, SearchResult, Searxng, Tavily, format_results,
 };
 use url::Url;
@@ -193,7 +193,7 @@ async fn the_tool_formats_title_url_and_snippet_and_bounds_the_count() {
     assert!(out.is_error);
     assert!(
         out.content
-            .contains("it needs a `toolkit_builtins::web::SearchConfig` in its context"),
+            .contains("it needs a `toolsmith_builtins::web::SearchConfig` in its context"),
         "{}",
         out.content
     );

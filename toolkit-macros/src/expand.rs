@@ -59,8 +59,8 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
 
                 fn call(
-                    __toolkit_args: #krate::Arguments,
-                    __toolkit_ctx: &#krate::ToolContext,
+                    __toolsmith_args: #krate::Arguments,
+                    __toolsmith_ctx: &#krate::ToolContext,
                 ) -> #private::CallFuture<'_> {
                     ::std::boxed::Box::pin(async move { #call })
                 }
@@ -107,14 +107,14 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
             }
 
-            fn __toolkit_make() -> #private::Arc<dyn #krate::Tool> {
+            fn __toolsmith_make() -> #private::Arc<dyn #krate::Tool> {
                 #private::Arc::new(#type_ident)
             }
 
             #private::inventory::submit! {
                 #private::ToolRegistration {
                     module_path: ::core::module_path!(),
-                    make: __toolkit_make,
+                    make: __toolsmith_make,
                 }
             }
         };
@@ -129,7 +129,7 @@ fn arguments_type(tool: &ToolFn) -> TokenStream {
             let ty = &whole.ty;
             quote!(#ty)
         }
-        None => quote!(__ToolkitArguments),
+        None => quote!(__ToolsmithArguments),
     }
 }
 
@@ -174,11 +174,11 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
         #[schemars(crate = #schemars_path, bound = #schemars_bound)]
         #deny
         #[allow(non_camel_case_types, non_snake_case, dead_code)]
-        struct __ToolkitArguments<__ToolkitMarker = ()> {
+        struct __ToolsmithArguments<__ToolsmithMarker = ()> {
             #(#fields,)*
             #[serde(skip)]
             #[schemars(skip)]
-            __toolkit_marker: ::core::marker::PhantomData<__ToolkitMarker>,
+            __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
         #(#defaults)*
     }
@@ -207,7 +207,7 @@ fn argument_field(arg: &Argument) -> (TokenStream, Option<TokenStream>) {
     let mut default_fn = None;
     if let Some(default) = &attrs.default {
         let fn_name = format!(
-            "__toolkit_default_{}",
+            "__toolsmith_default_{}",
             ident.to_string().trim_start_matches("r#")
         );
         let fn_ident = format_ident!("{}", fn_name);
@@ -392,11 +392,11 @@ fn call_body(
     let unpack = match tool.whole_arguments() {
         Some(whole) => {
             let ident = &whole.ident;
-            quote!(let #ident = __toolkit_args.parse::<#args_type>()?;)
+            quote!(let #ident = __toolsmith_args.parse::<#args_type>()?;)
         }
         None => {
             let idents = tool.arguments().map(|a| &a.ident);
-            quote!(let __ToolkitArguments { #(#idents,)* .. } = __toolkit_args.parse::<__ToolkitArguments>()?;)
+            quote!(let __ToolsmithArguments { #(#idents,)* .. } = __toolsmith_args.parse::<__ToolsmithArguments>()?;)
         }
     };
     let mut injections = Vec::new();
@@ -404,9 +404,9 @@ fn call_body(
     for (i, param) in tool.params.iter().enumerate() {
         match param {
             Param::Injected { ty, .. } => {
-                let local = format_ident!("__toolkit_inject_{}", i);
+                let local = format_ident!("__toolsmith_inject_{}", i);
                 injections.push(quote! {
-                    let #local: &#ty = (&&#private::Inject::<#ty>::new()).inject(__toolkit_ctx)?;
+                    let #local: &#ty = (&&#private::Inject::<#ty>::new()).inject(__toolsmith_ctx)?;
                 });
                 call_args.push(quote!(#local));
             }
@@ -419,13 +419,13 @@ fn call_body(
     let invoke = if tool.item.sig.asyncness.is_some() {
         quote! {
             #(#injections)*
-            let __toolkit_ret = #fn_ident(#(#call_args),*).await;
+            let __toolsmith_ret = #fn_ident(#(#call_args),*).await;
         }
     } else {
         quote! {
-            let __toolkit_owned_ctx = ::core::clone::Clone::clone(__toolkit_ctx);
-            let __toolkit_ret = #private::run_blocking(move || -> ::core::result::Result<_, #krate::ToolError> {
-                let __toolkit_ctx = &__toolkit_owned_ctx;
+            let __toolsmith_owned_ctx = ::core::clone::Clone::clone(__toolsmith_ctx);
+            let __toolsmith_ret = #private::run_blocking(move || -> ::core::result::Result<_, #krate::ToolError> {
+                let __toolsmith_ctx = &__toolsmith_owned_ctx;
                 #(#injections)*
                 ::core::result::Result::Ok(#fn_ident(#(#call_args),*))
             })
@@ -436,7 +436,7 @@ fn call_body(
         use #private::probes::*;
         #unpack
         #invoke
-        match (&#private::Split::of(&__toolkit_ret)).split(__toolkit_ret) {
+        match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
             ::core::result::Result::Ok(value) => {
                 ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value))
             }

@@ -1,4 +1,4 @@
-//! The `#[tool]` attribute. Use it through the `toolkit` crate, which
+//! The `#[tool]` attribute. Use it through the `toolsmith` crate, which
 //! documents it and re-exports everything the generated code needs.
 //!
 //! `lib.rs` only dispatches: `attr` parses the attribute keys, `ast` builds
@@ -19,7 +19,7 @@ use syn::parse::Parser;
 
 use crate::errors::Errors;
 
-/// Turn an `fn` into a tool. Documented, with examples, where `toolkit`
+/// Turn an `fn` into a tool. Documented, with examples, where `toolsmith`
 /// re-exports it.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -19,7 +19,7 @@ pub fn tool_type_name(fn_name: &str) -> String {
 }
 
 /// Names models accept everywhere: `[A-Za-z0-9_-]{1,64}`. The same rule as
-/// `toolkit::is_valid_tool_name`, which this crate cannot depend on.
+/// `toolsmith::is_valid_tool_name`, which this crate cannot depend on.
 pub fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name

@@ -5,7 +5,7 @@
 //! where running together pays off; and one that returns at once, which shows
 //! what the concurrency machinery itself costs.
 //!
-//! Run with `cargo bench -p toolkit --bench batch`; ratios with
+//! Run with `cargo bench -p toolsmith --bench batch`; ratios with
 //! `python3 scripts/bench_ratios.py batch_io sequential` and
 //! `python3 scripts/bench_ratios.py batch_instant sequential`.
 
@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use toolkit::exec::{Runner, ToolCall};
-use toolkit::{ToolContext, ToolRegistry, tool};
+use toolsmith::exec::{Runner, ToolCall};
+use toolsmith::{ToolContext, ToolRegistry, tool};
 
 /// Look something up (waits 1 ms, as I/O would).
 #[tool(read_only)]

@@ -1,13 +1,13 @@
 //! `registry.call` on a 3-argument tool against the hand-written baseline:
 //! `serde_json::from_value` into the arguments struct plus a direct call.
 //!
-//! Run with `cargo bench -p toolkit --bench dispatch`; the ratios are printed
+//! Run with `cargo bench -p toolsmith --bench dispatch`; the ratios are printed
 //! by `python3 scripts/bench_ratios.py dispatch`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::hint::black_box;
-use toolkit::{ToolContext, ToolRegistry};
+use toolsmith::{ToolContext, ToolRegistry};
 
 #[path = "common/forecast.rs"]
 mod forecast;

@@ -8,7 +8,7 @@
 
 use serde_json::json;
 use std::hint::black_box;
-use toolkit::{ToolContext, ToolRegistry};
+use toolsmith::{ToolContext, ToolRegistry};
 
 #[path = "common/forecast.rs"]
 mod forecast;

@@ -17,7 +17,7 @@ use crate::error::ToolError;
 /// spawned work.
 ///
 /// ```
-/// use toolkit::ToolContext;
+/// use toolsmith::ToolContext;
 ///
 /// struct Database { url: String }
 ///
@@ -100,7 +100,7 @@ impl ToolContext {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use toolkit::{Progress, ProgressReporter, ToolContext};
+    /// use toolsmith::{Progress, ProgressReporter, ToolContext};
     ///
     /// #[derive(Default)]
     /// struct Log(Mutex<Vec<f64>>);

@@ -36,7 +36,7 @@ inventory::collect!(ToolRegistration);
 /// [`allow_high_risk`](Self::allow_high_risk) is set.
 ///
 /// ```
-/// use toolkit::{ToolCategory, ToolFilter};
+/// use toolsmith::{ToolCategory, ToolFilter};
 ///
 /// let only_reading = ToolFilter::default()
 ///     .categories([ToolCategory::FilesystemRead, ToolCategory::NetworkRead]);
@@ -128,8 +128,8 @@ fn module_has_prefix(module_path: &str, prefix: &str) -> bool {
 /// Make sure the linker keeps a crate whose only job is to define tools.
 ///
 /// ```
-/// // In the binary: `toolkit::link_tools!(my_tools_crate);`
-/// toolkit::link_tools!(toolkit);
+/// // In the binary: `toolsmith::link_tools!(my_tools_crate);`
+/// toolsmith::link_tools!(toolsmith);
 /// ```
 #[macro_export]
 macro_rules! link_tools {

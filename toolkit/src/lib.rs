@@ -6,7 +6,7 @@
 //! can act on, and automatic registration.
 //!
 //! ```
-//! use toolkit::{ToolContext, ToolFilter, ToolRegistry, tool};
+//! use toolsmith::{ToolContext, ToolFilter, ToolRegistry, tool};
 //! use serde_json::json;
 //!
 //! /// Greet someone by name.
@@ -35,8 +35,8 @@
 
 #![warn(missing_docs)]
 
-// Lets `#[tool]` name this crate `::toolkit` everywhere, this crate included.
-extern crate self as toolkit;
+// Lets `#[tool]` name this crate `::toolsmith` everywhere, this crate included.
+extern crate self as toolsmith;
 
 pub mod args;
 mod context;
@@ -80,7 +80,7 @@ pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSp
 /// [`ToolRegistry::from_inventory`] can find it.
 ///
 /// ```
-/// use toolkit::{ToolContext, ToolError, tool};
+/// use toolsmith::{ToolContext, ToolError, tool};
 ///
 /// /// Read a text file from the workspace.
 /// ///
@@ -100,7 +100,7 @@ pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSp
 ///     Ok(String::new())
 /// }
 ///
-/// use toolkit::Tool;
+/// use toolsmith::Tool;
 /// let spec = ReadFileTool.spec();
 /// assert_eq!(spec.name, "read_file");
 /// assert_eq!(spec.input_schema["required"], serde_json::json!(["path"]));
@@ -157,11 +157,11 @@ pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSp
 ///
 /// Every misuse is a compile error at the offending token; the cases are in
 /// the repository's `tests/ui` directory, each with the compiler's message.
-pub use toolkit_macros::tool;
+pub use toolsmith_macros::tool;
 
 /// `schemars`, re-exported for the same reason.
 pub use schemars;
-/// `serde`, re-exported so tool crates need only `toolkit` in their `Cargo.toml`.
+/// `serde`, re-exported so tool crates need only `toolsmith` in their `Cargo.toml`.
 pub use serde;
 /// `serde_json`, re-exported for the same reason.
 pub use serde_json;

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 /// program only and never reaches the model.
 ///
 /// ```
-/// use toolkit::ToolOutput;
+/// use toolsmith::ToolOutput;
 ///
 /// let out = ToolOutput::text("3 files changed").with_display("✔ wrote 3 files");
 /// assert_eq!(out.content, "3 files changed");
@@ -58,7 +58,7 @@ pub struct ToolOutput {
 /// moved several times on the way from a tool to the model.
 ///
 /// ```
-/// use toolkit::ToolOutput;
+/// use toolsmith::ToolOutput;
 /// use serde_json::json;
 ///
 /// let mut out = ToolOutput::text("done");

@@ -70,7 +70,7 @@ pub async fn run_blocking<R: Send + 'static>(
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument",
     label = "not an argument type",
-    note = "an argument is read from the model's JSON: its type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both; `toolkit` re-exports `serde` and `schemars`) and be `Send + 'static`",
+    note = "an argument is read from the model's JSON: its type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both; `toolsmith` re-exports `serde` and `schemars`) and be `Send + 'static`",
     note = "to have a value injected from the context instead, take it by reference: `&{Self}`"
 )]
 pub trait ToolArgument {}
@@ -486,7 +486,7 @@ pub struct Unbuildable<T>(PhantomData<T>);
 impl<T> Unbuildable<T> {
     /// Fails the build.
     pub const BUG: () = panic!(
-        "#[tool] checked this tool's types but could not build it; this is a bug in toolkit, please report it"
+        "#[tool] checked this tool's types but could not build it; this is a bug in toolsmith, please report it"
     );
 }
 

@@ -37,7 +37,7 @@ const MCP_PREFIX: &str = "mcp_";
 /// removing tools takes `&self`.
 ///
 /// ```
-/// use toolkit::{ToolContext, ToolRegistry, tool};
+/// use toolsmith::{ToolContext, ToolRegistry, tool};
 /// use serde_json::json;
 ///
 /// /// Add two numbers.
@@ -253,7 +253,7 @@ impl ToolRegistry {
     /// of the registry learns to tell its clients their tool list changed.
     ///
     /// ```
-    /// use toolkit::{ToolRegistry, tool};
+    /// use toolsmith::{ToolRegistry, tool};
     ///
     /// /// Say hello.
     /// #[tool]

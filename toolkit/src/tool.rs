@@ -24,7 +24,7 @@ use crate::output::ToolOutput;
 /// [`Tool::call`] receive arguments that already match [`ToolSpec::input_schema`].
 ///
 /// ```
-/// use toolkit::{Arguments, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait};
+/// use toolsmith::{Arguments, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait};
 /// use serde_json::json;
 ///
 /// struct Shout(ToolSpec);

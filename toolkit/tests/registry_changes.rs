@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 
 use serde_json::json;
-use toolkit::{
+use toolsmith::{
     Arguments, RegistryError, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
     async_trait,
 };

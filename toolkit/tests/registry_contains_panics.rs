@@ -2,7 +2,7 @@
 //! point of the registry, not only through the batch runner.
 
 use serde_json::json;
-use toolkit::{CallError, ToolContext, ToolError, ToolRegistry, tool};
+use toolsmith::{CallError, ToolContext, ToolError, ToolRegistry, tool};
 
 /// Panics on async threads.
 #[tool]

@@ -10,11 +10,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
-use toolkit::exec::{
+use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, BatchState, BeforeCall, CallInfo,
     CallStatus, Hook, Runner, ToolCall,
 };
-use toolkit::{ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
 
 /// Shared by the tools below.
 #[derive(Default)]
@@ -118,7 +118,7 @@ async fn echo(text: String) -> String {
 fn registry() -> Arc<ToolRegistry> {
     let registry = ToolRegistry::new();
     for tool in [
-        Arc::new(MeetTool) as Arc<dyn toolkit::Tool>,
+        Arc::new(MeetTool) as Arc<dyn toolsmith::Tool>,
         Arc::new(LookTool),
         Arc::new(ChangeTool),
         Arc::new(SleepyTool),
@@ -302,7 +302,7 @@ async fn bad_calls_become_errors_without_running() {
 }
 
 /// The batch's own token, for a tool that stops the batch.
-struct BatchToken(toolkit::CancellationToken);
+struct BatchToken(toolsmith::CancellationToken);
 
 /// Cancels the whole batch, then waits: only cancellation ends it.
 #[tool(exclusive)]
@@ -709,7 +709,7 @@ async fn a_ten_megabyte_result_is_cut_on_character_boundaries() {
     let registry = registry();
     registry.register(FloodTool).unwrap();
     let state = Runner::new(registry)
-        .with_shape(toolkit::exec::ShapeConfig::new().max_chars(2_000))
+        .with_shape(toolsmith::exec::ShapeConfig::new().max_chars(2_000))
         .run(vec![call("1", "flood", json!({}))], &ToolContext::new())
         .await;
     let output = state.calls[0].output.as_ref().unwrap();
@@ -720,7 +720,7 @@ async fn a_ten_megabyte_result_is_cut_on_character_boundaries() {
     assert!(output.content.trim_end().ends_with("aé漢🙂"));
     assert!(output.content.contains("characters (") && output.content.contains("removed"));
     assert_eq!(
-        output.metadata[toolkit::exec::meta::TRUNCATED]["original_chars"],
+        output.metadata[toolsmith::exec::meta::TRUNCATED]["original_chars"],
         json!(5_000_000)
     );
 }
@@ -728,13 +728,13 @@ async fn a_ten_megabyte_result_is_cut_on_character_boundaries() {
 #[tokio::test]
 async fn a_large_result_is_saved_in_the_workspace_with_a_reference() {
     let workspace =
-        std::env::temp_dir().join(format!("toolkit-runner-persist-{}", std::process::id()));
+        std::env::temp_dir().join(format!("toolsmith-runner-persist-{}", std::process::id()));
     std::fs::create_dir_all(&workspace).unwrap();
     let registry = registry();
     registry.register(FloodTool).unwrap();
     let state = Runner::new(registry)
         .with_shape(
-            toolkit::exec::ShapeConfig::new()
+            toolsmith::exec::ShapeConfig::new()
                 .max_chars(2_000)
                 .persist_dir(".tool-results"),
         )

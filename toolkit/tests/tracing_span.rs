@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolkit::exec::{Runner, ToolCall};
-use toolkit::{ToolContext, ToolRegistry, tool};
+use toolsmith::exec::{Runner, ToolCall};
+use toolsmith::{ToolContext, ToolRegistry, tool};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};

@@ -9,7 +9,7 @@ use rig_core::effect::HandlerKey;
 use rig_core::serve::ErasedHandler;
 use std::collections::HashMap;
 use std::hint::black_box;
-use toolkit::{DefinitionFormat, ToolFilter, ToolRegistry};
+use toolsmith::{DefinitionFormat, ToolFilter, ToolRegistry};
 
 /// The tools the definitions are built from.
 const TOOLS: usize = 200;

@@ -12,11 +12,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::hint::black_box;
-use toolkit::{ToolContext, ToolRegistry};
+use toolsmith::{ToolContext, ToolRegistry};
 
 /// The tool written with this SDK, as in `toolkit/benches/common/forecast.rs`.
 mod ours {
-    use toolkit::tool;
+    use toolsmith::tool;
 
     /// Forecast the weather.
     #[tool(read_only)]

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use toolkit::{ToolError, tool};
+use toolsmith::{ToolError, tool};
 
 /// The notes of one user, kept by the host.
 #[derive(Default)]

@@ -1,6 +1,6 @@
 //! Unit conversions: pure functions, so plain `fn`s.
 
-use toolkit::tool;
+use toolsmith::tool;
 
 /// Convert degrees Celsius to Fahrenheit.
 #[tool(read_only)]

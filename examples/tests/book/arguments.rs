@@ -1,12 +1,12 @@
 //! Chapter: arguments, descriptions and schemas.
 
 use serde_json::json;
-use toolkit::Tool;
+use toolsmith::Tool;
 
 // ANCHOR: search_notes
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolkit::tool;
+use toolsmith::tool;
 
 /// How results are ordered.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -112,7 +112,7 @@ async fn a_whole_arguments_struct_is_flattened() {
         .bind(json!({"title": "Standup", "starts_at": "2026-01-05T09:00:00Z"}))
         .unwrap();
     let out = CreateTool
-        .call(args, &toolkit::ToolContext::new())
+        .call(args, &toolsmith::ToolContext::new())
         .await
         .unwrap();
     assert_eq!(

@@ -7,17 +7,17 @@ async fn built_ins_with_their_guards() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.md"), "tea\ncoffee\n").unwrap();
     // ANCHOR: setup
-    use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-    use toolkit_builtins::Workspace;
-    use toolkit_builtins::shell::ShellPolicy;
+    use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+    use toolsmith_builtins::Workspace;
+    use toolsmith_builtins::shell::ShellPolicy;
 
     // Link the built-ins: their tools register themselves like yours do.
-    toolkit::link_tools!(toolkit_builtins);
+    toolsmith::link_tools!(toolsmith_builtins);
 
     // The file tools, and `exec`, which is high-risk: the filter must name it.
     let registry = ToolRegistry::from_inventory(
         &ToolFilter::default()
-            .module_prefix("toolkit_builtins")
+            .module_prefix("toolsmith_builtins")
             .names(["read_file", "write_file", "edit_file", "grep", "exec"]),
     )
     .unwrap();

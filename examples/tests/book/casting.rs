@@ -1,7 +1,7 @@
 //! Chapter: what models send, and how casting and validation answer it.
 
 use serde_json::json;
-use toolkit::{ToolContext, ToolRegistry, tool};
+use toolsmith::{ToolContext, ToolRegistry, tool};
 
 // ANCHOR: remind
 /// Set a reminder.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolkit::{CancellationToken, FromContext, ToolContext, ToolError, ToolRegistry, tool};
+use toolsmith::{CancellationToken, FromContext, ToolContext, ToolError, ToolRegistry, tool};
 
 // ANCHOR: state
 /// The host's connection to its key-value store (here, a counter).

@@ -1,8 +1,8 @@
 //! Chapter: provider dialects.
 
 use serde_json::json;
-use toolkit::exec::ToolCall;
-use toolkit::{DefinitionFormat, ToolRegistry, tool};
+use toolsmith::exec::ToolCall;
+use toolsmith::{DefinitionFormat, ToolRegistry, tool};
 
 /// Book a table, with two-factor confirmation.
 #[tool(name = "2fa_table")]

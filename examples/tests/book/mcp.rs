@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use toolkit::mcp::{EnabledTools, McpConfig, Transport};
+use toolsmith::mcp::{EnabledTools, McpConfig, Transport};
 
 #[test]
 fn the_chapters_configuration_parses_as_described() {
@@ -53,13 +53,13 @@ fn the_server_chapters_configuration_starts_the_example_over_stdio() {
 }
 
 // ANCHOR: sampler
-use toolkit::mcp::{Sampled, Sampler, SamplingRequest};
+use toolsmith::mcp::{Sampled, Sampler, SamplingRequest};
 
 /// Answers the servers' sampling requests. It stands in for the host's
 /// model client here: it answers with the first words of the conversation.
 struct FirstWords;
 
-#[toolkit::async_trait]
+#[toolsmith::async_trait]
 impl Sampler for FirstWords {
     async fn sample(
         &self,
@@ -87,8 +87,8 @@ impl Sampler for FirstWords {
 #[tokio::test]
 async fn the_chapters_sampler_answers_from_the_conversation() {
     use std::sync::Arc;
-    use toolkit::ToolRegistry;
-    use toolkit::mcp::McpClients;
+    use toolsmith::ToolRegistry;
+    use toolsmith::mcp::McpClients;
 
     let config: McpConfig = include_str!("../../mcp_config/claude_desktop_config.json")
         .parse()

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
-use toolkit::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
+use toolsmith::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
 
 // ANCHOR: structured
 /// One line of a forecast.

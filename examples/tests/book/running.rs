@@ -4,11 +4,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolkit::exec::{
+use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, BatchState, BeforeCall, CallInfo,
     CallStatus, Hook, Runner, ShapeConfig, ToolCall,
 };
-use toolkit::{ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
+use toolsmith::{ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
 
 /// Look up a word in the dictionary.
 #[tool(read_only)]
@@ -58,7 +58,7 @@ struct CautiousApprover {
 }
 
 #[async_trait]
-impl toolkit::exec::Approver for CautiousApprover {
+impl toolsmith::exec::Approver for CautiousApprover {
     async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
         self.asked.lock().unwrap().push(request.tool.clone());
         if request.tool.starts_with("delete") {

@@ -1,7 +1,7 @@
 //! Chapter: testing your tools.
 
 // ANCHOR: tool
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 /// Convert a temperature between Celsius and Fahrenheit.
 #[tool(read_only)]
@@ -24,7 +24,7 @@ pub async fn convert(
 mod tests {
     use super::*;
     use serde_json::json;
-    use toolkit::{ToolFilter, ToolRegistry};
+    use toolsmith::{ToolFilter, ToolRegistry};
 
     // The function is still a function: test its logic directly.
     #[tokio::test]

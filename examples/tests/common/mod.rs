@@ -15,7 +15,7 @@ pub fn example_binary(name: &str) -> PathBuf {
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         binary.is_file(),
-        "{} is missing: run this test with `cargo test -p toolkit-examples`, which builds the examples",
+        "{} is missing: run this test with `cargo test -p toolsmith-examples`, which builds the examples",
         binary.display()
     );
     binary

@@ -1,7 +1,7 @@
 //! A second library crate of tools. The integration tests prove that a
 //! registry collects tools from it, not only from the crate it is built in.
 
-use toolkit::tool;
+use toolsmith::tool;
 
 /// Reverse a text, character by character.
 #[tool(read_only)]

@@ -2,7 +2,7 @@
 //! a `#[tool]` function served by `McpServer`) against the reference
 //! `server-everything`'s `echo`, both driven by the same client (`McpClients`).
 //!
-//! Run `scripts/mcp_peers.sh` once, then `cargo bench -p toolkit-mcp-tests --bench
+//! Run `scripts/mcp_peers.sh` once, then `cargo bench -p toolsmith-mcp-tests --bench
 //! mcp_stdio_round_trip`; `python3 scripts/bench_ratios.py mcp_stdio_echo`
 //! prints our time as a ratio of the reference server's.
 
@@ -40,7 +40,7 @@ fn round_trips(c: &mut Criterion) {
     let mut group = c.benchmark_group("mcp_stdio_echo");
     for (name, tool) in [
         ("baseline", "mcp_reference_echo"),
-        ("toolkit_server", "mcp_ours_echo"),
+        ("toolsmith_server", "mcp_ours_echo"),
     ] {
         // Both answer the same text, so both do the same work on the wire.
         group.bench_function(name, |b| {

@@ -1,6 +1,6 @@
 //! `echo`: the smallest useful tool, for tests and examples.
 
-use toolkit::tool;
+use toolsmith::tool;
 
 /// Repeat a message back unchanged. Useful to test that tool calls work.
 #[tool(read_only, idempotent)]

@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 use super::files::write_atomically;
 use crate::sandbox::{Access, Workspace};
@@ -13,8 +13,8 @@ use crate::sandbox::{Access, Workspace};
 /// defaults (`CONTEXT.md`, `## Agent Memories`).
 ///
 /// ```
-/// use toolkit::ToolContext;
-/// use toolkit_builtins::agent::MemoryFile;
+/// use toolsmith::ToolContext;
+/// use toolsmith_builtins::agent::MemoryFile;
 ///
 /// let ctx = ToolContext::new()
 ///     .with_workspace("/srv/agent")

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
-use toolkit::{ToolContext, ToolError, async_trait, tool};
+use toolsmith::{ToolContext, ToolError, async_trait, tool};
 
 use crate::sandbox::{Access, Workspace};
 
@@ -87,8 +87,8 @@ impl<S: MessageSink + ?Sized> MessageSink for Arc<S> {
 /// channel; the host reads the other end and delivers.
 ///
 /// ```
-/// use toolkit::ToolContext;
-/// use toolkit_builtins::agent::{ChannelSink, Messenger};
+/// use toolsmith::ToolContext;
+/// use toolsmith_builtins::agent::{ChannelSink, Messenger};
 ///
 /// let (sink, mut outbox) = ChannelSink::new(64);
 /// let ctx = ToolContext::new()

@@ -7,8 +7,8 @@
 //! [`TaskSpawner`], [`TokioScheduler`]) so the tools work out of the box.
 //!
 //! ```
-//! use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-//! use toolkit_builtins::agent::{ChannelSink, Messenger};
+//! use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+//! use toolsmith_builtins::agent::{ChannelSink, Messenger};
 //! use serde_json::json;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {

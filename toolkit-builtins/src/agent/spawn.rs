@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
 use tokio::task::AbortHandle;
-use toolkit::{ToolContext, ToolError, async_trait, tool};
+use toolsmith::{ToolContext, ToolError, async_trait, tool};
 
 use super::files::fresh_id;
 use super::message::{MessageSink, OutboundMessage};
@@ -87,8 +87,8 @@ type Work = dyn Fn(SpawnRequest) -> TaskFuture + Send + Sync;
 /// request came from, through a [`MessageSink`].
 ///
 /// ```
-/// use toolkit::ToolContext;
-/// use toolkit_builtins::agent::{ChannelSink, Subagents, TaskSpawner};
+/// use toolsmith::ToolContext;
+/// use toolsmith_builtins::agent::{ChannelSink, Subagents, TaskSpawner};
 ///
 /// let (sink, _outbox) = ChannelSink::new(16);
 /// let spawner = TaskSpawner::new(sink, |request| async move {

@@ -13,8 +13,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::element::Element;
 use chromiumoxide::error::CdpError;
-use toolkit::ToolOutput;
-use toolkit::serde::de::DeserializeOwned;
+use toolsmith::ToolOutput;
+use toolsmith::serde::de::DeserializeOwned;
 
 use super::content::{HTML_PER_OUTPUT_CHAR, bound, frame, html_to_markdown};
 use super::guard::check;
@@ -224,7 +224,7 @@ async fn element(page: &Page, selector: &str) -> Result<Element, String> {
 
 /// Waits until `selector` matches an element; the caller bounds the wait.
 async fn find(page: &Page, selector: &str) -> Result<(), String> {
-    let quoted = toolkit::serde_json::to_string(selector).unwrap_or_default();
+    let quoted = toolsmith::serde_json::to_string(selector).unwrap_or_default();
     let probe = format!("document.querySelector({quoted}) !== null");
     loop {
         match eval::<bool>(page, probe.clone()).await {

@@ -11,8 +11,8 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolkit_builtins::browser::BrowserConfig;
-/// use toolkit_builtins::net::NetPolicy;
+/// use toolsmith_builtins::browser::BrowserConfig;
+/// use toolsmith_builtins::net::NetPolicy;
 ///
 /// let config = BrowserConfig::default()
 ///     .with_chromium("/usr/bin/chromium")

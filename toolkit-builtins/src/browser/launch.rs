@@ -25,7 +25,7 @@ impl Profile {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!(
-            "toolkit-browser-{}-{}-{nanos}",
+            "toolsmith-browser-{}-{}-{nanos}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));

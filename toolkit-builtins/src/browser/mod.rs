@@ -50,9 +50,9 @@ mod session;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::{ToolOutput, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
+use toolsmith::{ToolOutput, tool};
 
 pub use config::BrowserConfig;
 pub use session::{BrowserError, BrowserSession};
@@ -61,8 +61,8 @@ use actions::Format;
 
 /// What the browser should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum BrowserAction {
     /// Open `url`.
     Navigate,
@@ -82,8 +82,8 @@ pub enum BrowserAction {
 
 /// How `read` renders the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum ReadFormat {
     /// Markdown: headings, links, lists and tables keep their shape.
     #[default]

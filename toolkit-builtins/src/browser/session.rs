@@ -37,8 +37,8 @@ pub enum BrowserError {
 /// temporary profile.
 ///
 /// ```no_run
-/// use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-/// use toolkit_builtins::browser::{BrowserConfig, BrowserSession};
+/// use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+/// use toolsmith_builtins::browser::{BrowserConfig, BrowserSession};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["browser"]))?;

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use toolkit::{
+use toolsmith::{
     Arguments, Tool, ToolAnnotations, ToolCategory, ToolContext, ToolError, ToolOutput, ToolSpec,
     async_trait,
 };

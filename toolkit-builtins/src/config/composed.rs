@@ -3,7 +3,7 @@
 //! which carries it out with its other tools.
 
 use serde_json::Value;
-use toolkit::{
+use toolsmith::{
     Arguments, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait,
 };
 

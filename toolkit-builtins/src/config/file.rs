@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use toolkit::{Tool, is_valid_tool_name};
+use toolsmith::{Tool, is_valid_tool_name};
 
 use super::composed::ComposedTool;
 use super::error::{ConfigError, ConfigErrors};

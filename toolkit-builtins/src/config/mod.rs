@@ -13,8 +13,8 @@
 //! Plugins are loaded from a directory with [`PluginDir`].
 //!
 //! ```
-//! use toolkit::{ToolContext, ToolRegistry};
-//! use toolkit_builtins::config::ToolsFile;
+//! use toolsmith::{ToolContext, ToolRegistry};
+//! use toolsmith_builtins::config::ToolsFile;
 //! use serde_json::json;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -47,7 +47,7 @@ mod template;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolkit::{Tool, ToolRegistry};
+use toolsmith::{Tool, ToolRegistry};
 
 pub use command::CommandTool;
 pub use composed::ComposedTool;

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use toolkit::{RegistryError, Tool, ToolRegistry};
+use toolsmith::{RegistryError, Tool, ToolRegistry};
 
 /// The names one source (a file, a plugin directory) put in a registry, so
 /// that loading it again replaces exactly its own tools, in one step.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Semaphore;
-use toolkit::ToolError;
+use toolsmith::ToolError;
 
 /// File and search calls running at once, across the process.
 pub const MAX_CONCURRENT: usize = 16;

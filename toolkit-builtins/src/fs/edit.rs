@@ -1,7 +1,7 @@
 //! `edit_file`: replace a passage of a file, showing the diff.
 
 use super::blocking::Stop;
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::matching::{self, How};
 use super::write::{Previous, read_previous};

@@ -5,7 +5,7 @@
 /// there is none.
 ///
 /// ```
-/// use toolkit_builtins::fs::FsLimits;
+/// use toolsmith_builtins::fs::FsLimits;
 ///
 /// let limits = FsLimits { max_read_chars: 20_000, ..FsLimits::default() };
 /// assert_eq!(limits.max_read_chars, 20_000);
@@ -64,7 +64,7 @@ impl Default for FsLimits {
 
 impl FsLimits {
     /// The limits in `ctx`'s state, or the defaults.
-    pub fn of(ctx: &toolkit::ToolContext) -> FsLimits {
+    pub fn of(ctx: &toolsmith::ToolContext) -> FsLimits {
         ctx.state::<FsLimits>().cloned().unwrap_or_default()
     }
 }

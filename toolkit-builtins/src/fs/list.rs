@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use super::blocking::Stop;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 use super::FsLimits;
 use super::noise::is_noise_dir;

@@ -4,10 +4,10 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::blocking::Stop;
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::serde_json::{self, Map, Value, json};
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
+use toolsmith::serde_json::{self, Map, Value, json};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::write::{Previous, read_previous};
 use super::{FsLimits, diff};
@@ -15,8 +15,8 @@ use crate::sandbox::Workspace;
 
 /// The kind of a notebook cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum CellType {
     /// Code the kernel runs.
     Code,
@@ -38,8 +38,8 @@ impl CellType {
 
 /// What to do to the cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum EditMode {
     /// Replace the cell's source (and type, if given).
     Replace,
@@ -198,7 +198,7 @@ fn notebook_edit_blocking(
     let mut bytes = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
     let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
-    toolkit::serde::Serialize::serialize(&notebook, &mut serializer)
+    toolsmith::serde::Serialize::serialize(&notebook, &mut serializer)
         .map_err(|e| ToolError::internal(format!("cannot write the notebook: {e}")))?;
     bytes.push(b'\n');
     workspace.write_atomic(&path, &bytes)?;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::blocking::Stop;
 use base64::Engine as _;
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
 use super::sniff::{Kind, classify, human_size};

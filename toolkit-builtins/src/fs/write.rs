@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use super::blocking::Stop;
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
 use super::diff;

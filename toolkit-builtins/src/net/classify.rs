@@ -67,7 +67,7 @@ impl fmt::Display for AddressKind {
 ///
 /// ```
 /// use std::net::IpAddr;
-/// use toolkit_builtins::net::{AddressKind, classify_ip};
+/// use toolsmith_builtins::net::{AddressKind, classify_ip};
 ///
 /// let kind = |s: &str| classify_ip(s.parse::<IpAddr>().unwrap());
 /// assert_eq!(kind("93.184.216.34"), AddressKind::Public);

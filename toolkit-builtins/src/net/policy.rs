@@ -38,9 +38,9 @@ enum AllowHost {
 /// [`with_resolver`](Self::with_resolver) names another.
 ///
 /// ```
-/// use toolkit_builtins::net::NetPolicy;
+/// use toolsmith_builtins::net::NetPolicy;
 ///
-/// # async fn demo() -> Result<(), toolkit_builtins::net::NetError> {
+/// # async fn demo() -> Result<(), toolsmith_builtins::net::NetError> {
 /// let policy = NetPolicy::new().allow("127.0.0.1:8080")?;
 /// let url = url::Url::parse("http://127.0.0.1:8080/health").unwrap();
 /// let addrs = policy.check_url(&url).await?;

@@ -3,7 +3,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use toolkit::async_trait;
+use toolsmith::async_trait;
 
 /// A name lookup for the network guard.
 ///
@@ -15,12 +15,12 @@ use toolkit::async_trait;
 ///
 /// ```
 /// use std::net::SocketAddr;
-/// use toolkit_builtins::net::{NetPolicy, Resolve};
+/// use toolsmith_builtins::net::{NetPolicy, Resolve};
 ///
 /// /// Every name is the one internal service.
 /// struct Internal;
 ///
-/// #[toolkit::async_trait]
+/// #[toolsmith::async_trait]
 /// impl Resolve for Internal {
 ///     async fn resolve(&self, _host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
 ///         Ok(vec![SocketAddr::from(([10, 0, 0, 7], port))])

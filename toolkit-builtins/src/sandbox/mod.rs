@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustix::fs::{Mode, OFlags};
-use toolkit::{ToolContext, ToolError};
+use toolsmith::{ToolContext, ToolError};
 
 use beneath::{BeneathError, open_beneath};
 use located::{Base, Located, locate};
@@ -118,7 +118,7 @@ impl From<SandboxError> for ToolError {
 /// Cloning is cheap: the directory handles are shared.
 ///
 /// ```
-/// use toolkit_builtins::sandbox::{Access, Workspace};
+/// use toolsmith_builtins::sandbox::{Access, Workspace};
 ///
 /// let dir = std::env::temp_dir();
 /// let workspace = Workspace::new(&dir).unwrap();

@@ -52,7 +52,7 @@ pub fn replace(dir: BorrowedFd<'_>, name: &OsStr, contents: &[u8]) -> io::Result
 fn temp_name() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     format!(
-        ".toolkit-{}-{}.tmp",
+        ".toolsmith-{}-{}.tmp",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )

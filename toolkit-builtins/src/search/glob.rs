@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use crate::fs::blocking::Stop;
 use ignore::WalkState;
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 use super::pattern::PathGlob;
 use super::walk::SearchRoot;

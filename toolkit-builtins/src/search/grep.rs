@@ -10,9 +10,9 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::types::TypesBuilder;
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
+use toolsmith::{ToolContext, ToolError, tool};
 
 use super::pattern::PathGlob;
 use super::sink::{Collect, FileHits, Item, Keep, Line};
@@ -23,8 +23,8 @@ use crate::sandbox::{SandboxError, Workspace};
 
 /// What `grep` returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "snake_case")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum OutputMode {
     /// The paths of files that match (cheapest).
     #[default]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::WalkBuilder;
-use toolkit::ToolError;
+use toolsmith::ToolError;
 
 use super::ignores::IgnoreRules;
 use crate::fs::noise::is_noise_dir;

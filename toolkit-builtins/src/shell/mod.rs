@@ -6,8 +6,8 @@
 //! filter leaves it out unless it is named.
 //!
 //! ```
-//! use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-//! use toolkit_builtins::shell::ShellPolicy;
+//! use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+//! use toolsmith_builtins::shell::ShellPolicy;
 //!
 //! # fn demo(dir: &std::path::Path) {
 //! let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["exec"])).unwrap();
@@ -32,7 +32,7 @@ mod words;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use toolkit::{ToolContext, ToolError, ToolOutput, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 pub use capture::Captured;
 #[cfg(all(feature = "landlock", target_os = "linux"))]
@@ -86,7 +86,7 @@ impl From<ShellError> for ToolError {
 /// cannot add commands or options the template did not have.
 ///
 /// ```
-/// use toolkit_builtins::shell::quote;
+/// use toolsmith_builtins::shell::quote;
 ///
 /// assert_eq!(quote("it's; rm -rf /"), r#"'it'\''s; rm -rf /'"#);
 /// ```
@@ -116,7 +116,7 @@ pub async fn exec(
 ) -> Result<ToolOutput, ToolError> {
     // Looked up by hand so the message names the public path of the type.
     let policy = ctx.state::<ShellPolicy>().ok_or(ToolError::MissingState(
-        "toolkit_builtins::shell::ShellPolicy",
+        "toolsmith_builtins::shell::ShellPolicy",
     ))?;
     let workspace = Workspace::of(ctx)?;
     let request = CommandRequest {

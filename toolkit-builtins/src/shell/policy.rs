@@ -33,7 +33,7 @@ pub enum Confinement {
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolkit_builtins::shell::ShellPolicy;
+/// use toolsmith_builtins::shell::ShellPolicy;
 ///
 /// let policy = ShellPolicy::new()
 ///     .allow_env(["PATH", "CARGO_HOME"])

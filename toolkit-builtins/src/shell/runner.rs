@@ -7,7 +7,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use toolkit::{CancellationToken, ToolOutput};
+use toolsmith::{CancellationToken, ToolOutput};
 
 use super::capture::{Captured, capture};
 use super::{ShellError, ShellPolicy};
@@ -142,9 +142,9 @@ impl CommandOutput {
 /// line with [`quote`](super::quote).
 ///
 /// ```no_run
-/// use toolkit::CancellationToken;
-/// use toolkit_builtins::Workspace;
-/// use toolkit_builtins::shell::{CommandRequest, ShellPolicy, run_command};
+/// use toolsmith::CancellationToken;
+/// use toolsmith_builtins::Workspace;
+/// use toolsmith_builtins::shell::{CommandRequest, ShellPolicy, run_command};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let workspace = Workspace::new("/srv/project")?;

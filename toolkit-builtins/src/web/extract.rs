@@ -1,6 +1,6 @@
 //! Turn a fetched body into text a model can read, framed as data.
 
-use toolkit::serde_json;
+use toolsmith::serde_json;
 
 /// The line every piece of fetched content starts with, so the model reads
 /// what follows as data and not as instructions to follow.

@@ -2,7 +2,7 @@
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;
-use toolkit::{ToolError, ToolOutput, tool};
+use toolsmith::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
 use super::extract::{EXTERNAL_CONTENT_END, cap_chars, readable, response_head};

@@ -7,9 +7,9 @@
 //! guards are listed in [`crate::guards`].
 //!
 //! ```
-//! use toolkit::ToolContext;
-//! use toolkit_builtins::net::NetPolicy;
-//! use toolkit_builtins::web::{Brave, HttpPolicy, SearchConfig, WebPolicy};
+//! use toolsmith::ToolContext;
+//! use toolsmith_builtins::net::NetPolicy;
+//! use toolsmith_builtins::web::{Brave, HttpPolicy, SearchConfig, WebPolicy};
 //!
 //! let ctx = ToolContext::new()
 //!     .with_state(WebPolicy::new())
@@ -25,7 +25,7 @@ mod search;
 
 use std::time::Duration;
 
-use toolkit::ToolError;
+use toolsmith::ToolError;
 use url::Url;
 
 pub use client::MAX_REDIRECTS;

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::{ToolError, ToolOutput, tool};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
+use toolsmith::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
 use super::extract::{EXTERNAL_CONTENT_END, response_head};
@@ -15,8 +15,8 @@ use super::{HttpPolicy, WebError, parse_url};
 
 /// An HTTP method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde", rename_all = "UPPERCASE")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde", rename_all = "UPPERCASE")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum HttpMethod {
     /// GET
     Get,
@@ -109,9 +109,9 @@ pub async fn http_request(
     let fetched = send(&policy.net, outgoing, limits, &allowed).await?;
     let media_type = fetched.media_type();
     let body = if media_type == "application/json" || media_type.ends_with("+json") {
-        toolkit::serde_json::from_slice::<toolkit::serde_json::Value>(&fetched.body)
+        toolsmith::serde_json::from_slice::<toolsmith::serde_json::Value>(&fetched.body)
             .ok()
-            .and_then(|v| toolkit::serde_json::to_string_pretty(&v).ok())
+            .and_then(|v| toolsmith::serde_json::to_string_pretty(&v).ok())
             .unwrap_or_else(|| String::from_utf8_lossy(&fetched.body).into_owned())
     } else {
         String::from_utf8_lossy(&fetched.body).into_owned()

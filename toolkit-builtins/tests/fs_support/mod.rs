@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tempfile::TempDir;
-use toolkit::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolkit_builtins::fs::FsLimits;
-use toolkit_builtins::sandbox::Workspace;
+use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
+use toolsmith_builtins::fs::FsLimits;
+use toolsmith_builtins::sandbox::Workspace;
 
 /// The built-in file and search tools.
-pub use toolkit_builtins::FILE_TOOLS as FS_TOOLS;
+pub use toolsmith_builtins::FILE_TOOLS as FS_TOOLS;
 
 /// Text no tool may ever return or overwrite.
 pub const SECRET: &str = "TOP-SECRET-OUTSIDE";

@@ -3,9 +3,9 @@
 //! the arguments struct with serde and call the function.
 
 use serde_json::Value;
-use toolkit::schemars::JsonSchema;
-use toolkit::serde::Deserialize;
-use toolkit::tool;
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
+use toolsmith::tool;
 
 /// Forecast the weather.
 #[tool(read_only)]
@@ -23,8 +23,8 @@ pub async fn forecast(
 
 /// The baseline's arguments, as a hand-written tool would declare them.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "toolkit::serde")]
-#[schemars(crate = "toolkit::schemars")]
+#[serde(crate = "toolsmith::serde")]
+#[schemars(crate = "toolsmith::schemars")]
 struct ForecastArgs {
     city: String,
     days: u32,

@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolkit::args::{ArgumentSchema, normalize_payload};
+//! use toolsmith::args::{ArgumentSchema, normalize_payload};
 //!
 //! let schema = ArgumentSchema::compile(&json!({
 //!     "type": "object",
@@ -68,7 +68,7 @@ pub use payload::normalize_payload;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::args::ArgumentSchema;
+/// use toolsmith::args::ArgumentSchema;
 ///
 /// let schema = ArgumentSchema::compile(&json!({
 ///     "type": "object",
@@ -92,7 +92,7 @@ pub struct ArgumentSchema {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::args::ArgumentSchema;
+/// use toolsmith::args::ArgumentSchema;
 ///
 /// let err = ArgumentSchema::compile(&json!({"$ref": "#/$defs/Missing"})).unwrap_err();
 /// assert_eq!(err.to_string(), "#: $ref \"#/$defs/Missing\" points to nothing in the schema");
@@ -104,7 +104,7 @@ pub struct SchemaError(pub String);
 /// One lenient conversion applied to the arguments, for logging.
 ///
 /// ```
-/// use toolkit::args::Cast;
+/// use toolsmith::args::Cast;
 ///
 /// let cast = Cast { path: "timeout".into(), from: "string \"60\"".into(), to: "integer" };
 /// assert_eq!(cast.to_string(), "timeout: string \"60\" -> integer");
@@ -153,7 +153,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = json!({"type": "object"});
     /// let compiled = ArgumentSchema::compile(&schema).unwrap();
@@ -168,7 +168,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({"properties": {"arguments": {}}})).unwrap();
     /// assert!(schema.has_parameter("arguments"));
@@ -202,7 +202,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({
     ///     "properties": {"flags": {"type": "array", "items": {"type": "boolean"}}}
@@ -226,7 +226,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({
     ///     "type": "object",
@@ -260,7 +260,7 @@ impl ArgumentSchema {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::args::ArgumentSchema;
+    /// use toolsmith::args::ArgumentSchema;
     ///
     /// let schema = ArgumentSchema::compile(&json!({
     ///     "type": "object",

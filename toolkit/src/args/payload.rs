@@ -26,7 +26,7 @@ const WRAPPER: &str = "arguments";
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::args::normalize_payload;
+/// use toolsmith::args::normalize_payload;
 ///
 /// let args = normalize_payload(json!("{\"path\": \"a.txt\"}"), false).unwrap();
 /// assert_eq!(args, json!({"path": "a.txt"}));

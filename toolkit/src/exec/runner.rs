@@ -42,8 +42,8 @@ impl<F: Fn(&BatchState) + Send + Sync> Checkpoint for F {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolkit::exec::{Runner, ToolCall, CallStatus};
-/// use toolkit::{ToolContext, ToolRegistry, tool};
+/// use toolsmith::exec::{Runner, ToolCall, CallStatus};
+/// use toolsmith::{ToolContext, ToolRegistry, tool};
 /// use serde_json::json;
 ///
 /// /// Add two numbers.

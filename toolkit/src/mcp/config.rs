@@ -13,7 +13,7 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Every configured MCP server, by name, in the order they were written.
 ///
 /// ```
-/// use toolkit::mcp::{McpConfig, Transport};
+/// use toolsmith::mcp::{McpConfig, Transport};
 /// use serde_json::json;
 ///
 /// let config = McpConfig::from_json(&json!({

@@ -26,7 +26,7 @@ pub fn server_prefix(server: &str) -> String {
 /// it had to be cut.
 ///
 /// ```
-/// use toolkit::mcp::naming::{Kind, wrapped_name};
+/// use toolsmith::mcp::naming::{Kind, wrapped_name};
 ///
 /// assert_eq!(wrapped_name("fs", Kind::Tool, "read_file"), "mcp_fs_read_file");
 /// assert_eq!(wrapped_name("my server", Kind::Resource, "notes.txt"), "mcp_my_server_resource_notes_txt");

@@ -101,8 +101,8 @@ impl DefinitionFormat {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::{DefinitionFormat, ToolSpec};
-/// use toolkit::schema::render_definition;
+/// use toolsmith::{DefinitionFormat, ToolSpec};
+/// use toolsmith::schema::render_definition;
 ///
 /// let spec = ToolSpec::new(
 ///     "greet",
@@ -207,7 +207,7 @@ fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 /// the first blank line.
 ///
 /// ```
-/// use toolkit::schema::first_sentence;
+/// use toolsmith::schema::first_sentence;
 ///
 /// assert_eq!(first_sentence("Read a file. Lines are numbered."), "Read a file.");
 /// assert_eq!(first_sentence("Use e.g. v1.2 here. Then stop."), "Use e.g. v1.2 here.");

@@ -18,9 +18,9 @@ pub fn tool_name(index: usize) -> String {
     format!("forecast_{index:03}")
 }
 
-/// `count` tools written with this SDK's `#[tool]`; the crate is `toolkit`.
+/// `count` tools written with this SDK's `#[tool]`; the crate is `toolsmith`.
 pub fn ours(count: usize) -> String {
-    let mut out = String::from("use toolkit::tool;\n");
+    let mut out = String::from("use toolsmith::tool;\n");
     for index in 0..count {
         let name = tool_name(index);
         write!(

@@ -11,7 +11,7 @@ mod store;
 
 use std::sync::Arc;
 
-use toolkit::{ToolContext, ToolError, tool};
+use toolsmith::{ToolContext, ToolError, tool};
 
 pub use job::{CronError, CronJob, NewJob};
 pub use schedule::{MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone};
@@ -57,8 +57,8 @@ impl CronJobs {
 /// so a job cannot schedule more jobs, which schedule more in turn.
 ///
 /// ```
-/// use toolkit::ToolContext;
-/// use toolkit_builtins::agent::cron::{CronJob, FiredJob};
+/// use toolsmith::ToolContext;
+/// use toolsmith_builtins::agent::cron::{CronJob, FiredJob};
 ///
 /// fn context_for(job: &CronJob) -> ToolContext {
 ///     ToolContext::new()
@@ -81,9 +81,9 @@ impl std::fmt::Debug for CronJobs {
 }
 
 /// What the `cron` tool is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, toolkit::schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, toolsmith::schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-#[schemars(crate = "toolkit::schemars")]
+#[schemars(crate = "toolsmith::schemars")]
 pub enum CronAction {
     /// Schedule a new job.
     Add,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use tokio::sync::Notify;
-use toolkit::async_trait;
+use toolsmith::async_trait;
 
 use super::job::{CronError, CronJob, NewJob};
 use super::schedule::{Schedule, ScheduleError};
@@ -102,8 +102,8 @@ const MAX_SLEEP: Duration = Duration::from_secs(60);
 /// [`JobHandler`].
 ///
 /// ```no_run
-/// use toolkit::ToolContext;
-/// use toolkit_builtins::agent::{ChannelSink, CronJobs, Messenger, TokioScheduler};
+/// use toolsmith::ToolContext;
+/// use toolsmith_builtins::agent::{ChannelSink, CronJobs, Messenger, TokioScheduler};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let (sink, _outbox) = ChannelSink::new(64);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolkit::{
+use toolsmith::{
     Arguments, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec, async_trait,
 };
 

@@ -36,8 +36,8 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use toolkit::args::ArgumentSchema;
-use toolkit::{ToolAnnotations, ToolCategory, ToolOutput};
+use toolsmith::args::ArgumentSchema;
+use toolsmith::{ToolAnnotations, ToolCategory, ToolOutput};
 
 use crate::config::error::ConfigError;
 
@@ -85,7 +85,7 @@ pub(crate) fn read_description(
                 .tool(&tool_label)
                 .field(field)
         };
-        let Some(name) = name.filter(|n| toolkit::is_valid_tool_name(n)) else {
+        let Some(name) = name.filter(|n| toolsmith::is_valid_tool_name(n)) else {
             errors.push(error(
                 "name",
                 "expected a tool name of 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'",

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use toolkit::async_trait;
-use toolkit::serde_json::json;
+use toolsmith::async_trait;
+use toolsmith::serde_json::json;
 
 use super::{SearchBackend, SearchError, SearchResult, endpoint, json_of, results_from};
 

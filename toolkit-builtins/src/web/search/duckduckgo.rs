@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use html5ever::tendril::TendrilSink;
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
-use toolkit::async_trait;
+use toolsmith::async_trait;
 
 use super::{SearchBackend, SearchError, SearchResult, endpoint, text_of};
 

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolkit::{ToolContext, ToolError, ToolOutput, async_trait, tool};
+use toolsmith::{ToolContext, ToolError, ToolOutput, async_trait, tool};
 
 pub use backends::{Brave, Searxng, Tavily};
 pub use duckduckgo::DuckDuckGo;
@@ -99,7 +99,7 @@ pub trait SearchBackend: Send + Sync + fmt::Debug {
 /// enable the tool.
 ///
 /// ```
-/// use toolkit_builtins::web::{SearchConfig, Searxng};
+/// use toolsmith_builtins::web::{SearchConfig, Searxng};
 ///
 /// let config = SearchConfig::new(Searxng::new("http://searx.internal:8080"));
 /// // Or from configuration values, with a clear error when one is missing:
@@ -245,7 +245,7 @@ pub async fn web_search(
 ) -> Result<ToolOutput, ToolError> {
     // Looked up by hand so the message names the public path of the type.
     let config = ctx.state::<SearchConfig>().ok_or(ToolError::MissingState(
-        "toolkit_builtins::web::SearchConfig",
+        "toolsmith_builtins::web::SearchConfig",
     ))?;
     let results = config
         .search(&query, usize::from(count.clamp(1, 10)))
@@ -278,9 +278,9 @@ fn endpoint(backend: &'static str, base: &str, path: &str) -> Result<url::Url, S
 async fn json_of(
     backend: &'static str,
     request: reqwest::RequestBuilder,
-) -> Result<toolkit::serde_json::Value, SearchError> {
+) -> Result<toolsmith::serde_json::Value, SearchError> {
     let body = text_of(backend, request).await?;
-    toolkit::serde_json::from_str(&body).map_err(|e| SearchError::Parse {
+    toolsmith::serde_json::from_str(&body).map_err(|e| SearchError::Parse {
         backend,
         message: e.to_string(),
     })
@@ -335,7 +335,7 @@ fn plain_text(fragment: &str) -> String {
 /// Results from a JSON array of objects with the given field names.
 fn results_from(
     backend: &'static str,
-    items: Option<&toolkit::serde_json::Value>,
+    items: Option<&toolsmith::serde_json::Value>,
     snippet_field: &str,
 ) -> Result<Vec<SearchResult>, SearchError> {
     let Some(items) = items else {
@@ -345,7 +345,7 @@ fn results_from(
         backend,
         message: "the results are not a list".into(),
     })?;
-    let field = |item: &toolkit::serde_json::Value, name: &str| {
+    let field = |item: &toolsmith::serde_json::Value, name: &str| {
         item.get(name)
             .and_then(|v| v.as_str())
             .map(plain_text)

@@ -21,7 +21,7 @@ pub const DEFAULT_PLACEHOLDER: &str = "[Earlier {tool} result ({chars} character
 /// Which results [`compact`] clears, and what it leaves in their place.
 ///
 /// ```
-/// use toolkit::exec::shape::CompactConfig;
+/// use toolsmith::exec::shape::CompactConfig;
 ///
 /// let config = CompactConfig::default().keep_recent(2).bulky_tool("search_docs");
 /// assert!(config.bulky_tools.contains("read_file"));
@@ -163,7 +163,7 @@ impl CompactConfig {
 /// A message in a host's own history type, as [`compact`] needs to see it.
 ///
 /// ```
-/// use toolkit::exec::shape::ToolResultMessage;
+/// use toolsmith::exec::shape::ToolResultMessage;
 ///
 /// enum Message {
 ///     User(String),
@@ -213,7 +213,7 @@ pub trait ToolResultMessage {
 /// this before every model call is cheap and a second run changes nothing.
 ///
 /// ```
-/// use toolkit::exec::shape::{CompactConfig, ToolResultMessage, compact};
+/// use toolsmith::exec::shape::{CompactConfig, ToolResultMessage, compact};
 ///
 /// /// A history entry: a tool's result, or (`tool: None`) anything else.
 /// struct Entry {

@@ -15,7 +15,7 @@ pub const MIN_MAX_CHARS: usize = 200;
 /// unknown fields are an error rather than a silently ignored typo.
 ///
 /// ```
-/// use toolkit::exec::shape::ShapeConfig;
+/// use toolsmith::exec::shape::ShapeConfig;
 ///
 /// let config = ShapeConfig::default()
 ///     .max_chars(8_000)

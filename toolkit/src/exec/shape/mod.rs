@@ -55,8 +55,8 @@ use truncate::truncate;
 /// results may prefer to call this from `spawn_blocking`.
 ///
 /// ```
-/// use toolkit::ToolOutput;
-/// use toolkit::exec::shape::{ShapeConfig, meta, shape_output};
+/// use toolsmith::ToolOutput;
+/// use toolsmith::exec::shape::{ShapeConfig, meta, shape_output};
 ///
 /// let config = ShapeConfig::default().max_chars(1_000);
 ///

@@ -22,7 +22,7 @@ use super::compact::{CompactConfig, ToolResultMessage, compact};
 /// never changed.
 ///
 /// ```
-/// use toolkit::exec::shape::{CompactConfig, compact_history};
+/// use toolsmith::exec::shape::{CompactConfig, compact_history};
 /// use serde_json::json;
 ///
 /// let big = "x".repeat(5_000);

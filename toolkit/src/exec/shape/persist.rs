@@ -260,7 +260,7 @@ pub(super) mod tests {
         pub(in super::super) fn new(label: &str) -> Self {
             static NEXT: AtomicU64 = AtomicU64::new(0);
             let path = std::env::temp_dir().join(format!(
-                "toolkit-shape-{label}-{}-{}",
+                "toolsmith-shape-{label}-{}-{}",
                 std::process::id(),
                 NEXT.fetch_add(1, Ordering::Relaxed)
             ));

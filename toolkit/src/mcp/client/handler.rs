@@ -42,7 +42,7 @@ impl ClientHandler for ClientSide {
             serde_json::from_value(capabilities).unwrap_or_default();
         let mut info = ClientConfig::new(
             capabilities,
-            Implementation::new("toolkit", env!("CARGO_PKG_VERSION")),
+            Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
         );
         // The newest version with an `initialize` handshake: what servers in
         // the field speak.

@@ -27,8 +27,8 @@ use crate::registry::ToolRegistry;
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use toolkit::ToolRegistry;
-/// use toolkit::mcp::{McpClients, McpConfig};
+/// use toolsmith::ToolRegistry;
+/// use toolsmith::mcp::{McpClients, McpConfig};
 ///
 /// let config: McpConfig = r#"{"mcpServers": {"fs": {
 ///     "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
@@ -66,10 +66,10 @@ impl McpClients {
     ///
     /// ```no_run
     /// # use std::sync::Arc;
-    /// # use toolkit::ToolRegistry;
-    /// # use toolkit::mcp::{McpClients, McpConfig, Sampled, Sampler, SamplingRequest};
+    /// # use toolsmith::ToolRegistry;
+    /// # use toolsmith::mcp::{McpClients, McpConfig, Sampled, Sampler, SamplingRequest};
     /// # struct MyModel;
-    /// # #[toolkit::async_trait]
+    /// # #[toolsmith::async_trait]
     /// # impl Sampler for MyModel {
     /// #     async fn sample(&self, r: SamplingRequest) -> Result<Sampled, Box<dyn std::error::Error + Send + Sync>> {
     /// #         Ok(Sampled::new("", "m"))

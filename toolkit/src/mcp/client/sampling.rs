@@ -26,12 +26,12 @@ use serde_json::{Value, json};
 /// host's model.
 ///
 /// ```
-/// use toolkit::mcp::{Sampled, Sampler, SamplingRequest};
+/// use toolsmith::mcp::{Sampled, Sampler, SamplingRequest};
 ///
 /// /// Answers with the last message, shouted (a host would call its model here).
 /// struct Shout;
 ///
-/// #[toolkit::async_trait]
+/// #[toolsmith::async_trait]
 /// impl Sampler for Shout {
 ///     async fn sample(
 ///         &self,
@@ -134,7 +134,7 @@ impl SamplingRequest {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolkit::mcp::SamplingRequest;
+    /// use toolsmith::mcp::SamplingRequest;
     ///
     /// let request = SamplingRequest::from_params("notes", json!({
     ///     "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize"}}],

@@ -50,8 +50,8 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use toolkit::{ToolContext, ToolFilter, ToolRegistry};
-/// use toolkit::mcp::McpServer;
+/// use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+/// use toolsmith::mcp::McpServer;
 ///
 /// let registry = Arc::new(ToolRegistry::from_inventory(&ToolFilter::default())?);
 /// McpServer::new(registry)
@@ -147,7 +147,7 @@ impl McpServer {
         let shared = Arc::new(Shared {
             registry,
             context: ToolContext::new(),
-            name: "toolkit".into(),
+            name: "toolsmith".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             instructions: None,
             page_size: DEFAULT_PAGE_SIZE,

@@ -77,8 +77,8 @@ impl NameRule {
 /// | MCP | `^[a-zA-Z0-9_.-]{1,128}$` |
 ///
 /// ```
-/// use toolkit::DefinitionFormat;
-/// use toolkit::schema::sanitize_tool_name;
+/// use toolsmith::DefinitionFormat;
+/// use toolsmith::schema::sanitize_tool_name;
 ///
 /// assert_eq!(sanitize_tool_name("read_file", DefinitionFormat::Gemini), "read_file");
 /// assert_eq!(sanitize_tool_name("2fa_code", DefinitionFormat::Gemini), "_2fa_code");

@@ -37,7 +37,7 @@ const DEPTH_LIMIT: usize = 64;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolkit::schema::inline_refs;
+/// use toolsmith::schema::inline_refs;
 ///
 /// let schema = json!({
 ///     "type": "object",
