@@ -215,6 +215,7 @@ async fn devices_pipes_and_process_files_are_refused() {
         "/proc/1/fd/1",
     ] {
         let err = read_file(&ctx, path.to_owned(), 1, None, None)
+            .await
             .unwrap_err()
             .to_string();
         assert!(err.contains("is a device or process file"), "{path}: {err}");
@@ -247,7 +248,9 @@ async fn a_huge_file_is_streamed_not_loaded() {
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(2 * 1024 * 1024 * 1024).unwrap();
     let before = peak_rss_kb();
-    let out = read_file(&env.ctx, "huge.log".to_owned(), 1_000_000, Some(101), None).unwrap();
+    let out = read_file(&env.ctx, "huge.log".to_owned(), 1_000_000, Some(101), None)
+        .await
+        .unwrap();
     let grown = peak_rss_kb().saturating_sub(before);
     let lines: Vec<&str> = out.content.lines().collect();
     assert_eq!(lines.len(), 102, "{}", lines.last().unwrap());

@@ -1,5 +1,6 @@
 //! `edit_file`: replace a passage of a file, showing the diff.
 
+use super::blocking::Stop;
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::matching::{self, How};
@@ -14,7 +15,7 @@ use crate::sandbox::Workspace;
 /// set or `occurrence` picks one. When it is not found, the error shows the
 /// most similar passage of the file. Read the file first.
 #[tool(destructive, exclusive, category = filesystem_write)]
-pub fn edit_file(
+pub async fn edit_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.
     #[arg(min_length = 1)]
@@ -29,6 +30,31 @@ pub fn edit_file(
     replace_all: bool,
     /// Which occurrence to replace when there are several, 1-based.
     #[arg(minimum = 1)]
+    occurrence: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let ctx = ctx.clone();
+    super::blocking::run(move |stop| {
+        edit_file_blocking(
+            &ctx,
+            stop,
+            path,
+            old_text,
+            new_text,
+            replace_all,
+            occurrence,
+        )
+    })
+    .await?
+}
+
+/// The body of [`edit_file`], on a blocking thread.
+fn edit_file_blocking(
+    ctx: &ToolContext,
+    _stop: &Stop,
+    path: String,
+    old_text: String,
+    new_text: String,
+    replace_all: bool,
     occurrence: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;

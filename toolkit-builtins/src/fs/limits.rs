@@ -26,12 +26,20 @@ pub struct FsLimits {
     pub count_lines_up_to_bytes: u64,
     /// Entries `list_dir` returns when the call gives no `max_entries`.
     pub default_list_entries: usize,
+    /// Characters `glob` and `list_dir` return at most in one call.
+    pub max_listing_chars: usize,
     /// Paths `glob` returns when the call gives no `max_results`.
     pub default_glob_results: usize,
     /// Results `grep` returns when the call gives no `head_limit`.
     pub default_grep_results: usize,
     /// Characters `grep` returns at most in one call.
     pub max_grep_chars: usize,
+    /// Bytes of one file a multiline `grep` reads (it holds the whole file);
+    /// a larger file is left out, and the output says so.
+    pub max_multiline_bytes: usize,
+    /// Bytes a line-by-line `grep` holds for one line and its context; a
+    /// file with a longer line is left out, and the output says so.
+    pub max_search_line_bytes: usize,
 }
 
 impl Default for FsLimits {
@@ -44,9 +52,12 @@ impl Default for FsLimits {
             max_edit_bytes: 16 * 1024 * 1024,
             count_lines_up_to_bytes: 64 * 1024 * 1024,
             default_list_entries: 500,
+            max_listing_chars: 64_000,
             default_glob_results: 200,
             default_grep_results: 250,
             max_grep_chars: 64_000,
+            max_multiline_bytes: 64 * 1024 * 1024,
+            max_search_line_bytes: 16 * 1024 * 1024,
         }
     }
 }

@@ -10,6 +10,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use super::blocking::Stop;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use toolsmith::{ToolContext, ToolError, tool};
 
@@ -25,7 +26,7 @@ use crate::sandbox::{Access, Workspace};
 /// build output) is skipped and named at the end. Use glob to find files by
 /// name and grep to search their content.
 #[tool(read_only, idempotent, category = filesystem_read)]
-pub fn list_dir(
+pub async fn list_dir(
     ctx: &ToolContext,
     /// Directory to list, relative to the workspace root.
     #[arg(default = ".".to_owned())]
@@ -37,8 +38,22 @@ pub fn list_dir(
     #[arg(minimum = 1)]
     max_entries: Option<usize>,
 ) -> Result<String, ToolError> {
+    let ctx = ctx.clone();
+    super::blocking::run(move |stop| list_dir_blocking(&ctx, stop, path, recursive, max_entries))
+        .await?
+}
+
+/// The body of [`list_dir`], on a blocking thread.
+fn list_dir_blocking(
+    ctx: &ToolContext,
+    stop: &Stop,
+    path: String,
+    recursive: bool,
+    max_entries: Option<usize>,
+) -> Result<String, ToolError> {
     let workspace = Workspace::of(ctx)?;
-    let max = max_entries.unwrap_or(FsLimits::of(ctx).default_list_entries);
+    let limits = FsLimits::of(ctx);
+    let max = max_entries.unwrap_or(limits.default_list_entries);
     let dir = workspace
         .open_dir(&path, Access::Read)
         .map_err(|e| match e {
@@ -47,9 +62,9 @@ pub fn list_dir(
             ),
             other => other.into(),
         })?;
-    let listing = walk(dir.into_fd(), recursive, max)
+    let listing = walk(dir.into_fd(), recursive, max, stop)
         .map_err(|e| ToolError::failed(format!("cannot list `{path}`: {e}")))?;
-    Ok(listing.render(&path, max))
+    Ok(listing.render(&path, max, limits.max_listing_chars))
 }
 
 fn is_file(workspace: &Workspace, path: &str) -> bool {
@@ -75,24 +90,41 @@ struct Listing {
 }
 
 impl Listing {
-    fn render(mut self, path: &str, max: usize) -> String {
+    fn render(mut self, path: &str, max: usize, max_chars: usize) -> String {
         if self.entries.is_empty() && self.skipped.is_empty() {
             return format!("`{path}` is empty");
         }
         self.entries.sort();
         let mut out = String::new();
+        let mut shown = 0usize;
         for (entry, suffix) in &self.entries {
-            out.push_str(&entry.to_string_lossy());
+            let entry = entry.to_string_lossy();
+            if !out.is_empty() && out.len() + entry.len() + suffix.len() + 1 > max_chars {
+                break;
+            }
+            out.push_str(&entry);
             out.push_str(suffix);
             out.push('\n');
+            shown += 1;
+        }
+        if shown < self.entries.len() {
+            out.push_str(&format!(
+                "(output capped at {max_chars} characters after {shown} of {} entries; list a subdirectory to see more)\n",
+                self.entries.len()
+            ));
         }
         if !self.skipped.is_empty() {
             self.skipped.sort();
-            let names: Vec<String> = self
+            // Named up to a few: a tree of many `node_modules` adds no more.
+            let mut names: Vec<String> = self
                 .skipped
                 .iter()
+                .take(20)
                 .map(|p| format!("{}/", p.display()))
                 .collect();
+            if self.skipped.len() > names.len() {
+                names.push(format!("and {} more", self.skipped.len() - names.len()));
+            }
             out.push_str(&format!("(skipped noise: {})\n", names.join(", ")));
         }
         if self.truncated {
@@ -105,10 +137,14 @@ impl Listing {
 }
 
 /// Read directories breadth first from `root`, up to `max` entries.
-fn walk(root: OwnedFd, recursive: bool, max: usize) -> rustix::io::Result<Listing> {
+fn walk(root: OwnedFd, recursive: bool, max: usize, stop: &Stop) -> rustix::io::Result<Listing> {
     let mut listing = Listing::default();
     let mut queue: VecDeque<(OwnedFd, PathBuf)> = VecDeque::from([(root, PathBuf::new())]);
     while let Some((fd, prefix)) = queue.pop_front() {
+        if stop.is_set() {
+            // Nobody waits for the answer any more.
+            break;
+        }
         let mut names: Vec<(OsString, FileType)> = Vec::new();
         for entry in rustix::fs::Dir::read_from(&fd)? {
             let entry = entry?;

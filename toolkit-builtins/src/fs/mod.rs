@@ -9,6 +9,7 @@
 //! file types are told by a short table of magic numbers in [`sniff`]
 //! rather than a detection crate, since only a handful of types matter.
 
+pub(crate) mod blocking;
 mod diff;
 mod edit;
 mod limits;

@@ -3,6 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::blocking::Stop;
 use toolsmith::schemars::JsonSchema;
 use toolsmith::serde::Deserialize;
 use toolsmith::serde_json::{self, Map, Value, json};
@@ -53,7 +54,7 @@ pub enum EditMode {
 /// Name the cell by `cell_index` (0-based) or by `cell_id`. Replacing a code
 /// cell clears its outputs. The notebook stays valid JSON in nbformat 4.
 #[tool(destructive, exclusive, category = filesystem_write)]
-pub fn notebook_edit(
+pub async fn notebook_edit(
     ctx: &ToolContext,
     /// Path of the notebook, relative to the workspace root.
     #[arg(min_length = 1)]
@@ -69,6 +70,27 @@ pub fn notebook_edit(
     /// The new source of the cell (for replace and insert).
     new_source: Option<String>,
     /// The cell's type: needed for insert (default code), optional for replace.
+    cell_type: Option<CellType>,
+) -> Result<ToolOutput, ToolError> {
+    let ctx = ctx.clone();
+    super::blocking::run(move |stop| {
+        notebook_edit_blocking(
+            &ctx, stop, path, edit_mode, cell_index, cell_id, new_source, cell_type,
+        )
+    })
+    .await?
+}
+
+/// The body of [`notebook_edit`], on a blocking thread.
+#[allow(clippy::too_many_arguments)]
+fn notebook_edit_blocking(
+    ctx: &ToolContext,
+    _stop: &Stop,
+    path: String,
+    edit_mode: EditMode,
+    cell_index: Option<usize>,
+    cell_id: Option<String>,
+    new_source: Option<String>,
     cell_type: Option<CellType>,
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
+use super::blocking::Stop;
 use base64::Engine as _;
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
@@ -19,7 +20,7 @@ use crate::sandbox::Workspace;
 /// Images come back as images; other binary files are described by type.
 /// Prefer this over `cat`, `head` or `sed` in a shell.
 #[tool(read_only, idempotent, category = filesystem_read)]
-pub fn read_file(
+pub async fn read_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.
     #[arg(min_length = 1)]
@@ -33,6 +34,20 @@ pub fn read_file(
     /// Last line to return, 1-based and inclusive: another way to say
     /// `limit` (`offset=40, end_line=60` reads lines 40 to 60).
     #[arg(minimum = 1)]
+    end_line: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let ctx = ctx.clone();
+    super::blocking::run(move |stop| read_file_blocking(&ctx, stop, path, offset, limit, end_line))
+        .await?
+}
+
+/// The body of [`read_file`], on a blocking thread.
+fn read_file_blocking(
+    ctx: &ToolContext,
+    _stop: &Stop,
+    path: String,
+    offset: u64,
+    limit: Option<u64>,
     end_line: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;

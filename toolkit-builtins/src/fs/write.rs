@@ -2,6 +2,7 @@
 
 use std::io::Read;
 
+use super::blocking::Stop;
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
@@ -14,12 +15,23 @@ use crate::sandbox::{Access, SandboxError, Workspace};
 /// and renamed into place, so nobody ever sees half of it. To change part of
 /// a file, use edit_file instead.
 #[tool(destructive, idempotent, exclusive, category = filesystem_write)]
-pub fn write_file(
+pub async fn write_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.
     #[arg(min_length = 1)]
     path: String,
     /// The complete new content of the file.
+    content: String,
+) -> Result<ToolOutput, ToolError> {
+    let ctx = ctx.clone();
+    super::blocking::run(move |stop| write_file_blocking(&ctx, stop, path, content)).await?
+}
+
+/// The body of [`write_file`], on a blocking thread.
+fn write_file_blocking(
+    ctx: &ToolContext,
+    _stop: &Stop,
+    path: String,
     content: String,
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;

@@ -22,6 +22,7 @@
 
 mod beneath;
 mod located;
+pub(crate) mod special;
 mod write;
 
 use std::borrow::Cow;
@@ -92,6 +93,15 @@ pub enum SandboxError {
     NotFound {
         /// The path as the model wrote it.
         path: String,
+    },
+    /// The path names a FIFO, socket or device: reading one can block
+    /// forever or never end, so it is never opened for reading.
+    #[error("`{path}` is {what}; reading it could block or never end, so it is refused")]
+    Special {
+        /// The path as the model wrote it.
+        path: String,
+        /// What it is: "a named pipe (FIFO)", "a socket", "a device file".
+        what: &'static str,
     },
 }
 
@@ -164,11 +174,25 @@ impl OpenedDir {
         &self.path
     }
 
-    /// Open the file at `relative` below this directory for reading,
-    /// refusing any way out of it.
+    /// Open the regular file at `relative` below this directory for
+    /// reading, refusing any way out of it. For a file the caller already
+    /// knows to be regular (from a directory listing): the open cannot block
+    /// on a FIFO swapped in since, and anything but a regular file is
+    /// refused after it.
     pub fn open_file(&self, relative: &Path) -> io::Result<File> {
-        match open_beneath(self.fd.as_fd(), relative, OFlags::RDONLY, Mode::empty()) {
-            Ok(fd) => Ok(File::from(fd)),
+        match open_beneath(
+            self.fd.as_fd(),
+            relative,
+            special::READ_FLAGS,
+            Mode::empty(),
+        ) {
+            Ok(fd) => match special::settle(&fd)? {
+                rustix::fs::FileType::RegularFile => Ok(File::from(fd)),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file",
+                )),
+            },
             Err(BeneathError::Io(e)) => Err(e),
             Err(BeneathError::Escapes) => Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -212,9 +236,23 @@ impl OpenedDir {
         }
     }
 
+    /// Another handle to the same directory.
+    pub fn try_clone(&self) -> io::Result<OpenedDir> {
+        Ok(OpenedDir {
+            fd: self.fd.try_clone()?,
+            path: self.path.clone(),
+        })
+    }
+
     /// The handle itself, for a caller that reads the directory on its own.
     pub fn into_fd(self) -> OwnedFd {
         self.fd
+    }
+}
+
+impl AsFd for OpenedDir {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 
@@ -302,17 +340,45 @@ impl Workspace {
     }
 
     /// Open the file at `path` for reading. Symlinks are followed only while
-    /// they stay inside the directory the path is in.
+    /// they stay inside the directory the path is in. A FIFO, socket or
+    /// device is refused ([`SandboxError::Special`]) by its type before it
+    /// is opened (see [`special`]); a directory opens (callers say what to
+    /// do instead).
     pub fn open_file(&self, path: &str) -> Result<OpenedFile, SandboxError> {
         let located = self.locate(path, Access::Read)?;
         let handle = self.handle(located.base);
-        // O_NONBLOCK: opening a FIFO must not hang until a writer appears;
-        // the tools refuse anything that is not a regular file after fstat.
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
-        let fd = open_beneath(handle.fd.as_fd(), &located.relative, flags, Mode::empty())
-            .map_err(|e| Self::refusal(path, e))?;
-        // Clear O_NONBLOCK again so regular reads behave as usual.
-        let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
+        let special = |what| SandboxError::Special {
+            path: path.to_owned(),
+            what,
+        };
+        let io = |e: io::Error| SandboxError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        };
+        // An O_PATH descriptor opens nothing: no FIFO wait, no device
+        // driver. Its type decides whether the file is opened at all.
+        let probe = open_beneath(
+            handle.fd.as_fd(),
+            &located.relative,
+            OFlags::PATH,
+            Mode::empty(),
+        )
+        .map_err(|e| Self::refusal(path, e))?;
+        if let Some(what) = special::special_kind(special::type_of(&probe).map_err(io)?) {
+            return Err(special(what));
+        }
+        drop(probe);
+        let fd = open_beneath(
+            handle.fd.as_fd(),
+            &located.relative,
+            special::READ_FLAGS,
+            Mode::empty(),
+        )
+        .map_err(|e| Self::refusal(path, e))?;
+        special::settle(&fd).map_err(|refused| match refused {
+            special::Refused::Special(what) => special(what),
+            special::Refused::Io(e) => io(e),
+        })?;
         Ok(OpenedFile {
             file: File::from(fd),
             path: handle.path.join(&located.relative),
@@ -330,6 +396,28 @@ impl Workspace {
             fd,
             path: handle.path.join(&located.relative),
         })
+    }
+
+    /// The directories from the base `path` lies in (the workspace root or
+    /// a read-only directory) down to `path`'s parent, outermost first, each
+    /// opened below the base's handle. A search reads their ignore files,
+    /// and none above the base. One that cannot be opened is left out.
+    pub fn parents_of_dir(&self, path: &str) -> Result<Vec<OpenedDir>, SandboxError> {
+        let located = self.locate(path, Access::Read)?;
+        let handle = self.handle(located.base);
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY;
+        let mut parents: Vec<&Path> = located.relative.ancestors().skip(1).collect();
+        parents.reverse();
+        Ok(parents
+            .into_iter()
+            .filter_map(|relative| {
+                let fd = open_beneath(handle.fd.as_fd(), relative, flags, Mode::empty()).ok()?;
+                Some(OpenedDir {
+                    fd,
+                    path: handle.path.join(relative),
+                })
+            })
+            .collect())
     }
 
     /// Replace (or create) the file at `path` with `contents` atomically:

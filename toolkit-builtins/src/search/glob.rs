@@ -1,9 +1,13 @@
 //! `glob`: files whose path matches a pattern, newest first.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use crate::fs::blocking::Stop;
 use ignore::WalkState;
 use toolsmith::{ToolContext, ToolError, tool};
 
@@ -19,7 +23,7 @@ use crate::sandbox::{OpenedDir, Workspace};
 /// `.gitignore` and noise directories (`.git`, `node_modules`, `target`,
 /// virtualenvs, build output) are skipped. Prefer this over `find`.
 #[tool(read_only, idempotent, category = filesystem_read)]
-pub fn glob(
+pub async fn glob(
     ctx: &ToolContext,
     /// The glob, such as `**/*.py` or `*.{ts,tsx}`.
     #[arg(min_length = 1)]
@@ -31,17 +35,36 @@ pub fn glob(
     #[arg(minimum = 1)]
     max_results: Option<usize>,
 ) -> Result<String, ToolError> {
+    let ctx = ctx.clone();
+    crate::fs::blocking::run(move |stop| glob_blocking(&ctx, stop, pattern, path, max_results))
+        .await?
+}
+
+/// The body of [`glob`], on a blocking thread.
+fn glob_blocking(
+    ctx: &ToolContext,
+    stop: &Stop,
+    pattern: String,
+    path: String,
+    max_results: Option<usize>,
+) -> Result<String, ToolError> {
     let workspace = Workspace::of(ctx)?;
-    let max = max_results.unwrap_or(FsLimits::of(ctx).default_glob_results);
+    let limits = FsLimits::of(ctx);
+    let max = max_results
+        .unwrap_or(limits.default_glob_results)
+        .min(MAX_GLOB_RESULTS);
     let glob = PathGlob::new(&pattern).map_err(ToolError::failed)?;
     let root = SearchRoot::open(&workspace, &path)?;
-    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    let found = Mutex::new(Newest::new(max));
     root.walker().build_parallel().run(|| {
         let (root, glob, found) = (&root, &glob, &found);
         // The directory of the last match, held open: a walker thread takes
         // one directory at a time, so most lookups reuse it.
         let mut parent_dir: Option<(PathBuf, OpenedDir)> = None;
         Box::new(move |entry| {
+            if stop.is_set() {
+                return WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
@@ -73,38 +96,81 @@ pub fn glob(
                 let Ok(modified) = dir.modified_of(name) else {
                     return WalkState::Continue;
                 };
-                let relative = relative.to_path_buf();
                 found
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .push((modified, relative));
+                    .offer(modified, relative);
             }
             WalkState::Continue
         })
     });
-    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    if found.is_empty() {
+    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let total = found.total;
+    if total == 0 {
         return Ok(format!("No files match `{pattern}` in `{path}`."));
     }
-    let total = found.len();
-    // Newest first; equal times (common: files unpacked together) by path,
-    // as bytes, so the order is stable between calls and cheap to compute.
-    found.sort_unstable_by(|a, b| {
-        b.0.cmp(&a.0).then_with(|| {
-            a.1.as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.1.as_os_str().as_encoded_bytes())
-        })
-    });
+    let kept = found.into_sorted();
     let mut out = String::new();
-    for (_, relative) in found.iter().take(max) {
-        out.push_str(&root.display(relative));
+    let mut shown = 0usize;
+    for relative in &kept {
+        let line = root.display(relative);
+        if !out.is_empty() && out.len() + line.len() + 1 > limits.max_listing_chars {
+            break;
+        }
+        out.push_str(&line);
         out.push('\n');
+        shown += 1;
     }
-    if total > max {
+    if total > shown {
         out.push_str(&format!(
-            "(showing the {max} newest of {total} files; narrow the pattern or path, or raise max_results)\n"
+            "(showing the {shown} newest of {total} files; narrow the pattern or path, or raise max_results)\n"
         ));
     }
     Ok(out)
+}
+
+/// Paths `glob` returns at most, whatever a call asks for.
+pub const MAX_GLOB_RESULTS: usize = 10_000;
+
+/// The `max` newest matches seen so far, and how many there were: memory
+/// stays at `max` paths however many files match.
+struct Newest {
+    max: usize,
+    total: usize,
+    /// Worst on top: the oldest, then the greatest path.
+    heap: BinaryHeap<(Reverse<SystemTime>, Vec<u8>)>,
+}
+
+impl Newest {
+    fn new(max: usize) -> Self {
+        Self {
+            max,
+            total: 0,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    fn offer(&mut self, modified: SystemTime, relative: &Path) {
+        self.total += 1;
+        let key = (
+            Reverse(modified),
+            relative.as_os_str().as_encoded_bytes().to_vec(),
+        );
+        if self.heap.len() < self.max {
+            self.heap.push(key);
+        } else if self.heap.peek().is_some_and(|worst| key < *worst) {
+            self.heap.pop();
+            self.heap.push(key);
+        }
+    }
+
+    /// Newest first; equal times (common: files unpacked together) by path,
+    /// as bytes, so the order is stable between calls.
+    fn into_sorted(self) -> Vec<PathBuf> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(_, bytes)| PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+            .collect()
+    }
 }

@@ -12,6 +12,7 @@
 
 mod glob;
 mod grep;
+mod ignores;
 mod pattern;
 mod sink;
 mod walk;

@@ -1,11 +1,13 @@
-//! The walk both search tools share: parallel, `.gitignore`-aware, noise
-//! skipped, never following symlinks.
+//! The walk both search tools share: parallel, ignore files honoured (read
+//! safely, see [`super::ignores`]), noise skipped, never following symlinks.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::WalkBuilder;
 use toolsmith::ToolError;
 
+use super::ignores::IgnoreRules;
 use crate::fs::noise::is_noise_dir;
 use crate::sandbox::{Access, OpenedDir, Workspace};
 
@@ -17,36 +19,53 @@ pub struct SearchRoot {
     /// What to put before a path found below it (the `path` argument as
     /// given, normalised; empty for the workspace root).
     prefix: PathBuf,
+    /// The ignore rules in force below it.
+    rules: Arc<IgnoreRules>,
 }
 
 impl SearchRoot {
-    /// Open `path` for searching.
+    /// Open `path` for searching, with the ignore files of it and its
+    /// parents up to the workspace root.
     pub fn open(workspace: &Workspace, path: &str) -> Result<Self, ToolError> {
         let dir = workspace.open_dir(path, Access::Read)?;
+        let parents = workspace.parents_of_dir(path)?;
         let prefix = match dir.path().strip_prefix(workspace.root()) {
             Ok(relative) => relative.to_path_buf(),
             Err(_) => dir.path().to_path_buf(),
         };
-        Ok(Self { dir, prefix })
+        let for_rules = dir
+            .try_clone()
+            .map_err(|e| ToolError::failed(format!("cannot search `{path}`: {e}")))?;
+        let rules = Arc::new(IgnoreRules::new(for_rules, &parents));
+        Ok(Self { dir, prefix, rules })
     }
 
-    /// A parallel walk of the directory.
+    /// A parallel walk of the directory. The `ignore` crate reads no ignore
+    /// file itself: every one of its own filters that would open a file is
+    /// off, and the rules come from [`IgnoreRules`].
     pub fn walker(&self) -> WalkBuilder {
         let mut builder = WalkBuilder::new(self.dir.path());
+        let rules = self.rules.clone();
         builder
+            .standard_filters(false)
             .hidden(false)
-            .parents(true)
-            .ignore(true)
-            .git_ignore(true)
-            .git_exclude(true)
+            .parents(false)
+            .ignore(false)
+            .git_ignore(false)
+            .git_exclude(false)
             .git_global(false)
             .require_git(false)
             .follow_links(false)
             .threads(0)
-            .filter_entry(|entry| {
-                !(entry.depth() > 0
-                    && entry.file_type().is_some_and(|t| t.is_dir())
-                    && is_noise_dir(entry.file_name()))
+            .filter_entry(move |entry| {
+                if entry.depth() == 0 {
+                    return true;
+                }
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if is_dir && is_noise_dir(entry.file_name()) {
+                    return false;
+                }
+                !rules.is_ignored(entry.path(), is_dir)
             });
         builder
     }
