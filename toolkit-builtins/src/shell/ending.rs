@@ -28,14 +28,8 @@ impl Ending {
     }
 
     pub(crate) fn stop(&self) {
-        let Some(pid) = self.0 else { return };
-        // SAFETY: signals have no memory-safety preconditions; a process
-        // that is already gone gives ESRCH, which is fine.
-        unsafe {
-            #[cfg(target_os = "linux")]
-            libc::kill(pid, super::keeper::STOP_SIGNAL);
-            #[cfg(not(target_os = "linux"))]
-            libc::killpg(pid, libc::SIGKILL);
+        if let Some(pid) = self.0 {
+            end_kept(pid);
         }
     }
 
@@ -55,5 +49,53 @@ impl Ending {
 impl Drop for Ending {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+/// Start `command`'s child under a keeper, so that nothing it starts
+/// outlives it: when it exits, or the returned [`Ending`] stops it or is
+/// dropped, every process below it is killed. No namespace and no
+/// confinement: for trusted children such as plugins, whose only wall is
+/// their lifetime.
+#[cfg(target_os = "linux")]
+pub(crate) fn keep_lifetime(command: &mut tokio::process::Command) {
+    let keeper = super::keeper::Keeper::new(false, false);
+    // The keeper, not tokio, ends the child (see `Ending`).
+    command.kill_on_drop(false);
+    // SAFETY: the hook makes system calls only (see `Keeper::split`).
+    unsafe {
+        command.pre_exec(move || keeper.split().map(drop));
+    }
+}
+
+/// Elsewhere: the child's own process group, killed whole.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn keep_lifetime(command: &mut tokio::process::Command) {
+    command.process_group(0).kill_on_drop(true);
+}
+
+/// End the child `pid` started with [`keep_lifetime`] (or by `exec`) and
+/// everything it started: its keeper is asked to, and kills them all before
+/// it exits; elsewhere its process group is killed.
+pub(crate) fn end_kept(pid: libc::pid_t) {
+    // SAFETY: signals have no memory-safety preconditions; a process that
+    // is already gone gives ESRCH, which is fine.
+    unsafe {
+        #[cfg(target_os = "linux")]
+        libc::kill(pid, super::keeper::STOP_SIGNAL);
+        #[cfg(not(target_os = "linux"))]
+        libc::killpg(pid, libc::SIGKILL);
+    }
+}
+
+/// Once the child `pid` started with [`keep_lifetime`] has been reaped:
+/// on Linux nothing is left (its keeper exits last); elsewhere what stayed
+/// in its process group is killed.
+pub(crate) fn after_kept_exit(pid: libc::pid_t) {
+    #[cfg(target_os = "linux")]
+    let _ = pid;
+    // SAFETY: as in `end_kept`; a group that is gone gives ESRCH.
+    #[cfg(not(target_os = "linux"))]
+    unsafe {
+        libc::killpg(pid, libc::SIGKILL);
     }
 }

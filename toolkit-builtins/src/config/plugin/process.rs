@@ -7,14 +7,12 @@
 //! to a later call; a reply to a request never sent, or a line that is not
 //! a reply, ends the process.
 //!
-//! The plugin runs in a process group of its own, and the whole group is
-//! killed when the plugin exits, is stopped or restarted, or is dropped with
-//! its tools, so nothing it forked outlives it; a call in flight fails as
-//! soon as the plugin exits, even while a child it left behind still holds
-//! its output open. A descendant that leaves the group (`setsid`) escapes
-//! this; the kernel-backed lifetime mechanism `exec` runs under (a PID
-//! namespace or subreaper) is where that would be closed for plugins too,
-//! by starting the plugin through it in [`Plugin::start`].
+//! The plugin runs under a keeper, as `exec`'s commands do
+//! (`shell::ending`): when the plugin exits, is stopped or restarted, or is
+//! dropped with its tools, the keeper kills everything it started, even
+//! what moved to another session or group (`setsid`, double forks), so
+//! nothing outlives it; a call in flight fails as soon as the plugin
+//! exits, even while a child it left behind still holds its output open.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -26,6 +24,8 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
+
+use crate::shell::ending::{after_kept_exit, end_kept, keep_lifetime};
 
 /// The longest response line read; a plugin that writes more without a
 /// newline is treated as broken rather than filling memory.
@@ -81,10 +81,11 @@ struct Slot {
 
 #[derive(Debug)]
 struct Running {
-    /// The plugin's pid, which is also its process group's id.
+    /// The pid of the plugin's keeper (of the plugin itself, in its own
+    /// process group, where there is no keeper).
     group: Option<libc::pid_t>,
     /// How the process ended, once it has: set by the task that waits for
-    /// it, after the task has killed the rest of its group.
+    /// it, once nothing it started is left.
     exit: watch::Receiver<Option<String>>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -157,16 +158,15 @@ impl Plugin {
     }
 
     fn start(&self) -> Result<Running, Fault> {
-        // A process group of its own, so that everything the plugin forks
-        // can be killed with it.
-        let mut child = Command::new(&self.path)
+        // Under a keeper (as `exec`'s commands are), so that nothing the
+        // plugin forks outlives it, whatever session or group it moves to.
+        let mut command = Command::new(&self.path);
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| Fault::Start(e.to_string()))?;
+            .stderr(Stdio::piped());
+        keep_lifetime(&mut command);
+        let mut child = command.spawn().map_err(|e| Fault::Start(e.to_string()))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(Fault::Start(
                 "its stdin and stdout could not be piped".into(),
@@ -199,7 +199,7 @@ impl Plugin {
                 Err(e) => format!("its status could not be read: {e}"),
             };
             if let Some(group) = group {
-                kill_group(group);
+                after_kept_exit(group);
             }
             let _ = exited.send(Some(status));
         });
@@ -345,7 +345,7 @@ impl Running {
         if self.exit.borrow().is_none()
             && let Some(group) = self.group
         {
-            kill_group(group);
+            end_kept(group);
         }
     }
 
@@ -373,15 +373,6 @@ impl Drop for Running {
 /// Kill a process that is no longer trusted, and everything it started.
 fn stop(running: Option<Running>) {
     drop(running);
-}
-
-/// SIGKILL to every process in the group `group`.
-fn kill_group(group: libc::pid_t) {
-    // SAFETY: `killpg` has no memory-safety preconditions; a group that is
-    // already gone gives ESRCH, which is fine.
-    unsafe {
-        libc::killpg(group, libc::SIGKILL);
-    }
 }
 
 /// The start of some text, on one line, for an error message.
