@@ -113,7 +113,6 @@ pub async fn grep(
 
 /// The body of [`grep`], on a blocking thread.
 #[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_arguments)]
 fn grep_blocking(
     ctx: &ToolContext,
     stop: &Stop,
