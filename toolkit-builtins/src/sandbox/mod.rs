@@ -342,8 +342,7 @@ impl Workspace {
     /// Open the file at `path` for reading. Symlinks are followed only while
     /// they stay inside the directory the path is in. A FIFO, socket or
     /// device is refused ([`SandboxError::Special`]) by its type before it
-    /// is opened (see [`special`]); a directory opens (callers say what to
-    /// do instead).
+    /// is opened; a directory opens (callers say what to do instead).
     pub fn open_file(&self, path: &str) -> Result<OpenedFile, SandboxError> {
         let located = self.locate(path, Access::Read)?;
         let handle = self.handle(located.base);
