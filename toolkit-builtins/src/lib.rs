@@ -62,3 +62,7 @@ pub mod config;
 
 #[cfg(feature = "browser")]
 pub mod browser;
+
+// Not part of the API: reached only by the fuzz targets in `fuzz/`.
+#[doc(hidden)]
+pub mod fuzzing;

@@ -42,7 +42,7 @@ mod file;
 mod params;
 pub mod plugin;
 mod source;
-mod template;
+pub(crate) mod template;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

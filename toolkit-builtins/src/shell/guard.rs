@@ -96,6 +96,15 @@ impl ShellPolicy {
         command: &str,
         workspace: Option<&Workspace>,
     ) -> Result<(), Refusal> {
+        // No process can receive a NUL byte in an argument: the kernel would
+        // cut the command there, and the filter would have read another one.
+        if command.contains('\0') {
+            return Err(Refusal {
+                rule: Rule::OpaqueCode,
+                detail: "the command contains a NUL byte, which no shell receives: remove it"
+                    .into(),
+            });
+        }
         let strict = !self.deny.is_empty() || self.allow_only;
         let mut seen = Seen::of(command, strict);
         // The deny rules speak first (their message is the most specific);

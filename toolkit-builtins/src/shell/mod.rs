@@ -38,7 +38,7 @@ mod runner;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod walls;
-mod words;
+pub(crate) mod words;
 mod wrappers;
 
 use std::path::PathBuf;
