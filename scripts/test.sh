@@ -41,8 +41,3 @@ step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformanc
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
 
-step "fuzzing: 30,000 inputs from a fixed seed per target (scripts/fuzz.sh; run it longer by hand)"
-# shell_guard is left out here while its finding is open: a command the
-# filter refuses is let through when wrapped in `sh -c '…'` (quoting the
-# nested lexer reads differently). `./scripts/fuzz.sh 60 shell_guard` shows it.
-FUZZ_RUNS=30000 ./scripts/fuzz.sh 1 args html_markdown mcp_convert command_template
