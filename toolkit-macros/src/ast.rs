@@ -15,8 +15,12 @@ pub struct ToolFn {
     /// The function as the user wrote it, with parameter attributes removed.
     pub item: ItemFn,
     pub attrs: ToolAttrs,
-    /// The doc comment, joined into one text.
+    /// The doc comment, joined into one text, without the sections meant
+    /// for programmers (see `docs`).
     pub docs: Option<String>,
+    /// The titles of the sections left out of `docs`, to explain a doc
+    /// comment that had nothing else.
+    pub docs_removed: Vec<String>,
     /// The doc comment as an expression, when part of it is not a literal
     /// (`#[doc = include_str!("...")]`): the compiler joins it, not the macro.
     pub docs_expr: Option<proc_macro2::TokenStream>,
@@ -68,7 +72,9 @@ pub enum Output {
 
 impl ToolFn {
     pub fn from_item(mut item: ItemFn, attrs: ToolAttrs, errors: &mut Errors) -> Self {
-        let docs = doc_text(&item.attrs);
+        let doc = doc_text(&item.attrs)
+            .map(|text| crate::docs::read(&text))
+            .unwrap_or_default();
         let docs_expr = doc_expression(&item.attrs);
         let mut params = Vec::new();
         for input in item.sig.inputs.iter_mut() {
@@ -114,12 +120,23 @@ impl ToolFn {
                                 mutable: reference.mutability.is_some(),
                             }
                         }
-                        _ => Param::Argument(Box::new(Argument {
-                            ident,
-                            ty: typed.ty.clone(),
-                            docs,
-                            attrs: arg_attrs,
-                        })),
+                        _ => {
+                            // Its own doc comment wins over the function's
+                            // `# Arguments` entry for it.
+                            let docs = docs.or_else(|| {
+                                let name = ident.to_string();
+                                let rename = arg_attrs.rename.as_ref().map(|r| r.value.as_str());
+                                doc.argument(name.trim_start_matches("r#"))
+                                    .or_else(|| rename.and_then(|r| doc.argument(r)))
+                                    .map(str::to_owned)
+                            });
+                            Param::Argument(Box::new(Argument {
+                                ident,
+                                ty: typed.ty.clone(),
+                                docs,
+                                attrs: arg_attrs,
+                            }))
+                        }
                     });
                 }
             }
@@ -138,7 +155,8 @@ impl ToolFn {
         Self {
             item,
             attrs,
-            docs,
+            docs: doc.description,
+            docs_removed: doc.removed,
             docs_expr,
             params,
             output,

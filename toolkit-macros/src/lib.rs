@@ -2,11 +2,13 @@
 //! documents it and re-exports everything the generated code needs.
 //!
 //! `lib.rs` only dispatches: `attr` parses the attribute keys, `ast` builds
-//! the typed model of the function, `valid` checks it, `expand` writes the
-//! code, and `fallback` stands in when there were errors.
+//! the typed model of the function (`docs` reads its doc comment), `valid`
+//! checks it, `expand` writes the code, and `fallback` stands in when there
+//! were errors.
 
 mod ast;
 mod attr;
+mod docs;
 mod errors;
 mod expand;
 mod fallback;

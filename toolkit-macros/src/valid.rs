@@ -78,12 +78,30 @@ fn check_name_and_description(tool: &ToolFn, errors: &mut Errors) {
         }
     }
     match &tool.attrs.description {
-        Some(d) if d.value.trim().is_empty() => errors.at_span(d.span, "the description is empty: say what the tool does and when to use it"),
-        Some(_) => {}
-        None if tool.docs.is_none() && tool.docs_expr.is_none() => errors.at(
-            &tool.item.sig.ident,
-            "a tool needs a description, the model's only guide to when to call it: add a doc comment (`/// Reads a file.`) or `#[tool(description = \"...\")]`",
+        Some(d) if d.value.trim().is_empty() => errors.at_span(
+            d.span,
+            "the description is empty: say what the tool does and when to use it",
         ),
+        Some(_) => {}
+        None if tool.docs.is_none() && tool.docs_expr.is_none() => {
+            if tool.docs_removed.is_empty() {
+                errors.at(
+                    &tool.item.sig.ident,
+                    "a tool needs a description, the model's only guide to when to call it: add a doc comment (`/// Reads a file.`) or `#[tool(description = \"...\")]`",
+                );
+            } else {
+                let sections = tool
+                    .docs_removed
+                    .iter()
+                    .map(|title| format!("`# {title}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                errors.at(
+                    &tool.item.sig.ident,
+                    format!("a tool needs a description, the model's only guide to when to call it, and the doc comment has only sections the model is not shown ({sections}): add a line above them that says what the tool does"),
+                );
+            }
+        }
         None => {}
     }
 }
