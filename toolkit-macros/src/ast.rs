@@ -241,7 +241,7 @@ fn doc_expression(attrs: &[Attribute]) -> Option<proc_macro2::TokenStream> {
 }
 
 /// Remove `#[doc]` and `#[arg]` from a parameter (the compiler rejects them
-/// there) and read them.
+/// there) and read them; refuse `#[serde]` and `#[schemars]` there.
 fn take_param_attrs(
     attrs: &mut Vec<Attribute>,
     errors: &mut Errors,
@@ -265,7 +265,14 @@ fn take_param_attrs(
             errors.push(e);
         }
     }
-    attrs.retain(|a| !a.path().is_ident("doc") && !a.path().is_ident("arg"));
+    for attr in attrs.iter().filter(|a| crate::foreign::is_foreign(a)) {
+        crate::foreign::refuse(attr, errors);
+    }
+    // Refused above with what to write instead; left in, the compiler would
+    // add a "cannot find attribute" of its own.
+    attrs.retain(|a| {
+        !a.path().is_ident("doc") && !a.path().is_ident("arg") && !crate::foreign::is_foreign(a)
+    });
     (docs, arg_attrs, spans)
 }
 

@@ -12,6 +12,7 @@ mod docs;
 mod errors;
 mod expand;
 mod fallback;
+mod foreign;
 mod krate;
 mod names;
 mod valid;

@@ -29,7 +29,12 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 
 /// A type as a person writes it: `Vec<String>`, not `Vec < String >`.
 pub fn type_text(ty: &syn::Type) -> String {
-    let text = quote::quote!(#ty).to_string();
+    tokens_text(quote::quote!(#ty))
+}
+
+/// Tokens as a person writes them: `Mode::Fast`, not `Mode :: Fast`.
+pub fn tokens_text(tokens: proc_macro2::TokenStream) -> String {
+    let text = tokens.to_string();
     [
         (" :: ", "::"),
         (" <", "<"),
