@@ -13,7 +13,7 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Output, Param, ToolFn};
 use crate::expand::tool_type_ident;
-use crate::valid::{borrowed_argument, impl_trait};
+use crate::valid::{borrow_inside, borrowed_argument, impl_trait};
 
 pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let item = &tool.item;
@@ -63,7 +63,9 @@ pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     let mut checks = Vec::new();
     for param in &tool.params {
         match param {
-            Param::Argument(arg) if checkable(&arg.ty) => {
+            // A borrow inside is refused already; the compiler would only
+            // add errors about lifetimes.
+            Param::Argument(arg) if checkable(&arg.ty) && borrow_inside(&arg.ty).is_none() => {
                 let ty = &arg.ty;
                 checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
                 // A constraint that does not fit the type would be left out

@@ -7,7 +7,7 @@ use syn::{Lit, Type};
 
 use crate::ast::{Output, Param, ToolFn};
 use crate::errors::Errors;
-use crate::names::{closest, is_valid_tool_name};
+use crate::names::{closest, is_valid_tool_name, type_text};
 
 pub const CATEGORIES: &[&str] = &[
     "filesystem_read",
@@ -57,6 +57,18 @@ fn check_signature(tool: &ToolFn, errors: &mut Errors) {
     }
     if let Some(variadic) = &sig.variadic {
         errors.at(variadic, "a tool cannot be variadic");
+    }
+    // `fn f<'a>(text: &'a str)`: the lifetime is there only for the borrow,
+    // and the borrow is refused with what to take instead. Once it is owned,
+    // the lifetime goes too, so saying "generic" first would mislead.
+    let only_lifetimes = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)))
+        && sig.generics.where_clause.is_none();
+    if only_lifetimes && tool.params.iter().any(borrows) {
+        return;
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         errors.at(
@@ -155,6 +167,8 @@ fn check_param(param: &Param, errors: &mut Errors) {
         Param::Argument(arg) => {
             if let Some(span) = impl_trait(&arg.ty) {
                 errors.at(span, "`impl Trait` makes the tool generic: name a concrete type so a schema can be made for it");
+            } else if let Some(borrow) = borrow_inside(&arg.ty) {
+                report_borrow(&arg.ident, &arg.ty, &borrow, errors);
             }
             let attrs = &arg.attrs;
             if let (Some(default), true) = (&attrs.default, is_option(&arg.ty)) {
@@ -276,6 +290,157 @@ pub fn impl_trait(ty: &Type) -> Option<syn::TypeImplTrait> {
     let mut find = Find(None);
     find.visit_type(ty);
     find.0
+}
+
+/// Whether the parameter is refused for borrowing: a `&str`, `&[T]` or
+/// `&Path`, or an argument type with a borrow inside.
+fn borrows(param: &Param) -> bool {
+    match param {
+        Param::Injected { ty, .. } => borrowed_argument(ty).is_some(),
+        Param::Argument(arg) => impl_trait(&arg.ty).is_none() && borrow_inside(&arg.ty).is_some(),
+    }
+}
+
+/// A borrow inside an argument's type.
+pub enum Borrow {
+    /// `&T` anywhere inside, such as `Option<&str>`. (A `&T` parameter is
+    /// injected, so only a nested one reaches an argument.)
+    Reference(syn::TypeReference),
+    /// A lifetime other than `'static`, such as `Cow<'_, str>`.
+    Lifetime(syn::Lifetime),
+}
+
+/// The first borrow inside `ty`, which a value parsed from the model's JSON
+/// cannot hold: the JSON is gone once the arguments are parsed. The
+/// compiler's own errors for it are about lifetimes the user never named
+/// (`'_` in the generated struct, a `Deserialize` "not general enough").
+/// Function pointers and trait objects are left to the argument check:
+/// their borrows are not what makes them unusable.
+pub fn borrow_inside(ty: &Type) -> Option<Borrow> {
+    use syn::visit::Visit;
+    struct Find(Option<Borrow>);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
+            if self.0.is_none() {
+                self.0 = Some(Borrow::Reference(node.clone()));
+            }
+        }
+        fn visit_lifetime(&mut self, node: &'ast syn::Lifetime) {
+            if self.0.is_none() && node.ident != "static" {
+                self.0 = Some(Borrow::Lifetime(node.clone()));
+            }
+        }
+        fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
+        fn visit_type_trait_object(&mut self, _: &'ast syn::TypeTraitObject) {}
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {}
+    }
+    let mut find = Find(None);
+    find.visit_type(ty);
+    find.0
+}
+
+/// Refuse an argument whose type borrows, saying what to take instead.
+fn report_borrow(ident: &syn::Ident, ty: &Type, borrow: &Borrow, errors: &mut Errors) {
+    let whole = type_text(ty);
+    let owned = owned_type(ty);
+    match borrow {
+        Borrow::Reference(reference) => {
+            let what = match borrowed_argument(&reference.elem) {
+                Some("slice") => "slice".to_owned(),
+                _ => format!("`{}`", type_text(&reference.elem)),
+            };
+            let inner = type_text(&Type::Reference(reference.clone()));
+            errors.at(
+                reference,
+                format!(
+                    "`{ident}` borrows a {what} (`{inner}` in `{whole}`), but arguments from the model are owned: take `{}` instead",
+                    type_text(&owned)
+                ),
+            );
+        }
+        Borrow::Lifetime(lifetime) if borrow_inside(&owned).is_none() => errors.at(
+            lifetime,
+            format!(
+                "`{ident}` borrows through the lifetime `{lifetime}` in `{whole}`, but arguments from the model are owned: take `{}` instead",
+                type_text(&owned)
+            ),
+        ),
+        Borrow::Lifetime(lifetime) => errors.at(
+            lifetime,
+            format!(
+                "`{ident}` borrows through the lifetime `{lifetime}` in `{whole}`, but arguments from the model are owned: take a type that owns its data, without a lifetime (or with `'static`)"
+            ),
+        ),
+    }
+}
+
+/// `ty` with each borrow replaced by what owns the same data: `&str` by
+/// `String`, `&[T]` by `Vec<T>`, `&Path` by `PathBuf`, `&T` by `T`, and a
+/// `Cow<'_, T>` by the owned form of `T`. Other lifetimes are left, for the
+/// caller to notice.
+fn owned_type(ty: &Type) -> Type {
+    let mut owned = match ty {
+        Type::Reference(reference) => return owned_type(&owned_form_of(&reference.elem)),
+        Type::Path(path) if path.qself.is_none() => match cow_inner(path) {
+            Some(inner) => return owned_type(&owned_form_of(inner)),
+            None => ty.clone(),
+        },
+        _ => ty.clone(),
+    };
+    match &mut owned {
+        Type::Path(path) => {
+            for segment in &mut path.path.segments {
+                if let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments {
+                    for arg in &mut args.args {
+                        if let syn::GenericArgument::Type(inner) = arg {
+                            *inner = owned_type(inner);
+                        }
+                    }
+                }
+            }
+        }
+        Type::Tuple(tuple) => {
+            for elem in &mut tuple.elems {
+                *elem = owned_type(elem);
+            }
+        }
+        Type::Array(array) => *array.elem = owned_type(&array.elem),
+        Type::Slice(slice) => *slice.elem = owned_type(&slice.elem),
+        Type::Paren(paren) => *paren.elem = owned_type(&paren.elem),
+        Type::Group(group) => *group.elem = owned_type(&group.elem),
+        _ => {}
+    }
+    owned
+}
+
+/// `T` of `Cow<'_, T>`.
+fn cow_inner(path: &syn::TypePath) -> Option<&Type> {
+    let last = path.path.segments.last()?;
+    if last.ident != "Cow" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    })
+}
+
+/// The owned type with the data a `&T` points at.
+fn owned_form_of(elem: &Type) -> Type {
+    match elem {
+        Type::Slice(slice) => {
+            let item = &slice.elem;
+            syn::parse_quote!(Vec<#item>)
+        }
+        _ => match borrowed_argument(elem) {
+            Some("str") => syn::parse_quote!(String),
+            Some("Path") => syn::parse_quote!(PathBuf),
+            _ => elem.clone(),
+        },
+    }
 }
 
 /// `str`, `[T]` or `Path` behind a reference: a borrowed form of an argument
