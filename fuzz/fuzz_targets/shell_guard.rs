@@ -4,8 +4,8 @@
 //! - nothing panics, under a default policy and under one with deny and
 //!   allow patterns and workspace restriction;
 //! - wrapping cannot hide a command: what a policy refuses, it still
-//!   refuses as `sh -c '…'`, `bash -c '…'` or `eval '…'` (the text quoted
-//!   as one shell word).
+//!   refuses as `sh -c -- '…'`, `bash -c -- '…'`, `eval '…'` or
+//!   `eval -- '…'` (the text quoted as one shell word).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -50,10 +50,13 @@ fuzz_target!(|data: &[u8]| {
         let plain = policy.check_command(&command, Some(workspace));
         if let Err(refusal) = plain {
             let quoted = quote(&command);
+            // `--` ends the shells' options: without it, a text that
+            // starts with `-` or `+` is read as options and never runs.
             for wrapped in [
-                format!("sh -c {quoted}"),
-                format!("bash -c {quoted}"),
+                format!("sh -c -- {quoted}"),
+                format!("bash -c -- {quoted}"),
                 format!("eval {quoted}"),
+                format!("eval -- {quoted}"),
             ] {
                 assert!(
                     policy.check_command(&wrapped, Some(workspace)).is_err(),

@@ -246,6 +246,13 @@ impl Seen {
         }
         match name {
             "eval" => {
+                // bash's `eval` ends its options at a first `--` and skips
+                // it; dash's runs a program named `--`, which holds nothing
+                // to check. The code is bash's reading.
+                let args = match args {
+                    [first, rest @ ..] if first.text == "--" && !first.uncertain() => rest,
+                    _ => args,
+                };
                 let joined = Word {
                     dynamic: args.iter().any(Word::uncertain),
                     ..Word::literal(

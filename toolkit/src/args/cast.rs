@@ -202,8 +202,9 @@ impl Caster<'_> {
                     .any(|&branch| self.touches(branch, value, depth)))
     }
 
-    /// `anyOf`/`oneOf`: leave a value that fits a branch; otherwise take the
-    /// first branch that casting makes it fit, with that branch's casts only.
+    /// `anyOf`/`oneOf`: a value that fits a branch is cast into the first
+    /// branch it fits; otherwise take the first branch that casting makes it
+    /// fit, with that branch's casts only.
     fn alternatives(
         &self,
         node: &Node,
@@ -212,11 +213,19 @@ impl Caster<'_> {
         depth: usize,
         casts: &mut Vec<Cast>,
     ) {
-        if node
+        if let Some(&fitting) = node
             .any_of
             .iter()
-            .any(|&b| is_valid(self.nodes, b, value, depth, self.budget))
+            .find(|&&b| is_valid(self.nodes, b, value, depth, self.budget))
         {
+            // Fitting is not enough: `-0` or `2.0` fits `{"type": "integer"}`
+            // but does not deserialize as an `i8`. Casting into the branch
+            // writes such integral floats as integers; it changes nothing
+            // else in a value the branch accepts (no type to convert, no
+            // unknown key to rename, no refused `null` to drop).
+            if self.touches(fitting, value, depth) {
+                self.node(fitting, value, path, depth, casts);
+            }
             return;
         }
         // A number is text only where no branch is for numbers: `300` for
@@ -987,6 +996,20 @@ mod tests {
     fn any_of_leaves_a_value_that_fits_a_branch() {
         let schema = json!({"anyOf": [{"type": "string"}, {"type": "integer"}]});
         assert_eq!(x(schema, json!("60")), json!("60"));
+    }
+
+    #[test]
+    fn any_of_writes_integral_floats_in_the_fitting_branch_as_integers() {
+        // An untagged enum `Id(u32) | Pair { a: i8 }`: `{"a": -0}` fits the
+        // pair, and must reach serde as an integer.
+        let schema = json!({"anyOf": [
+            {"type": "integer", "format": "uint32"},
+            {"type": "object", "properties": {"a": {"type": "integer", "format": "int8"}}, "required": ["a"]}
+        ]});
+        let (args, casts) = run(property(schema.clone()), json!({"x": {"a": -0.0}}));
+        assert_eq!(args["x"], json!({"a": 0}));
+        assert_eq!(casts, ["x.a: number -0.0 -> integer"]);
+        assert_eq!(x(schema, json!(7.0)), json!(7));
     }
 
     #[test]
