@@ -4,7 +4,7 @@
 //! block, so nothing else enters the user's namespace.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 use syn::Type;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
@@ -145,15 +145,8 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     // serde cannot combine `deny_unknown_fields` with `flatten`; the
     // validator rejects unknown parameters either way.
     let deny = (!any_flatten).then(|| quote!(#[serde(deny_unknown_fields)]));
-    let mut defaults = Vec::new();
-    let fields: Vec<TokenStream> = tool
-        .arguments()
-        .map(|arg| {
-            let (field, default_fn) = argument_field(arg);
-            defaults.extend(default_fn);
-            field
-        })
-        .collect();
+    let fields: Vec<TokenStream> = tool.arguments().map(argument_field).collect();
+    let defaults = crate::defaults::functions(tool);
     // The derives would each report a field type that does not fit. With its
     // bounds stated, a derived impl is checked assuming them, and only
     // `assert_argument` reports the type. `for<'__x>` keeps the compiler from
@@ -180,11 +173,11 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
             #[schemars(skip)]
             __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
-        #(#defaults)*
+        #defaults
     }
 }
 
-fn argument_field(arg: &Argument) -> (TokenStream, Option<TokenStream>) {
+fn argument_field(arg: &Argument) -> TokenStream {
     let ident = &arg.ident;
     let ty = &arg.ty;
     let attrs = &arg.attrs;
@@ -204,29 +197,8 @@ fn argument_field(arg: &Argument) -> (TokenStream, Option<TokenStream>) {
     if attrs.flatten.is_some() {
         out.push(quote!(#[serde(flatten)]));
     }
-    let mut default_fn = None;
-    if let Some(default) = &attrs.default {
-        let fn_name = format!(
-            "__toolsmith_default_{}",
-            ident.to_string().trim_start_matches("r#")
-        );
-        let fn_ident = format_ident!("{}", fn_name);
-        let value = &default.value;
-        // A string literal is converted (`"x"` for a `String` or `PathBuf`);
-        // anything else must already have the parameter's type.
-        let body = match value {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(_),
-                ..
-            }) => {
-                quote_spanned!(default.span=> ::core::convert::From::from(#value))
-            }
-            _ => quote_spanned!(default.span=> #value),
-        };
-        default_fn = Some(quote! {
-            #[allow(non_snake_case)]
-            fn #fn_ident() -> #ty { #body }
-        });
+    if attrs.default.is_some() {
+        let fn_name = crate::defaults::fn_name(arg);
         out.push(quote!(#[serde(default = #fn_name)]));
     }
     let range: Vec<TokenStream> = [
@@ -273,7 +245,7 @@ fn argument_field(arg: &Argument) -> (TokenStream, Option<TokenStream>) {
         let p = &pattern.value;
         out.push(quote!(#[schemars(regex(pattern = #p))]));
     }
-    (quote!(#(#out)* #ident: #ty), default_fn)
+    quote!(#(#out)* #ident: #ty)
 }
 
 /// The spanned type checks (see `fallback::type_checks`), in a constant.

@@ -25,13 +25,20 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let type_ident = tool_type_ident(tool);
     let private = quote!(#krate::__private_0_1);
     let checks = type_checks(tool, &private);
+    // The defaults' functions, for the compiler to check each default
+    // against its type in this build too; nothing calls them.
+    let defaults = crate::defaults::functions(tool);
     quote! {
         #item
 
         #[derive(Debug, Clone, Copy, Default)]
         #vis struct #type_ident;
 
-        const _: () = { #checks };
+        const _: () = {
+            #checks
+            #[allow(dead_code)]
+            const _: () = { #defaults };
+        };
 
         #[#private::async_trait]
         impl #krate::Tool for #type_ident {

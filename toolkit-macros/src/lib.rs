@@ -8,6 +8,7 @@
 
 mod ast;
 mod attr;
+mod defaults;
 mod docs;
 mod errors;
 mod expand;

@@ -177,6 +177,10 @@ fn check_param(param: &Param, errors: &mut Errors) {
                     format!("`{}` is an `Option`, already optional (absent means `None`): remove `default`, or make the type non-optional to give it a default", arg.ident),
                 );
             }
+            if let (Some(default), Some(message)) = (&attrs.default, crate::defaults::mismatch(arg))
+            {
+                errors.at(&default.value, message);
+            }
             if attrs.flatten.is_some() {
                 for key in attrs.keys.iter().filter(|k| *k != "flatten") {
                     errors.at(
@@ -467,6 +471,7 @@ fn owned_form(borrowed: &str) -> &'static str {
     }
 }
 
-fn is_option(ty: &Type) -> bool {
+/// Whether `ty` is spelled as an `Option`.
+pub fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
