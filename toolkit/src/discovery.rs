@@ -50,6 +50,8 @@ pub struct ToolFilter {
     excluded: HashSet<String>,
     categories: Option<HashSet<ToolCategory>>,
     module_prefixes: Vec<String>,
+    tags: Option<HashSet<String>>,
+    without_deprecated: bool,
     allow_high_risk: bool,
 }
 
@@ -84,6 +86,18 @@ impl ToolFilter {
         self
     }
 
+    /// Take only tools with at least one of these tags.
+    pub fn tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.tags = Some(tags.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Leave out deprecated tools, even named ones.
+    pub fn without_deprecated(mut self) -> Self {
+        self.without_deprecated = true;
+        self
+    }
+
     /// Also take high-risk tools that were not named.
     pub fn allow_high_risk(mut self) -> Self {
         self.allow_high_risk = true;
@@ -93,7 +107,7 @@ impl ToolFilter {
     /// Whether a tool with this spec is taken.
     pub fn accepts(&self, spec: &ToolSpec) -> bool {
         let name = spec.name.as_ref();
-        if self.excluded.contains(name) {
+        if self.excluded.contains(name) || (self.without_deprecated && spec.deprecated.is_some()) {
             return false;
         }
         let named = match &self.names {
@@ -103,6 +117,11 @@ impl ToolFilter {
         };
         if let Some(categories) = &self.categories
             && !spec.category.is_some_and(|c| categories.contains(&c))
+        {
+            return false;
+        }
+        if let Some(tags) = &self.tags
+            && !spec.tags.iter().any(|tag| tags.contains(tag.as_ref()))
         {
             return false;
         }
@@ -193,6 +212,29 @@ mod tests {
             !ToolFilter::default()
                 .categories([ToolCategory::Memory])
                 .accepts(&uncategorised)
+        );
+    }
+
+    #[test]
+    fn tags_take_tools_with_any_of_them_and_deprecated_ones_can_be_left_out() {
+        let read = spec("read", Some(ToolCategory::FilesystemRead), "app")
+            .with_tag("files")
+            .with_tag("basic");
+        let old = spec("old_read", Some(ToolCategory::FilesystemRead), "app")
+            .with_tag("files")
+            .with_deprecated("use `read`");
+        assert!(ToolFilter::default().tags(["basic", "web"]).accepts(&read));
+        assert!(!ToolFilter::default().tags(["web"]).accepts(&read));
+        assert!(!ToolFilter::default().tags(["basic"]).accepts(&old));
+        assert!(ToolFilter::default().accepts(&old));
+        let current = ToolFilter::default().without_deprecated();
+        assert!(current.accepts(&read));
+        assert!(!current.accepts(&old));
+        assert!(!current.names(["old_read"]).accepts(&old));
+        assert!(
+            !ToolFilter::default()
+                .tags(["files"])
+                .accepts(&spec("x", None, "app"))
         );
     }
 }

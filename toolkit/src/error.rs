@@ -392,6 +392,16 @@ pub enum RegistryError {
     /// later `replace()` of that group could then never remove.
     #[error("tool '{0}' is outside the group this replace() swaps; add it with register() instead")]
     NotInGroup(String),
+    /// An input example the tool's own schema refuses.
+    #[error("input example {index} of tool '{tool}' does not fit its input schema: {reason}")]
+    InvalidExample {
+        /// The tool.
+        tool: String,
+        /// The example's position in `ToolSpec::input_examples`, from 0.
+        index: usize,
+        /// What validation found.
+        reason: String,
+    },
     /// A schema the registry cannot use.
     #[error("tool '{tool}' has an unusable input schema: {reason}")]
     InvalidSchema {

@@ -73,7 +73,10 @@ pub use error::{
 pub use output::{Attachment, Image, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
-pub use tool::{Arguments, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolSpec};
+pub use tool::{
+    Arguments, IconTheme, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolIcon, ToolSpec,
+    meta_keys,
+};
 /// Turn a function into a tool.
 ///
 /// The function stays an ordinary function you can call and test; beside it

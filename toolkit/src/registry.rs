@@ -464,6 +464,18 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
             tool: spec.name.to_string(),
             reason: e.to_string(),
         })?;
+    // An example is shown to the model as a call to copy, so it must be
+    // one the registry would run as it is.
+    for (index, example) in spec.input_examples.iter().enumerate() {
+        if let Err(errors) = schema.validate(example) {
+            let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return Err(RegistryError::InvalidExample {
+                tool: spec.name.to_string(),
+                index,
+                reason: reasons.join("; "),
+            });
+        }
+    }
     Ok(Entry {
         takes_arguments: schema.has_parameter("arguments"),
         schema,

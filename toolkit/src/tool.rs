@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::args::{ArgumentSchema, SchemaError};
 use crate::context::ToolContext;
@@ -168,6 +168,103 @@ pub struct ToolSpec {
     pub timeout: Option<Duration>,
     /// The Rust module the tool was defined in, for filtering; empty for run-time tools.
     pub module_path: Cow<'static, str>,
+    /// A name for people (MCP's `title`), where `name` is for the model.
+    pub title: Option<Cow<'static, str>>,
+    /// Pictures for a client's interface (MCP's `icons`).
+    pub icons: Vec<ToolIcon>,
+    /// Labels for choosing tools (see [`ToolFilter::tags`](crate::ToolFilter::tags)),
+    /// carried over MCP in `_meta`.
+    pub tags: Vec<Cow<'static, str>>,
+    /// Set when the tool is on its way out: what to use instead. The tool
+    /// still runs; definitions tell the model so, and
+    /// [`ToolFilter::without_deprecated`](crate::ToolFilter::without_deprecated)
+    /// leaves it out.
+    pub deprecated: Option<Cow<'static, str>>,
+    /// Example arguments, each valid against `input_schema` (the registry
+    /// refuses a tool whose examples are not). Sent to providers that take
+    /// them (Anthropic's `input_examples`) and over MCP in `_meta`.
+    pub input_examples: Vec<Value>,
+    /// Anything else for clients, sent as MCP's `_meta` and kept from an MCP
+    /// server's tool. Keys follow MCP's rules; those under `toolsmith/` are
+    /// this crate's own (see [`meta_keys`](crate::meta_keys)).
+    pub meta: Map<String, Value>,
+}
+
+/// A picture of a tool for a client's interface, as MCP describes one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolIcon {
+    /// Where the picture is: an `https:` URL, or a `data:` URI holding it.
+    pub src: String,
+    /// Its media type (`image/png`, `image/svg+xml`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The sizes it comes in (`48x48`, or `any` for a scalable picture).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+    /// The background it is drawn for, when it suits only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<IconTheme>,
+}
+
+impl ToolIcon {
+    /// An icon at `src`, with nothing else said about it.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            mime_type: None,
+            sizes: Vec::new(),
+            theme: None,
+        }
+    }
+
+    /// Say what media type the picture is.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Add a size the picture comes in (`48x48`, `any`).
+    pub fn with_size(mut self, size: impl Into<String>) -> Self {
+        self.sizes.push(size.into());
+        self
+    }
+
+    /// Say which background the picture is drawn for.
+    pub fn with_theme(mut self, theme: IconTheme) -> Self {
+        self.theme = Some(theme);
+        self
+    }
+
+    /// Whether a client may load the picture without reaching a place the
+    /// tool's author did not mean: MCP allows `https:` URLs and `data:`
+    /// URIs only, and so does this check.
+    pub fn is_safe(&self) -> bool {
+        let scheme = self.src.split_once(':').map(|(scheme, _)| scheme);
+        matches!(scheme, Some(s) if s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("data"))
+    }
+}
+
+/// The background an icon is drawn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IconTheme {
+    /// A light background.
+    Light,
+    /// A dark background.
+    Dark,
+}
+
+/// The keys this crate writes in MCP's `_meta` for what MCP's tool
+/// definition has no field for, and reads back from a server's tools.
+pub mod meta_keys {
+    /// [`ToolSpec::tags`](super::ToolSpec::tags): a list of strings.
+    pub const TAGS: &str = "toolsmith/tags";
+    /// [`ToolSpec::deprecated`](super::ToolSpec::deprecated): a string.
+    pub const DEPRECATED: &str = "toolsmith/deprecated";
+    /// [`ToolSpec::input_examples`](super::ToolSpec::input_examples): a list
+    /// of argument objects.
+    pub const INPUT_EXAMPLES: &str = "toolsmith/inputExamples";
 }
 
 impl ToolSpec {
@@ -187,6 +284,12 @@ impl ToolSpec {
             risk: None,
             timeout: None,
             module_path: Cow::Borrowed(""),
+            title: None,
+            icons: Vec::new(),
+            tags: Vec::new(),
+            deprecated: None,
+            input_examples: Vec::new(),
+            meta: Map::new(),
         }
     }
 
@@ -226,16 +329,67 @@ impl ToolSpec {
         self
     }
 
-    /// The risk level: the explicit one, else the category's, else
-    /// [`RiskLevel::Low`] for read-only tools and [`RiskLevel::Medium`] otherwise.
+    /// Set the name shown to people.
+    pub fn with_title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Add an icon.
+    pub fn with_icon(mut self, icon: ToolIcon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// Add a tag.
+    pub fn with_tag(mut self, tag: impl Into<Cow<'static, str>>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+
+    /// Mark the tool deprecated; `instead` says what to use instead.
+    pub fn with_deprecated(mut self, instead: impl Into<Cow<'static, str>>) -> Self {
+        self.deprecated = Some(instead.into());
+        self
+    }
+
+    /// Add example arguments.
+    pub fn with_input_example(mut self, example: Value) -> Self {
+        self.input_examples.push(example);
+        self
+    }
+
+    /// Set one `_meta` entry.
+    pub fn with_meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// The risk level, from the first of these that applies:
+    ///
+    /// | the spec has                                  | risk                    |
+    /// |-----------------------------------------------|-------------------------|
+    /// | an explicit `risk`                            | that one                |
+    /// | the `destructive` annotation                  | [`RiskLevel::High`]     |
+    /// | a `category`                                  | [`ToolCategory::risk`]  |
+    /// | the `read_only` annotation                    | [`RiskLevel::Low`]      |
+    /// | none of these                                 | [`RiskLevel::Medium`]   |
+    ///
+    /// So a tool that may destroy data is high risk unless it says
+    /// otherwise (the built-in `write_file` says `risk = medium`: it
+    /// overwrites files, but only inside the workspace).
     pub fn risk_level(&self) -> RiskLevel {
-        self.risk
-            .or_else(|| self.category.map(ToolCategory::risk))
-            .unwrap_or(if self.annotations.read_only {
-                RiskLevel::Low
-            } else {
-                RiskLevel::Medium
-            })
+        if let Some(risk) = self.risk {
+            risk
+        } else if self.annotations.destructive {
+            RiskLevel::High
+        } else if let Some(category) = self.category {
+            category.risk()
+        } else if self.annotations.read_only {
+            RiskLevel::Low
+        } else {
+            RiskLevel::Medium
+        }
     }
 
     /// Whether calls of this tool may run at the same time as other safe calls.
@@ -385,6 +539,42 @@ mod tests {
         let shell = spec.clone().with_category(ToolCategory::Shell);
         assert_eq!(shell.risk_level(), RiskLevel::High);
         assert_eq!(shell.with_risk(RiskLevel::Low).risk_level(), RiskLevel::Low);
+    }
+
+    #[test]
+    fn destructive_tools_are_high_risk_unless_they_say_otherwise() {
+        let destructive = ToolSpec::new("t", "d", json!({"type": "object"}))
+            .with_category(ToolCategory::FilesystemWrite)
+            .with_annotations(ToolAnnotations {
+                destructive: true,
+                ..Default::default()
+            });
+        assert_eq!(destructive.risk_level(), RiskLevel::High);
+        assert_eq!(
+            destructive.with_risk(RiskLevel::Medium).risk_level(),
+            RiskLevel::Medium
+        );
+    }
+
+    #[test]
+    fn only_https_and_data_icons_are_safe() {
+        for safe in [
+            "https://example.com/a.png",
+            "HTTPS://x/y",
+            "data:image/png;base64,AA==",
+        ] {
+            assert!(ToolIcon::new(safe).is_safe(), "{safe}");
+        }
+        for unsafe_ in [
+            "http://example.com/a.png",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "/icon.png",
+            "",
+            "ftp://x/y",
+        ] {
+            assert!(!ToolIcon::new(unsafe_).is_safe(), "{unsafe_}");
+        }
     }
 
     #[test]

@@ -41,12 +41,14 @@ fn the_registry_takes_what_the_filter_selects() {
     // ANCHOR: discovery
     // Every `#[tool]` in the program is registered with `inventory`; the
     // registry takes the ones the filter selects.
-    let registry = ToolRegistry::from_inventory(
-        &ToolFilter::default()
-            .module_prefix(module_path!())
-            .exclude(["ponder"]),
-    )
-    .unwrap();
+    let mine = ToolFilter::default()
+        .module_prefix(module_path!())
+        .exclude(["ponder"]);
+    let registry = ToolRegistry::from_inventory(&mine).unwrap();
+    // `delete_note` is destructive, so high risk: it is taken only when
+    // the filter names it or allows high-risk tools.
+    assert_eq!(registry.names(), ["define"]);
+    let registry = ToolRegistry::from_inventory(&mine.allow_high_risk()).unwrap();
     assert_eq!(registry.names(), ["define", "delete_note"]);
     // ANCHOR_END: discovery
 }
@@ -88,7 +90,7 @@ impl Hook for LowerCaseWords {
 #[tokio::test]
 async fn a_batch_runs_with_approval_hooks_and_timeouts() {
     let registry = Arc::new(
-        ToolRegistry::from_inventory(&ToolFilter::default().module_prefix(module_path!())).unwrap(),
+        ToolRegistry::from_inventory(&ToolFilter::all().module_prefix(module_path!())).unwrap(),
     );
     // ANCHOR: runner
     let asked = Arc::new(Mutex::new(Vec::new()));

@@ -14,7 +14,7 @@ use crate::sandbox::Workspace;
 /// whitespace and indentation. It must occur once, unless `replace_all` is
 /// set or `occurrence` picks one. When it is not found, the error shows the
 /// most similar passage of the file. Read the file first.
-#[tool(destructive, exclusive, category = filesystem_write)]
+#[tool(destructive, exclusive, category = filesystem_write, risk = medium)]
 pub async fn edit_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.

@@ -53,7 +53,7 @@ pub enum EditMode {
 ///
 /// Name the cell by `cell_index` (0-based) or by `cell_id`. Replacing a code
 /// cell clears its outputs. The notebook stays valid JSON in nbformat 4.
-#[tool(destructive, exclusive, category = filesystem_write)]
+#[tool(destructive, exclusive, category = filesystem_write, risk = medium)]
 pub async fn notebook_edit(
     ctx: &ToolContext,
     /// Path of the notebook, relative to the workspace root.

@@ -14,7 +14,7 @@ use crate::sandbox::{Access, SandboxError, Workspace};
 /// Parent directories are created. The file is written to a temporary file
 /// and renamed into place, so nobody ever sees half of it. To change part of
 /// a file, use edit_file instead.
-#[tool(destructive, idempotent, exclusive, category = filesystem_write)]
+#[tool(destructive, idempotent, exclusive, category = filesystem_write, risk = medium)]
 pub async fn write_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.

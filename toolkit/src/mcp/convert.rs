@@ -5,8 +5,9 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::args::ArgumentSchema;
 use crate::output::{Attachment, ToolOutput};
-use crate::tool::{ToolAnnotations, ToolSpec};
+use crate::tool::{ToolAnnotations, ToolIcon, ToolSpec, meta_keys};
 
 /// Our annotations from an MCP tool's `annotations` object, with the
 /// specification's defaults for hints that are absent: not read-only,
@@ -61,7 +62,105 @@ pub fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &Value) 
     if let Some(output @ Value::Object(_)) = definition.get("outputSchema") {
         spec = spec.with_output_schema(output.clone());
     }
+    metadata_from_mcp(spec, definition)
+}
+
+/// What a server's tool says beyond its schemas, kept within bounds: the
+/// definition comes from a server that may be hostile, and what is kept
+/// here is shown to models and served on to other clients.
+mod bounds {
+    /// Characters of a title or a deprecation note.
+    pub const TEXT: usize = 1_000;
+    /// Icons per tool.
+    pub const ICONS: usize = 8;
+    /// Bytes of one icon's `src` (a `data:` URI holds the picture).
+    pub const ICON_SRC: usize = 64 * 1024;
+    /// Tags per tool, and characters per tag.
+    pub const TAGS: usize = 32;
+    pub const TAG: usize = 64;
+    /// Input examples per tool.
+    pub const EXAMPLES: usize = 8;
+    /// Bytes of `_meta` (and of each example) as JSON.
+    pub const META: usize = 64 * 1024;
+}
+
+/// Title, icons, tags, deprecation, input examples and `_meta` from an MCP
+/// tool definition, each left out where it is malformed or too large. The
+/// tags also come from FastMCP's `_meta._fastmcp.tags`.
+fn metadata_from_mcp(mut spec: ToolSpec, definition: &Value) -> ToolSpec {
+    let text = |value: Option<&Value>| {
+        value
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| t.chars().take(bounds::TEXT).collect::<String>())
+    };
+    spec.title = text(definition.get("title"))
+        .or_else(|| text(definition.pointer("/annotations/title")))
+        .map(Into::into);
+    spec.icons = definition
+        .get("icons")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|icon| {
+            icon.get("src")
+                .and_then(Value::as_str)
+                .is_some_and(|src| src.len() <= bounds::ICON_SRC)
+        })
+        .filter_map(|icon| serde_json::from_value::<ToolIcon>(icon.clone()).ok())
+        .filter(ToolIcon::is_safe)
+        .take(bounds::ICONS)
+        .collect();
+    let Some(Value::Object(meta)) = definition.get("_meta") else {
+        return spec;
+    };
+    if json_size(&Value::Object(meta.clone())) > bounds::META {
+        tracing::warn!(tool = %spec.name, "the tool's _meta is over {} bytes and was left out", bounds::META);
+        return spec;
+    }
+    let mut meta = meta.clone();
+    let tags = meta
+        .remove(meta_keys::TAGS)
+        .or_else(|| meta.get("_fastmcp").and_then(|f| f.get("tags")).cloned());
+    spec.tags = tags
+        .as_ref()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|tag| !tag.is_empty() && tag.chars().count() <= bounds::TAG)
+        .take(bounds::TAGS)
+        .map(|tag| tag.to_owned().into())
+        .collect();
+    spec.deprecated = text(meta.remove(meta_keys::DEPRECATED).as_ref()).map(Into::into);
+    let examples = meta.remove(meta_keys::INPUT_EXAMPLES);
+    spec.input_examples = valid_examples(&spec.input_schema, examples.as_ref());
+    spec.meta = meta;
     spec
+}
+
+/// The examples that the schema accepts: a server's example that does not
+/// fit its own schema would teach the model a call that fails.
+fn valid_examples(schema: &Value, examples: Option<&Value>) -> Vec<Value> {
+    let Some(examples) = examples.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let Ok(schema) = ArgumentSchema::compile(schema) else {
+        return Vec::new();
+    };
+    examples
+        .iter()
+        .filter(|example| example.is_object() && json_size(example) <= bounds::META)
+        .filter(|example| schema.validate(example).is_ok())
+        .take(bounds::EXAMPLES)
+        .cloned()
+        .collect()
+}
+
+/// The length of `value` as compact JSON.
+fn json_size(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
 }
 
 /// Our result from an MCP `CallToolResult` (or a prompt's messages' content):
@@ -205,6 +304,81 @@ pub fn content_of_attachment(attachment: &Attachment) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_survives_a_trip_through_mcp() {
+        use crate::DefinitionFormat;
+        use crate::schema::render_definition;
+        use crate::tool::IconTheme;
+        let ours = ToolSpec::new(
+            "t",
+            "Does t.",
+            json!({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}),
+        )
+        .with_title("The T")
+        .with_icon(
+            ToolIcon::new("data:image/png;base64,AA==")
+                .with_mime_type("image/png")
+                .with_size("48x48")
+                .with_theme(IconTheme::Light),
+        )
+        .with_tag("a")
+        .with_tag("b")
+        .with_deprecated("use `u`")
+        .with_input_example(json!({"x": 1}))
+        .with_meta("com.example/owner", json!({"team": "ops"}));
+        let definition = render_definition(&ours, DefinitionFormat::Mcp, false);
+        let back = spec_from_mcp_tool("t", "srv", &definition);
+        assert_eq!(back.title, ours.title);
+        assert_eq!(back.icons, ours.icons);
+        assert_eq!(back.tags, ours.tags);
+        assert_eq!(back.deprecated, ours.deprecated);
+        assert_eq!(back.input_examples, ours.input_examples);
+        assert_eq!(back.meta, ours.meta);
+        // And once more: what is served on is what was served.
+        assert_eq!(
+            render_definition(&back, DefinitionFormat::Mcp, false)["_meta"],
+            definition["_meta"]
+        );
+    }
+
+    #[test]
+    fn a_servers_metadata_is_kept_only_where_it_is_well_formed_and_small() {
+        let definition = json!({
+            "name": "t",
+            "annotations": {"title": "From annotations"},
+            "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            "icons": [
+                {"src": "javascript:alert(1)"},
+                {"src": "file:///etc/passwd"},
+                {"src": "http://plain.example/i.png"},
+                {"src": 5},
+                {"src": format!("data:image/png;base64,{}", "A".repeat(100_000))},
+                {"src": "https://ok.example/i.png", "theme": "sepia"},
+                {"src": "https://ok.example/j.png"},
+            ],
+            "_meta": {
+                "_fastmcp": {"tags": ["x", "", 7, "y".repeat(65), "z"]},
+                "toolsmith/deprecated": "  ",
+                "toolsmith/inputExamples": [{"x": 1}, {"x": "not a number"}, 3, {"x": 2}],
+            },
+        });
+        let spec = spec_from_mcp_tool("t", "srv", &definition);
+        assert_eq!(spec.title.as_deref(), Some("From annotations"));
+        assert_eq!(spec.icons, [ToolIcon::new("https://ok.example/j.png")]);
+        assert_eq!(spec.tags, ["x", "z"]);
+        assert_eq!(spec.deprecated, None);
+        assert_eq!(spec.input_examples, [json!({"x": 1}), json!({"x": 2})]);
+        assert_eq!(spec.meta.len(), 1, "{:?}", spec.meta);
+
+        let huge =
+            json!({"name": "t", "_meta": {"k": "v".repeat(100_000)}, "title": "t".repeat(5_000)});
+        let spec = spec_from_mcp_tool("t", "srv", &huge);
+        assert!(spec.meta.is_empty());
+        assert_eq!(spec.title.map(|t| t.chars().count()), Some(1_000));
+        let many = json!({"name": "t", "_meta": {"toolsmith/tags": vec!["t"; 1_000]}});
+        assert_eq!(spec_from_mcp_tool("t", "srv", &many).tags.len(), 32);
+    }
 
     #[test]
     fn absent_hints_take_the_specifications_defaults() {

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::dialect::{gemini_parameters, openai_strict, sanitize_tool_name};
-use crate::tool::ToolSpec;
+use crate::tool::{ToolSpec, meta_keys};
 
 /// The wire format of a tool definition: which provider, which API.
 ///
@@ -114,14 +114,9 @@ impl DefinitionFormat {
 /// assert_eq!(gemini["parameters"]["properties"]["name"], json!({"type": "string"}));
 /// ```
 pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: bool) -> Value {
-    let description = if compact {
-        first_sentence(&spec.description)
-    } else {
-        spec.description.trim()
-    };
     let name = sanitize_tool_name(&spec.name, format);
     let name = Value::String(name.into_owned());
-    let description = Value::String(description.to_owned());
+    let description = Value::String(description(spec, compact));
     match format {
         DefinitionFormat::OpenAi => object([
             ("type", "function".into()),
@@ -153,11 +148,17 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
                 ]),
             ),
         ]),
-        DefinitionFormat::Anthropic => object([
-            ("name", name),
-            ("description", description),
-            ("input_schema", spec.input_schema.clone()),
-        ]),
+        DefinitionFormat::Anthropic => {
+            let mut def = object([
+                ("name", name),
+                ("description", description),
+                ("input_schema", spec.input_schema.clone()),
+            ]);
+            if !spec.input_examples.is_empty() {
+                def["input_examples"] = Value::Array(spec.input_examples.clone());
+            }
+            def
+        }
         DefinitionFormat::Gemini => {
             let mut def = Map::new();
             def.insert("name".into(), name);
@@ -171,6 +172,9 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
         DefinitionFormat::Mcp => {
             let mut def = Map::new();
             def.insert("name".into(), name);
+            if let Some(title) = &spec.title {
+                def.insert("title".into(), title.as_ref().into());
+            }
             def.insert("description".into(), description);
             def.insert("inputSchema".into(), spec.input_schema.clone());
             if let Some(output) = &spec.output_schema {
@@ -186,9 +190,57 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
                     ("openWorldHint", a.open_world.into()),
                 ]),
             );
+            let icons: Vec<Value> = spec
+                .icons
+                .iter()
+                .filter(|icon| icon.is_safe())
+                .filter_map(|icon| serde_json::to_value(icon).ok())
+                .collect();
+            if !icons.is_empty() {
+                def.insert("icons".into(), Value::Array(icons));
+            }
+            let meta = mcp_meta(spec);
+            if !meta.is_empty() {
+                def.insert("_meta".into(), Value::Object(meta));
+            }
             Value::Object(def)
         }
     }
+}
+
+/// The description a model is shown: the first sentence when `compact`,
+/// and a deprecated tool's note last, so that compacting keeps it.
+fn description(spec: &ToolSpec, compact: bool) -> String {
+    let text = if compact {
+        first_sentence(&spec.description)
+    } else {
+        spec.description.trim()
+    };
+    match spec.deprecated.as_deref().map(str::trim) {
+        None => text.to_owned(),
+        Some("") => format!("{text}\n\nDeprecated."),
+        Some(instead) => format!("{text}\n\nDeprecated: {instead}"),
+    }
+}
+
+/// MCP's `_meta` for a tool: its own entries, and under
+/// [`meta_keys`](crate::meta_keys) what MCP's definition has no field for.
+fn mcp_meta(spec: &ToolSpec) -> Map<String, Value> {
+    let mut meta = spec.meta.clone();
+    if !spec.tags.is_empty() {
+        let tags = spec.tags.iter().map(|t| Value::from(t.as_ref())).collect();
+        meta.insert(meta_keys::TAGS.into(), Value::Array(tags));
+    }
+    if let Some(instead) = &spec.deprecated {
+        meta.insert(meta_keys::DEPRECATED.into(), instead.as_ref().into());
+    }
+    if !spec.input_examples.is_empty() {
+        meta.insert(
+            meta_keys::INPUT_EXAMPLES.into(),
+            Value::Array(spec.input_examples.clone()),
+        );
+    }
+    meta
 }
 
 /// A JSON object of `entries`, in order. Used instead of `json!`, which
@@ -270,6 +322,46 @@ mod tests {
         assert_eq!(first_sentence("Ends here.  \n\nNext."), "Ends here.");
         assert_eq!(first_sentence("Really? Yes."), "Really?");
         assert_eq!(first_sentence("No stop"), "No stop");
+    }
+
+    #[test]
+    fn metadata_reaches_mcp_and_anthropic() {
+        use crate::tool::{IconTheme, ToolIcon};
+        let spec = spec()
+            .with_title("The T")
+            .with_icon(ToolIcon::new("https://example.com/t.png").with_theme(IconTheme::Dark))
+            .with_icon(ToolIcon::new("file:///etc/passwd"))
+            .with_tag("demo")
+            .with_deprecated("use `u`")
+            .with_input_example(json!({"x": 1}))
+            .with_meta("com.example/owner", json!("ops"));
+        let mcp = render_definition(&spec, DefinitionFormat::Mcp, false);
+        assert_eq!(mcp["title"], "The T");
+        assert_eq!(
+            mcp["icons"],
+            json!([{"src": "https://example.com/t.png", "theme": "dark"}])
+        );
+        assert_eq!(
+            mcp["_meta"],
+            json!({
+                "com.example/owner": "ops",
+                "toolsmith/tags": ["demo"],
+                "toolsmith/deprecated": "use `u`",
+                "toolsmith/inputExamples": [{"x": 1}],
+            })
+        );
+        assert_eq!(mcp["description"], "Does t. Really.\n\nDeprecated: use `u`");
+        let compact = render_definition(&spec, DefinitionFormat::OpenAi, true);
+        assert_eq!(
+            compact["function"]["description"],
+            "Does t.\n\nDeprecated: use `u`"
+        );
+        let anthropic = render_definition(&spec, DefinitionFormat::Anthropic, false);
+        assert_eq!(anthropic["input_examples"], json!([{"x": 1}]));
+        let plain = render_definition(&self::spec(), DefinitionFormat::Anthropic, false);
+        assert!(plain.get("input_examples").is_none());
+        let plain = render_definition(&self::spec(), DefinitionFormat::Mcp, false);
+        assert!(plain.get("_meta").is_none() && plain.get("title").is_none());
     }
 
     #[test]
