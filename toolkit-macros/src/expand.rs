@@ -1,28 +1,28 @@
 //! Generate the tool type, its `Tool` impl and its `inventory` registration.
 //!
-//! Everything but the tool type lives in an anonymous `const _: () = {...}`
-//! block, so nothing else enters the user's namespace.
+//! Everything but the tool type (with its module and name marker, see
+//! `tool_type`) lives in an anonymous `const _: () = {...}` block, so
+//! nothing else enters the user's namespace.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Type;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
-use crate::names::tool_type_name;
-
-pub fn tool_type_ident(tool: &ToolFn) -> syn::Ident {
-    let ident = &tool.item.sig.ident;
-    syn::Ident::new(&tool_type_name(&ident.to_string()), ident.span())
-}
+use crate::tool_type;
 
 pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let item = &tool.item;
-    let vis = &item.vis;
-    let type_ident = tool_type_ident(tool);
+    // The generated code names the type by a path the user's own type of
+    // the same name cannot shadow; see `tool_type`.
+    let type_ident = tool_type::path(tool);
+    // The type is declared in a module below the function's.
     let type_doc = format!(
-        "The tool made by `#[tool]` from [`{}`]: register it, or let a `ToolRegistry` collect it.",
+        "The tool made by `#[tool]` from [`{0}`](super::{0}): register it, or let a `ToolRegistry` collect it.",
         item.sig.ident
     );
+    let declare_type = tool_type::declare(tool, Some(type_doc));
+    let collision_check = tool_type::collision_check(tool);
 
     let private = quote!(#krate::__private_0_1);
     let args_type = arguments_type(tool);
@@ -35,11 +35,10 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     quote! {
         #item
 
-        #[doc = #type_doc]
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #type_ident;
+        #declare_type
 
         const _: () = {
+            #collision_check
             #args_struct
             #checks
 

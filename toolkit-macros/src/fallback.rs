@@ -12,7 +12,7 @@ use syn::Type;
 use syn::spanned::Spanned;
 
 use crate::ast::{Output, Param, ToolFn};
-use crate::expand::tool_type_ident;
+use crate::tool_type;
 use crate::valid::{borrow_inside, borrowed_argument, impl_trait};
 
 pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
@@ -21,8 +21,9 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     if item.sig.receiver().is_some() {
         return quote!(#item);
     }
-    let vis = &item.vis;
-    let type_ident = tool_type_ident(tool);
+    let type_ident = tool_type::path(tool);
+    let declare_type = tool_type::declare(tool, None);
+    let collision_check = tool_type::collision_check(tool);
     let private = quote!(#krate::__private_0_1);
     let checks = type_checks(tool, &private);
     // The defaults' functions, for the compiler to check each default
@@ -31,10 +32,10 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     quote! {
         #item
 
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #type_ident;
+        #declare_type
 
         const _: () = {
+            #collision_check
             #checks
             #[allow(dead_code)]
             const _: () = { #defaults };

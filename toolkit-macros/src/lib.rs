@@ -16,6 +16,7 @@ mod fallback;
 mod foreign;
 mod krate;
 mod names;
+mod tool_type;
 mod valid;
 
 use proc_macro::TokenStream;

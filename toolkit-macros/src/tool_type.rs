@@ -1,0 +1,194 @@
+//! The names `#[tool]` puts beside the function: the tool type
+//! (`read_file` gets `ReadFileTool`) and a marker of the tool's name.
+//!
+//! The tool type is declared in a module of its own and brought into the
+//! function's module by a glob import (`use __toolsmith_tool_read_file::*`).
+//! An item of the module's own shadows a glob import without an error, so
+//! when the user already has a `ReadFileTool`, theirs wins, everything the
+//! macro generates reaches its own type by the module's path, and a single
+//! check reports the clash in words, where two declarations of one name
+//! would make the compiler report the name and then every impl it gets
+//! twice.
+//!
+//! The marker is a unit struct named after the tool, declared directly in
+//! the module, so two tools given one name in one module collide there, at
+//! compile time, pointing at both names. Across modules the registry
+//! reports the clash when both are registered (a crate has no namespace
+//! common to its modules that a macro could use).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::Visibility;
+
+use crate::ast::ToolFn;
+use crate::names::{is_valid_tool_name, tool_type_name};
+
+/// `ReadFileTool`, spanned at the function's name.
+pub fn ident(tool: &ToolFn) -> syn::Ident {
+    let ident = &tool.item.sig.ident;
+    syn::Ident::new(&tool_type_name(&ident.to_string()), ident.span())
+}
+
+/// The module that declares the tool type: `__toolsmith_tool_read_file`.
+fn module(tool: &ToolFn) -> syn::Ident {
+    let name = tool.item.sig.ident.to_string();
+    format_ident!("__toolsmith_tool_{}", name.trim_start_matches("r#"))
+}
+
+/// The path the generated code names the tool type by, which the user's
+/// own type of the same name cannot shadow.
+pub fn path(tool: &ToolFn) -> TokenStream {
+    let module = module(tool);
+    let ident = ident(tool);
+    quote!(#module::#ident)
+}
+
+/// The tool type's module, its glob import, and the name marker.
+pub fn declare(tool: &ToolFn, doc: Option<String>) -> TokenStream {
+    let vis = &tool.item.vis;
+    let inner_vis = inner_visibility(vis);
+    let module = module(tool);
+    let ident = ident(tool);
+    let doc = doc.map(|doc| quote!(#[doc = #doc]));
+    let marker = name_marker(tool);
+    quote! {
+        mod #module {
+            #doc
+            #[derive(Debug, Clone, Copy, Default)]
+            #inner_vis struct #ident;
+        }
+
+        // Unused when the user's own type of this name shadows it; that
+        // clash is reported by `collision_check`.
+        #[allow(unused_imports)]
+        #vis use #module::*;
+
+        #marker
+    }
+}
+
+/// The visibility, inside the tool type's module, that gives the type the
+/// function's visibility outside it. (`pub(super)` there is private here.)
+fn inner_visibility(vis: &Visibility) -> TokenStream {
+    match vis {
+        Visibility::Public(_) => quote!(pub),
+        Visibility::Inherited => quote!(pub(super)),
+        Visibility::Restricted(restricted) => {
+            let path = &restricted.path;
+            let first = path.segments.first().map(|s| s.ident.to_string());
+            match first.as_deref() {
+                Some("crate") if path.segments.len() == 1 => quote!(pub(crate)),
+                Some("crate") => quote!(pub(in #path)),
+                Some("self") => {
+                    let rest = path.segments.iter().skip(1);
+                    quote!(pub(in super #(::#rest)*))
+                }
+                _ => quote!(pub(in super::#path)),
+            }
+        }
+    }
+}
+
+/// A check, for a `const` block, that the name `ReadFileTool` in the
+/// function's module is the generated type; if the user's own type of that
+/// name shadows it, compiling stops with a message that says so.
+///
+/// The check picks an associated constant by type: an inherent impl for
+/// the generated type wins over the trait's default, which every other
+/// type gets. A failed `assert` in a constant is one error with this
+/// message, where a trait bound would add notes about impls.
+pub fn collision_check(tool: &ToolFn) -> TokenStream {
+    let generated = path(tool);
+    let ident = ident(tool);
+    let fn_ident = &tool.item.sig.ident;
+    let fn_name = fn_ident.to_string();
+    let fn_name = fn_name.trim_start_matches("r#");
+    let rename = match &tool.attrs.name {
+        Some(name) => format!(
+            "rename the function (the tool keeps its name, `{}`)",
+            name.value
+        ),
+        None => format!(
+            "rename the function and keep the tool's name with `#[tool(name = \"{fn_name}\")]`"
+        ),
+    };
+    let message = format!(
+        "`#[tool]` makes a type named `{ident}` for `fn {fn_name}`, and this module already has a `{ident}`: rename yours, or {rename}"
+    );
+    let span = fn_ident.span();
+    let panic = quote_spanned!(span=> ::core::panic!(#message));
+    quote! {
+        const _: () = {
+            struct __ToolsmithProbe<T>(::core::marker::PhantomData<T>);
+            impl __ToolsmithProbe<#generated> {
+                const GENERATED: bool = true;
+            }
+            trait __ToolsmithOther {
+                const GENERATED: bool = false;
+            }
+            impl<T> __ToolsmithOther for __ToolsmithProbe<T> {}
+            if !__ToolsmithProbe::<#ident>::GENERATED {
+                #panic
+            }
+        };
+    }
+}
+
+/// `struct __tool_named_read_file;`, spanned at the name as written, or
+/// nothing for a name that is refused anyway.
+fn name_marker(tool: &ToolFn) -> TokenStream {
+    let name = tool.tool_name();
+    if !is_valid_tool_name(&name) {
+        return TokenStream::new();
+    }
+    let span = tool
+        .attrs
+        .name
+        .as_ref()
+        .map_or_else(|| tool.item.sig.ident.span(), |n| n.span);
+    let marker = syn::Ident::new(&marker_name(&name), span);
+    // Every token at the name, so the compiler's "defined multiple times"
+    // points at the two names rather than at the two attributes.
+    quote_spanned! {span=>
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        struct #marker;
+    }
+}
+
+/// The marker's name: `__tool_named_read_file`. A `-`, which no name may
+/// hold, is spelled so that two tool names never share a marker:
+/// `read-file` is `__tool_coded_read_hfile`, where `_` is `_u` and `-` is
+/// `_h`.
+fn marker_name(tool_name: &str) -> String {
+    if !tool_name.contains('-') {
+        return format!("__tool_named_{tool_name}");
+    }
+    let mut coded = String::from("__tool_coded_");
+    for c in tool_name.chars() {
+        match c {
+            '_' => coded.push_str("_u"),
+            '-' => coded.push_str("_h"),
+            c => coded.push(c),
+        }
+    }
+    coded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marker_name;
+
+    #[test]
+    fn marker_names_differ_for_different_tool_names() {
+        assert_eq!(marker_name("read_file"), "__tool_named_read_file");
+        assert_eq!(marker_name("read-file"), "__tool_coded_read_hfile");
+        let names = [
+            "a-b", "a_b", "a__b", "a-_b", "a_-b", "a_hb", "a_h_b", "a--b",
+        ];
+        let mut markers: Vec<String> = names.iter().map(|n| marker_name(n)).collect();
+        markers.sort();
+        markers.dedup();
+        assert_eq!(markers.len(), names.len(), "{markers:?}");
+    }
+}
