@@ -41,3 +41,5 @@ step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformanc
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
 
+step "fuzzing: 30,000 inputs from a fixed seed per target (scripts/fuzz.sh; run it longer by hand)"
+FUZZ_RUNS=30000 ./scripts/fuzz.sh 1
