@@ -14,7 +14,7 @@
 use libfuzzer_sys::fuzz_target;
 use toolsmith::ToolOutput;
 use toolsmith::args::ArgumentSchema;
-use toolsmith::mcp::convert::{
+use toolsmith::fuzzing::{
     add_content_block, annotations_from_mcp, annotations_to_mcp, call_result_from_output,
     output_from_call_result, resource_attachment, spec_from_mcp_tool,
 };

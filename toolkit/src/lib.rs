@@ -57,6 +57,10 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private_0_1;
 
+// Not part of the API: reached only by the fuzz targets in `fuzz/`.
+#[doc(hidden)]
+pub mod fuzzing;
+
 /// The README's Rust examples, compiled as doctests so they cannot drift.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -12,7 +12,7 @@ use crate::tool::{ToolAnnotations, ToolIcon, ToolSpec, meta_keys};
 /// Our annotations from an MCP tool's `annotations` object, with the
 /// specification's defaults for hints that are absent: not read-only,
 /// destructive unless read-only, not idempotent, open world.
-pub fn annotations_from_mcp(annotations: Option<&Value>) -> ToolAnnotations {
+pub(crate) fn annotations_from_mcp(annotations: Option<&Value>) -> ToolAnnotations {
     let hint = |key: &str| {
         annotations
             .and_then(|a| a.get(key))
@@ -29,7 +29,7 @@ pub fn annotations_from_mcp(annotations: Option<&Value>) -> ToolAnnotations {
 }
 
 /// MCP's `annotations` object for our annotations.
-pub fn annotations_to_mcp(annotations: &ToolAnnotations) -> Value {
+pub(crate) fn annotations_to_mcp(annotations: &ToolAnnotations) -> Value {
     json!({
         "readOnlyHint": annotations.read_only,
         "destructiveHint": annotations.destructive,
@@ -43,7 +43,7 @@ pub fn annotations_to_mcp(annotations: &ToolAnnotations) -> Value {
 ///
 /// The input schema is kept as the server wrote it, so the registry's
 /// lenient casting and validation apply to it before a call goes out.
-pub fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &Value) -> ToolSpec {
+pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &Value) -> ToolSpec {
     let description = definition
         .get("description")
         .and_then(Value::as_str)
@@ -166,7 +166,7 @@ fn json_size(value: &Value) -> usize {
 /// Our result from an MCP `CallToolResult` (or a prompt's messages' content):
 /// text blocks become the text, images and audio and embedded resources
 /// travel beside it, `structuredContent` is kept, `isError` marks an error.
-pub fn output_from_call_result(result: &Value) -> ToolOutput {
+pub(crate) fn output_from_call_result(result: &Value) -> ToolOutput {
     let mut out = ToolOutput::default();
     let mut texts = Vec::new();
     if let Some(blocks) = result.get("content").and_then(Value::as_array) {
@@ -189,7 +189,7 @@ pub fn output_from_call_result(result: &Value) -> ToolOutput {
 }
 
 /// Add one MCP content block to `out`; text the model should read goes to `texts`.
-pub fn add_content_block(out: &mut ToolOutput, texts: &mut Vec<String>, block: &Value) {
+pub(crate) fn add_content_block(out: &mut ToolOutput, texts: &mut Vec<String>, block: &Value) {
     let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default();
     match str_of("type") {
         "text" => texts.push(str_of("text").to_owned()),
@@ -240,7 +240,7 @@ pub fn add_content_block(out: &mut ToolOutput, texts: &mut Vec<String>, block: &
 }
 
 /// An attachment from one entry of MCP `ResourceContents`.
-pub fn resource_attachment(resource: &Value) -> Attachment {
+pub(crate) fn resource_attachment(resource: &Value) -> Attachment {
     let str_of = |key: &str| resource.get(key).and_then(Value::as_str).map(str::to_owned);
     Attachment::Resource {
         uri: str_of("uri").unwrap_or_default(),
@@ -251,7 +251,7 @@ pub fn resource_attachment(resource: &Value) -> Attachment {
 }
 
 /// MCP's `CallToolResult` for our result.
-pub fn call_result_from_output(output: &ToolOutput) -> Value {
+pub(crate) fn call_result_from_output(output: &ToolOutput) -> Value {
     let mut content = Vec::new();
     if !output.content.is_empty() || (output.images.is_empty() && output.attachments.is_empty()) {
         content.push(json!({"type": "text", "text": output.content}));
@@ -274,7 +274,7 @@ pub fn call_result_from_output(output: &ToolOutput) -> Value {
 }
 
 /// An MCP content block for an attachment.
-pub fn content_of_attachment(attachment: &Attachment) -> Value {
+pub(crate) fn content_of_attachment(attachment: &Attachment) -> Value {
     match attachment {
         Attachment::Audio { data, mime_type } => {
             json!({"type": "audio", "data": data, "mimeType": mime_type})

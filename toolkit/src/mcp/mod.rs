@@ -13,8 +13,8 @@
 
 mod client;
 mod config;
-pub mod convert;
-pub mod naming;
+pub(crate) mod convert;
+mod naming;
 mod server;
 
 pub use client::{McpClients, Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink};

@@ -7,7 +7,7 @@ use crate::schema::sanitize_tool_name;
 
 /// What a mounted tool stands for on its server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A tool, `mcp_{server}_{tool}`.
     Tool,
     /// A resource or a resource template, `mcp_{server}_resource_{name}`.
@@ -16,24 +16,10 @@ pub enum Kind {
     Prompt,
 }
 
-/// The prefix every tool mounted from `server` starts with.
-pub fn server_prefix(server: &str) -> String {
-    format!("mcp_{}_", sanitize(server))
-}
-
 /// The name the model sees for `name` of `kind` on `server`: only
 /// `[A-Za-z0-9_-]`, at most 64 characters, a short hash of the full name when
 /// it had to be cut.
-///
-/// ```
-/// use toolsmith::mcp::naming::{Kind, wrapped_name};
-///
-/// assert_eq!(wrapped_name("fs", Kind::Tool, "read_file"), "mcp_fs_read_file");
-/// assert_eq!(wrapped_name("my server", Kind::Resource, "notes.txt"), "mcp_my_server_resource_notes_txt");
-/// let long = wrapped_name("fs", Kind::Tool, &"x".repeat(100));
-/// assert_eq!(long.len(), 64);
-/// ```
-pub fn wrapped_name(server: &str, kind: Kind, name: &str) -> String {
+pub(crate) fn wrapped_name(server: &str, kind: Kind, name: &str) -> String {
     let infix = match kind {
         Kind::Tool => "",
         Kind::Resource => "resource_",
@@ -50,13 +36,13 @@ fn sanitize(name: &str) -> String {
 /// Hands out wrapped names for one server, keeping them unique: two names
 /// that sanitize alike (`a.b` and `a_b`) get a hash of the original.
 #[derive(Debug, Default)]
-pub struct NameAllocator {
+pub(crate) struct NameAllocator {
     taken: HashSet<String>,
 }
 
 impl NameAllocator {
     /// The wrapped name for `name`, unique among those handed out so far.
-    pub fn allocate(&mut self, server: &str, kind: Kind, name: &str) -> String {
+    pub(crate) fn allocate(&mut self, server: &str, kind: Kind, name: &str) -> String {
         let wrapped = wrapped_name(server, kind, name);
         if self.taken.insert(wrapped.clone()) {
             return wrapped;
@@ -109,7 +95,11 @@ mod tests {
             wrapped_name("s", Kind::Resource, "Résumé"),
             "mcp_s_resource_R_sum_"
         );
-        assert_eq!(server_prefix("my.server"), "mcp_my_server_");
+        assert_eq!(
+            wrapped_name("my server", Kind::Resource, "notes.txt"),
+            "mcp_my_server_resource_notes_txt"
+        );
+        assert_eq!(wrapped_name("fs", Kind::Tool, &"x".repeat(100)).len(), 64);
     }
 
     #[test]
