@@ -1,6 +1,8 @@
 //! Two linked `#[tool]`s with one name make `from_inventory` fail with an
-//! error that names the tool and where the first one came from, instead of
-//! one silently shadowing the other.
+//! error that names the tool and the modules of both, instead of one
+//! silently shadowing the other. (In one module the two names are a compile
+//! error: `tests/ui/two_tools_with_one_name.rs`. Across modules, as here, a
+//! crate has no shared namespace the macro could use, so the registry says.)
 
 use tk::{RegistryError, ToolFilter, ToolRegistry};
 use toolsmith_tests::module;
@@ -17,20 +19,30 @@ async fn another_read_file(
 #[test]
 fn two_linked_tools_with_one_name_are_a_clear_error() {
     let err = ToolRegistry::from_inventory(&ToolFilter::all()).expect_err("the names clash");
-    let RegistryError::Duplicate { name, existing } = &err else {
+    let RegistryError::Duplicate {
+        name,
+        existing,
+        added,
+    } = &err
+    else {
         panic!("expected a duplicate, got {err:?}");
     };
     assert_eq!(name, "read_file");
-    // Which of the two registered first depends on link order.
-    let origins = [
-        "#[tool] in toolsmith_tests::naming".to_owned(),
-        format!("#[tool] in {}", module_path!()),
-    ];
-    assert!(origins.contains(existing), "{existing}");
+    // Which of the two registered first depends on link order; the error
+    // names both, each by its module.
+    let mut origins = [existing.clone(), added.clone()];
+    origins.sort();
+    assert_eq!(
+        origins,
+        [
+            format!("#[tool] in {}", module_path!()),
+            "#[tool] in toolsmith_tests::naming".to_owned(),
+        ]
+    );
     assert_eq!(
         err.to_string(),
         format!(
-            "a tool named 'read_file' is already registered (from {existing}); tool names must be unique"
+            "a tool named 'read_file' is already registered (from {existing}); the one from {added} needs another name: tool names must be unique"
         )
     );
 }

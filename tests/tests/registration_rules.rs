@@ -71,11 +71,12 @@ fn a_duplicate_name_is_refused_with_where_the_first_came_from() {
         RegistryError::Duplicate {
             name: "read_file".into(),
             existing: "run-time registration".into(),
+            added: "run-time registration".into(),
         }
     );
     assert_eq!(
         err.to_string(),
-        "a tool named 'read_file' is already registered (from run-time registration); tool names must be unique"
+        "a tool named 'read_file' is already registered (from run-time registration); the one from run-time registration needs another name: tool names must be unique"
     );
 
     let registry = registry_of(&["read_file"]);
@@ -84,7 +85,7 @@ fn a_duplicate_name_is_refused_with_where_the_first_came_from() {
         .expect_err("the name is taken");
     assert_eq!(
         err.to_string(),
-        "a tool named 'read_file' is already registered (from #[tool] in toolsmith_tests::naming); tool names must be unique"
+        "a tool named 'read_file' is already registered (from #[tool] in toolsmith_tests::naming); the one from run-time registration needs another name: tool names must be unique"
     );
 }
 

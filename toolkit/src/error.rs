@@ -377,13 +377,16 @@ impl CallError {
 pub enum RegistryError {
     /// Two tools with one name.
     #[error(
-        "a tool named '{name}' is already registered (from {existing}); tool names must be unique"
+        "a tool named '{name}' is already registered (from {existing}); the one from {added} needs another name: tool names must be unique"
     )]
     Duplicate {
         /// The contested name.
         name: String,
         /// Where the tool that holds the name came from.
         existing: String,
+        /// Where the tool that was refused came from, so that two linked
+        /// `#[tool]`s of one name are both named by their modules.
+        added: String,
     },
     /// A name models cannot call.
     #[error("invalid tool name '{0}': use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'")]

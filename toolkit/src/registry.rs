@@ -545,7 +545,11 @@ fn insert_checked(
                     existing.origin
                 )
             };
-            return Err(RegistryError::Duplicate { name, existing });
+            return Err(RegistryError::Duplicate {
+                name,
+                existing,
+                added: entry.origin,
+            });
         }
         if shown != name {
             renamed.insert(shown, name.clone());

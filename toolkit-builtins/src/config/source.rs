@@ -29,6 +29,7 @@ impl Owned {
             return Err(RegistryError::Duplicate {
                 name: taken.clone(),
                 existing: "another source".into(),
+                added: "this source".into(),
             });
         }
         let group: BTreeSet<String> = owned.union(&new).cloned().collect();
