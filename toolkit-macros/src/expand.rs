@@ -15,7 +15,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let item = &tool.item;
     // The generated code names the type by a path the user's own type of
     // the same name cannot shadow; see `tool_type`.
-    let type_ident = tool_type::path(tool);
+    let type_path = tool_type::path(tool);
     // The type is declared in a module below the function's.
     let type_doc = format!(
         "The tool made by `#[tool]` from [`{0}`](super::{0}): register it, or let a `ToolRegistry` collect it.",
@@ -43,7 +43,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             #checks
 
             // Implemented only when the checks above pass; see `GeneratedTool`.
-            impl #private::GeneratedTool for #type_ident
+            impl #private::GeneratedTool for #type_path
             where
                 #assumed
             {
@@ -65,7 +65,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
             }
 
-            impl #krate::Tool for #type_ident {
+            impl #krate::Tool for #type_path {
                 fn spec(&self) -> &#krate::ToolSpec {
                     use #private::probes::*;
                     static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
@@ -107,7 +107,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             }
 
             fn __toolsmith_make() -> #private::Arc<dyn #krate::Tool> {
-                #private::Arc::new(#type_ident)
+                #private::Arc::new(#type_path)
             }
 
             #private::inventory::submit! {

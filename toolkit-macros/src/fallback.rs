@@ -21,7 +21,7 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     if item.sig.receiver().is_some() {
         return quote!(#item);
     }
-    let type_ident = tool_type::path(tool);
+    let type_path = tool_type::path(tool);
     let declare_type = tool_type::declare(tool, None);
     let collision_check = tool_type::collision_check(tool);
     let private = quote!(#krate::__private_0_1);
@@ -42,7 +42,7 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
         };
 
         #[#private::async_trait]
-        impl #krate::Tool for #type_ident {
+        impl #krate::Tool for #type_path {
             fn spec(&self) -> &#krate::ToolSpec {
                 ::core::unreachable!("this tool did not compile")
             }
