@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use crate::discovery::ToolRegistration;
-pub use crate::schema::{schema_for_args, schema_for_output};
+pub use crate::schema::generate::schema_for_args;
 pub use ::async_trait::async_trait;
 pub use ::inventory;
 pub use ::schemars;
@@ -24,6 +24,7 @@ use crate::args::{ArgumentSchema, SchemaError};
 use crate::context::{FromContext, ToolContext};
 use crate::error::{ArgumentError, Problem, ToolError};
 use crate::output::ToolOutput;
+use crate::schema::schema_for_output;
 use crate::tool::{Arguments, ToolSpec};
 
 /// A generated tool's compiled argument schema, kept in its own static.

@@ -16,6 +16,9 @@ use serde_json::Value;
 ///   ignores `format`;
 /// - the root's own title and description are dropped: the tool's
 ///   description speaks for it.
+///
+/// Reached by the code `#[tool]` generates, through the hidden
+/// `__private_0_1` module.
 pub fn schema_for_args<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12().into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
@@ -84,7 +87,7 @@ fn integer_bounds(format: &str) -> Option<(Value, Value)> {
 ///
 /// MCP requires `outputSchema` to describe an object, so other shapes
 /// (strings, lists) get no output schema and travel as text.
-pub fn schema_for_output<T: JsonSchema>() -> Option<Value> {
+pub(crate) fn schema_for_output<T: JsonSchema>() -> Option<Value> {
     let generator = SchemaSettings::draft2020_12().into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     let root = schema.as_object_mut()?;

@@ -10,9 +10,22 @@ use crate::tool::{ToolSpec, meta_keys};
 /// Each variant renders one element of the provider's tool list; the
 /// variant's documentation shows its exact shape. The tool's schema is
 /// generated once (JSON Schema 2020-12, with `$defs`/`$ref`) and rewritten
-/// here for providers that accept less. Names go through
-/// [`sanitize_tool_name`](super::sanitize_tool_name) for the provider.
-/// Rendering is deterministic: the same spec gives the same bytes.
+/// here for providers that accept less. Rendering is deterministic: the
+/// same spec gives the same bytes.
+///
+/// Names are made acceptable to the provider, and left alone when they
+/// already are: characters it rejects become `_`, a Gemini name that does
+/// not start with a letter or `_` gets a leading `_`, and a name still too
+/// long is cut to end in `_` and 8 hex digits of a hash of the whole name.
+/// A registry's names (`[A-Za-z0-9_-]{1,64}`) only ever change for Gemini,
+/// and only when they start with a digit or `-`.
+///
+/// | format | accepted names |
+/// | --- | --- |
+/// | OpenAI (all three) | `^[a-zA-Z0-9_-]{1,64}$` |
+/// | Anthropic | `^[a-zA-Z0-9_-]{1,64}$` |
+/// | Gemini | `^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$` |
+/// | MCP | `^[a-zA-Z0-9_.-]{1,128}$` |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DefinitionFormat {
@@ -62,8 +75,9 @@ pub enum DefinitionFormat {
     ///
     /// `parameters` is rewritten into the OpenAPI 3.0 subset Gemini accepts:
     /// `$ref`s inlined (a recursive type is expanded twice, then cut to an
-    /// object whose description says it repeats the structure above; see
-    /// [`inline_refs`](super::inline_refs)), one `type` per schema with
+    /// object whose description says it repeats the structure above; so is
+    /// a schema whose shared definitions would grow past a fixed size when
+    /// inlined), one `type` per schema with
     /// `"nullable": true`, `const` and documented enum variants as `enum`,
     /// only the keywords and formats Gemini knows, dropped constraints noted
     /// in the description. A tool without parameters has no `parameters`
@@ -99,6 +113,11 @@ impl DefinitionFormat {
 
 /// One tool's definition in `format`; `compact` keeps only the first sentence of the description.
 ///
+/// The first sentence runs up to the first `.`, `!` or `?` followed by a
+/// space and a word that does not start in lowercase (so `e.g. the` does
+/// not end it), or up to the first blank line. A deprecated tool's note
+/// comes last and is kept either way.
+///
 /// ```
 /// use serde_json::json;
 /// use toolsmith::{DefinitionFormat, ToolSpec};
@@ -112,6 +131,10 @@ impl DefinitionFormat {
 /// let gemini = render_definition(&spec, DefinitionFormat::Gemini, true);
 /// assert_eq!(gemini["description"], "Greet someone.");
 /// assert_eq!(gemini["parameters"]["properties"]["name"], json!({"type": "string"}));
+///
+/// let spec = ToolSpec::new("tag", "Tag e.g. v1.2 here. Then stop.", json!({"type": "object"}));
+/// let openai = render_definition(&spec, DefinitionFormat::OpenAi, true);
+/// assert_eq!(openai["function"]["description"], "Tag e.g. v1.2 here.");
 /// ```
 pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: bool) -> Value {
     let name = sanitize_tool_name(&spec.name, format);
@@ -257,14 +280,7 @@ fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 /// The first sentence of a description: up to the first `.`, `!` or `?`
 /// followed by a space and a word that does not start in lowercase, or up to
 /// the first blank line.
-///
-/// ```
-/// use toolsmith::schema::first_sentence;
-///
-/// assert_eq!(first_sentence("Read a file. Lines are numbered."), "Read a file.");
-/// assert_eq!(first_sentence("Use e.g. v1.2 here. Then stop."), "Use e.g. v1.2 here.");
-/// ```
-pub fn first_sentence(description: &str) -> &str {
+fn first_sentence(description: &str) -> &str {
     let text = description.trim();
     let paragraph_end = text.find("\n\n").unwrap_or(text.len());
     let paragraph = &text[..paragraph_end];
@@ -312,6 +328,10 @@ mod tests {
         assert_eq!(first_sentence("Read a file\n\nMore."), "Read a file");
         assert_eq!(
             first_sentence("Use e.g. v1.2 here. Then"),
+            "Use e.g. v1.2 here."
+        );
+        assert_eq!(
+            first_sentence("Use e.g. v1.2 here. Then stop."),
             "Use e.g. v1.2 here."
         );
         assert_eq!(first_sentence("  Only one.  "), "Only one.");

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use super::{DefinitionFormat, render_definition, schema_for_args};
+use super::generate::schema_for_args;
+use super::{DefinitionFormat, render_definition};
 use crate::tool::ToolSpec;
 
 /// Size limits of one directory walk.

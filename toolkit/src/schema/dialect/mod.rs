@@ -12,8 +12,8 @@ mod strict;
 mod walk;
 
 pub(crate) use gemini::gemini_parameters;
-pub use names::sanitize_tool_name;
-pub use refs::{RECURSION_LIMIT, inline_refs};
+pub(crate) use names::sanitize_tool_name;
+use refs::inline_refs;
 pub(crate) use strict::openai_strict;
 
 #[cfg(test)]

@@ -75,17 +75,7 @@ impl NameRule {
 /// | Anthropic | `^[a-zA-Z0-9_-]{1,64}$` |
 /// | Gemini | `^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$` |
 /// | MCP | `^[a-zA-Z0-9_.-]{1,128}$` |
-///
-/// ```
-/// use toolsmith::DefinitionFormat;
-/// use toolsmith::schema::sanitize_tool_name;
-///
-/// assert_eq!(sanitize_tool_name("read_file", DefinitionFormat::Gemini), "read_file");
-/// assert_eq!(sanitize_tool_name("2fa_code", DefinitionFormat::Gemini), "_2fa_code");
-/// assert_eq!(sanitize_tool_name("fs.read", DefinitionFormat::OpenAi), "fs_read");
-/// assert_eq!(sanitize_tool_name("fs.read", DefinitionFormat::Mcp), "fs.read");
-/// ```
-pub fn sanitize_tool_name(name: &str, format: DefinitionFormat) -> Cow<'_, str> {
+pub(crate) fn sanitize_tool_name(name: &str, format: DefinitionFormat) -> Cow<'_, str> {
     let rule = NameRule::of(format);
     if rule.accepts(name) {
         return Cow::Borrowed(name);
@@ -170,6 +160,18 @@ mod tests {
             "h_llo_w_rld"
         );
         assert_eq!(sanitize_tool_name("", DefinitionFormat::OpenAi), "_");
+        assert_eq!(
+            sanitize_tool_name("fs.read", DefinitionFormat::OpenAi),
+            "fs_read"
+        );
+        assert_eq!(
+            sanitize_tool_name("fs.read", DefinitionFormat::Mcp),
+            "fs.read"
+        );
+        assert_eq!(
+            sanitize_tool_name("2fa_code", DefinitionFormat::Gemini),
+            "_2fa_code"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::walk::map_subschemas;
 /// How many times a type may be expanded inside itself before the inliner
 /// stops: `1` shows a recursive type's structure twice (the type and one
 /// nested level), then puts a permissive placeholder where it recurs again.
-pub const RECURSION_LIMIT: usize = 1;
+const RECURSION_LIMIT: usize = 1;
 
 /// `$ref`s expanded in one schema at most; a guard against schemas whose
 /// shared definitions would multiply into millions of nodes when inlined.
@@ -34,27 +34,7 @@ const DEPTH_LIMIT: usize = 64;
 /// budget. References that do not start with `#` or do not resolve are left
 /// as they are. The result is deterministic: the same input gives the same
 /// bytes.
-///
-/// ```
-/// use serde_json::json;
-/// use toolsmith::schema::inline_refs;
-///
-/// let schema = json!({
-///     "type": "object",
-///     "properties": {"tree": {"$ref": "#/$defs/Tree"}},
-///     "$defs": {"Tree": {
-///         "type": "object",
-///         "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
-///     }},
-/// });
-/// let inlined = inline_refs(&schema);
-/// assert!(inlined.get("$defs").is_none());
-/// let once = &inlined["properties"]["tree"]["properties"]["children"]["items"];
-/// assert_eq!(once["type"], "object");
-/// let cut = &once["properties"]["children"]["items"];
-/// assert_eq!(cut["description"], "Tree (recursive; structure as above)");
-/// ```
-pub fn inline_refs(schema: &Value) -> Value {
+pub(super) fn inline_refs(schema: &Value) -> Value {
     let mut inliner = Inliner {
         root: schema,
         expanding: Vec::new(),
@@ -220,6 +200,24 @@ mod tests {
             json!({"type": "object", "description": "A node. (recursive Tree; structure as above)"})
         );
         assert!(!inlined.to_string().contains("$ref"));
+    }
+
+    #[test]
+    fn a_cut_without_a_description_names_the_type() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"tree": {"$ref": "#/$defs/Tree"}},
+            "$defs": {"Tree": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
+            }},
+        });
+        let inlined = inline_refs(&schema);
+        assert!(inlined.get("$defs").is_none());
+        let once = &inlined["properties"]["tree"]["properties"]["children"]["items"];
+        assert_eq!(once["type"], "object");
+        let cut = &once["properties"]["children"]["items"];
+        assert_eq!(cut["description"], "Tree (recursive; structure as above)");
     }
 
     #[test]
