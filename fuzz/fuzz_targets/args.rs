@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
-use toolsmith::args::{ArgumentSchema, normalize_payload};
+use toolsmith::args::ArgumentSchema;
+use toolsmith::fuzzing::normalize_payload;
 use toolsmith::schemars::JsonSchema;
 use toolsmith::serde::Deserialize;
 use toolsmith::serde_json::Value;

@@ -4,11 +4,21 @@
 //! or go away in any release. Each function reaches one crate-private step
 //! that has no public entry of its own, and does nothing else.
 
-#[cfg(feature = "mcp")]
 use serde_json::Value;
 
+use crate::PayloadError;
 #[cfg(feature = "mcp")]
 use crate::{Attachment, ToolAnnotations, ToolOutput, ToolSpec};
+
+/// Step 1 of a call: what the model sent as an object of named arguments,
+/// for a tool that has (`takes_arguments_param`) or lacks a parameter named
+/// `arguments`.
+pub fn normalize_payload(
+    payload: Value,
+    takes_arguments_param: bool,
+) -> Result<Value, PayloadError> {
+    crate::args::normalize_payload(payload, takes_arguments_param)
+}
 
 /// The spec of a tool an MCP server listed (`definition` is one entry of
 /// `tools/list`), mounted under `wrapped_name`.

@@ -46,7 +46,7 @@ pub(super) fn too_deep() -> ArgumentError {
 
 /// Drop `value` without recursion when it nests too deep for serde_json's
 /// recursive `Drop`; drop it as usual otherwise.
-pub fn discard(value: Value) {
+pub(crate) fn discard(value: Value) {
     if fits(&value, 0) {
         return;
     }

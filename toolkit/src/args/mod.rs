@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolsmith::args::{ArgumentSchema, normalize_payload};
+//! use toolsmith::args::ArgumentSchema;
 //!
 //! let schema = ArgumentSchema::compile(&json!({
 //!     "type": "object",
@@ -30,7 +30,7 @@
 //! }))
 //! .unwrap();
 //!
-//! let mut args = normalize_payload(json!("{\"timeout\": \"60\"}"), false).unwrap();
+//! let mut args = json!({"timeout": "60"});
 //! let casts = schema.cast(&mut args);
 //! assert_eq!(casts[0].to_string(), "timeout: string \"60\" -> integer");
 //! assert!(schema.validate(&args).is_ok());
@@ -59,8 +59,8 @@ use serde_json::Value;
 use crate::error::ArgumentError;
 use node::{NodeId, Nodes};
 
-pub use depth::discard;
-pub use payload::normalize_payload;
+pub(crate) use depth::discard;
+pub(crate) use payload::normalize_payload;
 
 /// A tool's input schema, compiled once for casting and validation.
 ///

@@ -27,24 +27,7 @@ const WRAPPER: &str = "arguments";
 /// the payload: text is parsed by serde_json, which refuses more than 128
 /// levels, and a refused payload is taken apart without recursion. How deep
 /// an object sent as such nests is measured by the schema's check.
-///
-/// ```
-/// use serde_json::json;
-/// use toolsmith::args::normalize_payload;
-///
-/// let args = normalize_payload(json!("{\"path\": \"a.txt\"}"), false).unwrap();
-/// assert_eq!(args, json!({"path": "a.txt"}));
-///
-/// let args = normalize_payload(json!({"arguments": {"path": "a.txt"}}), false).unwrap();
-/// assert_eq!(args, json!({"path": "a.txt"}));
-///
-/// let err = normalize_payload(json!([1, 2]), false).unwrap_err();
-/// assert_eq!(
-///     err.to_string(),
-///     "arguments must be a JSON object of named parameters, got an array"
-/// );
-/// ```
-pub fn normalize_payload(
+pub(crate) fn normalize_payload(
     payload: Value,
     takes_arguments_param: bool,
 ) -> Result<Value, PayloadError> {
