@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::count::{count_chars, thousands};
 
 /// The default placeholder; `{tool}` and `{chars}` are filled in.
-pub const DEFAULT_PLACEHOLDER: &str = "[Earlier {tool} result ({chars} characters) cleared to save context; call the tool again if you need it]";
+const DEFAULT_PLACEHOLDER: &str = "[Earlier {tool} result ({chars} characters) cleared to save context; call the tool again if you need it]";
 
 /// Which results [`compact`] clears, and what it leaves in their place.
 ///
@@ -57,6 +57,9 @@ pub struct CompactConfig {
     pub min_chars: usize,
     /// What replaces a cleared result; `{tool}` becomes the tool name and
     /// `{chars}` the cleared result's length (as `12,345`).
+    ///
+    /// Default: `[Earlier {tool} result ({chars} characters) cleared to save
+    /// context; call the tool again if you need it]`.
     ///
     /// It is also how a cleared result is recognised, so it is never cleared
     /// twice; keep some fixed text in it.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The smallest `max_chars` honoured: below this the truncation marker and
 /// the persistence reference would not fit, and a limit of zero would empty
 /// every result.
-pub const MIN_MAX_CHARS: usize = 200;
+const MIN_MAX_CHARS: usize = 200;
 
 /// Limits for one tool result, applied by [`shape_output`](super::shape_output).
 ///
@@ -34,7 +34,9 @@ pub struct ShapeConfig {
     ///
     /// Default 16,000: about 4,000 tokens, room for a few hundred lines of
     /// code or a long command output, while several results still fit in one
-    /// turn of a 128k context. Values below [`MIN_MAX_CHARS`] count as it.
+    /// turn of a 128k context. Values below 200 count as 200: a smaller
+    /// limit would leave no room for the truncation marker or the reference
+    /// to a saved result.
     pub max_chars: usize,
     /// Share of a truncated result's budget kept from the head; the rest is
     /// kept from the tail.
@@ -64,7 +66,8 @@ pub struct ShapeConfig {
     /// Most characters of `display`, the text for the user.
     ///
     /// Default 100,000: a person's screen is not a context window, so this is
-    /// larger, but a terminal or a chat message still has limits.
+    /// larger, but a terminal or a chat message still has limits. Values
+    /// below 200 count as 200, as for `max_chars`.
     pub max_display_chars: usize,
     /// Most characters of `structured` (measured as compact JSON) before it is
     /// dropped; none means the same as `max_chars`.
@@ -174,9 +177,11 @@ mod tests {
     #[test]
     fn tiny_limits_are_raised_to_the_minimum() {
         let config = ShapeConfig::new().max_chars(0).max_display_chars(1);
-        assert_eq!(config.content_limit(), MIN_MAX_CHARS);
-        assert_eq!(config.display_limit(), MIN_MAX_CHARS);
-        assert_eq!(config.structured_limit(), MIN_MAX_CHARS);
+        // The value the docs of `max_chars` and `max_display_chars` state.
+        assert_eq!(MIN_MAX_CHARS, 200);
+        assert_eq!(config.content_limit(), 200);
+        assert_eq!(config.display_limit(), 200);
+        assert_eq!(config.structured_limit(), 200);
         assert_eq!(config.max_structured_chars(7).structured_limit(), 7);
     }
 }

@@ -26,8 +26,8 @@ use serde_json::json;
 
 use crate::ToolOutput;
 
-pub use compact::{CompactConfig, DEFAULT_PLACEHOLDER, ToolResultMessage, compact};
-pub use config::{MIN_MAX_CHARS, ShapeConfig};
+pub use compact::{CompactConfig, ToolResultMessage, compact};
+pub use config::ShapeConfig;
 pub use openai::compact_history;
 
 use count::{count_chars, quantity};
