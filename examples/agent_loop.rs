@@ -33,8 +33,7 @@ use serde_json::{Value, json};
 use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, CallRecord, Runner, ToolCall, meta,
 };
-use toolsmith::schemars::JsonSchema;
-use toolsmith::serde::{Deserialize, Serialize};
+use toolsmith::serde::Deserialize;
 use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
 
 // ---------------------------------------------------------------------------
@@ -42,9 +41,7 @@ use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_t
 // ---------------------------------------------------------------------------
 
 /// The weather in one city.
-#[derive(Serialize, JsonSchema)]
-#[serde(crate = "toolsmith::serde")]
-#[schemars(crate = "toolsmith::schemars")]
+#[toolsmith::data(Serialize, JsonSchema)]
 struct Weather {
     city: String,
     temperature_c: f64,

@@ -6,23 +6,23 @@
 //! Run it with `cargo run --example quickstart`.
 
 use serde_json::json;
-use toolsmith::schemars::JsonSchema;
-use toolsmith::serde::{Deserialize, Serialize};
-use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, tool};
+use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, data, tool};
+
+// `#[data]` derives serde's and schemars' traits through toolsmith's
+// re-exports; with `serde` and `schemars` as dependencies of your own,
+// `#[derive(Deserialize, JsonSchema)]` does the same.
 
 /// Units for a temperature.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(crate = "toolsmith::serde", rename_all = "lowercase")]
-#[schemars(crate = "toolsmith::schemars")]
+#[data(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy)]
 enum Unit {
     Celsius,
     Fahrenheit,
 }
 
 /// The weather in one city.
-#[derive(Serialize, JsonSchema)]
-#[serde(crate = "toolsmith::serde")]
-#[schemars(crate = "toolsmith::schemars")]
+#[data(Serialize, JsonSchema)]
 struct Weather {
     city: String,
     temperature: f64,

@@ -8,6 +8,7 @@
 
 mod ast;
 mod attr;
+mod data;
 mod defaults;
 mod docs;
 mod errors;
@@ -29,6 +30,14 @@ use crate::errors::Errors;
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_tool(attr.into(), item.into()).into()
+}
+
+/// Derive serde's and schemars' traits on a tool's own argument or output
+/// type through the core crate's re-exports. Documented, with examples,
+/// where `toolsmith` re-exports it.
+#[proc_macro_attribute]
+pub fn data(attr: TokenStream, item: TokenStream) -> TokenStream {
+    data::expand(attr.into(), item.into()).into()
 }
 
 fn expand_tool(
@@ -100,6 +109,7 @@ fn not_a_function(item: &syn::Item) -> String {
 fn item_kind_token(item: &syn::Item) -> proc_macro2::TokenStream {
     use quote::ToTokens;
     match item {
+        syn::Item::Fn(i) => i.sig.fn_token.to_token_stream(),
         syn::Item::Struct(i) => i.struct_token.to_token_stream(),
         syn::Item::Enum(i) => i.enum_token.to_token_stream(),
         syn::Item::Impl(i) => i.impl_token.to_token_stream(),

@@ -168,6 +168,67 @@ pub use tool::{
 /// the repository's `tests/ui` directory, each with the compiler's message.
 pub use toolsmith_macros::tool;
 
+/// Derive what a tool's own argument and output types need, with nothing
+/// but this crate in `Cargo.toml`.
+///
+/// The rule for your own types (a struct or enum a tool takes or returns):
+/// arguments need `Deserialize` and `JsonSchema`, outputs `Serialize` and
+/// `JsonSchema`.
+///
+/// - **With `serde` and `schemars` (1.x) as dependencies of your own**,
+///   derive them as usual: `#[derive(Deserialize, JsonSchema)]`. Nothing
+///   else is needed.
+/// - **With only this crate**, write `#[toolsmith::data]` instead. It
+///   derives `Serialize`, `Deserialize` and `JsonSchema` through this
+///   crate's re-exports and adds the `#[serde(crate = …)]` and
+///   `#[schemars(crate = …)]` attributes that the derives need to find
+///   them. `#[data(Deserialize, JsonSchema)]` derives only the traits named
+///   (for an argument type with a field that cannot be serialized, say).
+///
+/// `#[serde(...)]` and `#[schemars(...)]` attributes on the type and its
+/// fields work as usual either way; `#[data]` must come before them.
+///
+/// ```
+/// use toolsmith::{data, tool};
+///
+/// /// How urgent a reminder is.
+/// #[data]
+/// #[serde(rename_all = "lowercase")]
+/// enum Priority {
+///     /// Whenever.
+///     Low,
+///     /// Now.
+///     High,
+/// }
+///
+/// /// What was scheduled.
+/// #[data(Serialize, JsonSchema)]
+/// struct Scheduled {
+///     /// When, in minutes from now.
+///     in_minutes: u32,
+///     /// How urgent.
+///     priority: Priority,
+/// }
+///
+/// /// Schedule a reminder.
+/// #[tool]
+/// async fn remind(
+///     /// Minutes from now.
+///     in_minutes: u32,
+///     /// How urgent.
+///     priority: Priority,
+/// ) -> Scheduled {
+///     Scheduled { in_minutes, priority }
+/// }
+///
+/// // `Scheduled` is the tool's structured output.
+/// assert!(toolsmith::Tool::spec(&RemindTool).output_schema.is_some());
+/// ```
+///
+/// A crate that reaches this crate only through a re-export says where with
+/// `#[data(crate = path::to::toolsmith)]`.
+pub use toolsmith_macros::data;
+
 /// `schemars`, re-exported for the same reason.
 pub use schemars;
 /// `serde`, re-exported so tool crates need only `toolsmith` in their `Cargo.toml`.
