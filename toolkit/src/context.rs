@@ -42,6 +42,7 @@ struct Inner {
     chat_id: Option<String>,
     message_id: Option<String>,
     session_key: Option<String>,
+    agent_id: Option<String>,
     cancellation: CancellationToken,
     progress: Option<Arc<dyn ProgressReporter>>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
@@ -80,6 +81,14 @@ impl ToolContext {
     /// Set the key of the conversation session.
     pub fn with_session_key(mut self, key: impl Into<String>) -> Self {
         self.edit().session_key = Some(key.into());
+        self
+    }
+
+    /// Set the id of the agent making the call: one host may run several
+    /// agents (a main one and the subagents it spawns), and a tool that
+    /// keeps state per agent, or logs, tells them apart by this id.
+    pub fn with_agent_id(mut self, id: impl Into<String>) -> Self {
+        self.edit().agent_id = Some(id.into());
         self
     }
 
@@ -161,6 +170,19 @@ impl ToolContext {
     /// The conversation session.
     pub fn session_key(&self) -> Option<&str> {
         self.inner.session_key.as_deref()
+    }
+
+    /// The agent making the call, when the host said.
+    ///
+    /// ```
+    /// use toolsmith::ToolContext;
+    ///
+    /// let ctx = ToolContext::new().with_agent_id("researcher-2");
+    /// assert_eq!(ctx.agent_id(), Some("researcher-2"));
+    /// assert_eq!(ToolContext::new().agent_id(), None);
+    /// ```
+    pub fn agent_id(&self) -> Option<&str> {
+        self.inner.agent_id.as_deref()
     }
 
     /// The token that is cancelled when the call should stop.

@@ -458,6 +458,12 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
     if !is_valid_tool_name(&spec.name) {
         return Err(RegistryError::InvalidName(spec.name.to_string()));
     }
+    if let Some(problem) = root_problem(&spec.input_schema) {
+        return Err(RegistryError::InvalidSchema {
+            tool: spec.name.to_string(),
+            reason: problem,
+        });
+    }
     let schema = tool
         .argument_schema()
         .map_err(|e| RegistryError::InvalidSchema {
@@ -482,6 +488,26 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
         tool,
         origin,
     })
+}
+
+/// Why an input schema cannot be a tool's: every provider sends the
+/// arguments as one JSON object, so the root must describe an object.
+/// Refused here, once, rather than failing every call.
+fn root_problem(schema: &Value) -> Option<String> {
+    let Value::Object(root) = schema else {
+        return Some(format!(
+            "the root must be a JSON Schema object with \"type\": \"object\", not `{schema}`"
+        ));
+    };
+    match root.get("type") {
+        Some(Value::String(t)) if t == "object" => None,
+        Some(other) => Some(format!(
+            "the root's \"type\" must be \"object\" (the arguments are one JSON object), not {other}"
+        )),
+        None => Some(
+            "the root must say \"type\": \"object\" (the arguments are one JSON object)".into(),
+        ),
+    }
 }
 
 /// The tool called `name`, or the one shown to a provider under `name`.

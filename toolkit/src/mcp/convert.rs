@@ -53,7 +53,14 @@ pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &
             let name = definition.get("name").and_then(Value::as_str).unwrap_or("");
             format!("The `{name}` tool of the MCP server `{server}`.")
         });
+    // MCP requires `"type": "object"`; a server that leaves it out still
+    // means an object, and the registry refuses a root without it.
     let input_schema = match definition.get("inputSchema") {
+        Some(Value::Object(schema)) if !schema.contains_key("type") => {
+            let mut schema = schema.clone();
+            schema.insert("type".into(), "object".into());
+            Value::Object(schema)
+        }
         Some(schema @ Value::Object(_)) => schema.clone(),
         _ => json!({"type": "object", "properties": {}}),
     };
@@ -304,6 +311,17 @@ pub(crate) fn content_of_attachment(attachment: &Attachment) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_schema_without_a_type_is_an_object() {
+        let definition =
+            json!({"name": "t", "inputSchema": {"properties": {"x": {"type": "integer"}}}});
+        let spec = spec_from_mcp_tool("t", "srv", &definition);
+        assert_eq!(
+            spec.input_schema,
+            json!({"type": "object", "properties": {"x": {"type": "integer"}}})
+        );
+    }
 
     #[test]
     fn metadata_survives_a_trip_through_mcp() {
