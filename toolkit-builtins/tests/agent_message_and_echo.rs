@@ -24,6 +24,17 @@ async fn echo_repeats_its_message() {
     assert_eq!(out.content, "héllo ; $(x)");
 }
 
+#[test]
+fn echo_is_in_the_shell_category_at_low_risk() {
+    use toolsmith::{RiskLevel, ToolCategory};
+    let echo = registry().get("echo").unwrap();
+    assert_eq!(echo.spec().category, Some(ToolCategory::Shell));
+    assert_eq!(echo.spec().risk_level(), RiskLevel::Low);
+    // Low risk, so a filter that leaves out high-risk tools still takes it.
+    let all_safe = ToolRegistry::from_inventory(&ToolFilter::default()).unwrap();
+    assert!(all_safe.contains("echo"));
+}
+
 #[tokio::test]
 async fn a_message_goes_to_the_current_chat_as_a_reply() {
     let (sink, mut outbox) = ChannelSink::new(8);
