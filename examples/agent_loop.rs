@@ -262,26 +262,12 @@ fn trace_result(record: &CallRecord) {
     let casts = record
         .output
         .as_ref()
-        .and_then(|o| o.metadata.get(meta::CASTS));
-    if let Some(Value::Array(casts)) = casts {
-        let casts: Vec<String> = casts
-            .iter()
-            .map(|c| {
-                format!(
-                    "{}: {} -> {}",
-                    text_of(&c["path"]),
-                    text_of(&c["from"]),
-                    text_of(&c["to"])
-                )
-            })
-            .collect();
+        .and_then(|o| o.metadata.read(&meta::CASTS));
+    if let Some(casts) = casts {
+        let casts: Vec<String> = casts.iter().map(ToString::to_string).collect();
         line.push_str(&format!(" (cast {})", casts.join(", ")));
     }
     eprintln!("{line}");
-}
-
-fn text_of(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
 }
 
 /// The first line of `text`, at most `max` characters, marked when cut.

@@ -55,7 +55,7 @@ async fn a_string_of_digits_becomes_an_integer() {
         [Cast {
             path: "timeout".into(),
             from: "string \" 60 \"".into(),
-            to: "integer",
+            to: "integer".into(),
         }]
     );
 }

@@ -74,7 +74,7 @@ pub use error::{
     ArgumentError, CallError, InvalidArguments, PayloadError, Problem, RegistryError, ToolError,
     UnknownTool,
 };
-pub use output::{Attachment, Image, Metadata, ToolOutput};
+pub use output::{Attachment, Image, MetaKey, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{

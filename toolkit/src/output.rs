@@ -2,7 +2,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -57,6 +59,10 @@ pub struct ToolOutput {
 /// results carry no metadata until a runner adds some, and an output is
 /// moved several times on the way from a tool to the model.
 ///
+/// Entries are read and written by name as JSON, or through a [`MetaKey`],
+/// which names the type of its value; the keys this crate writes are in
+/// [`exec::shape::meta`](crate::exec::shape::meta).
+///
 /// ```
 /// use toolsmith::ToolOutput;
 /// use serde_json::json;
@@ -72,6 +78,20 @@ pub struct ToolOutput {
 pub struct Metadata(Option<Box<Map<String, Value>>>);
 
 impl Metadata {
+    /// The value under `key`, as its type; `None` when it is absent or
+    /// holds something that does not deserialize as one.
+    pub fn read<T: DeserializeOwned>(&self, key: &MetaKey<T>) -> Option<T> {
+        T::deserialize(self.get(key.name)?).ok()
+    }
+
+    /// Set `key` to `value`, serialized. A value without a JSON form (a map
+    /// whose keys are not strings) leaves the entry as it was.
+    pub fn write<T: Serialize>(&mut self, key: &MetaKey<T>, value: &T) {
+        if let Ok(value) = serde_json::to_value(value) {
+            self.insert(key.name, value);
+        }
+    }
+
     /// Set `key`, returning the value it replaced.
     pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) -> Option<Value> {
         self.0
@@ -122,6 +142,54 @@ impl std::ops::Index<&str> for Metadata {
     fn index(&self, key: &str) -> &Value {
         static NULL: Value = Value::Null;
         self.get(key).unwrap_or(&NULL)
+    }
+}
+
+/// A [`Metadata`] key and the type of its value, for
+/// [`Metadata::read`] and [`Metadata::write`].
+///
+/// ```
+/// use toolsmith::{MetaKey, ToolOutput};
+///
+/// const ELAPSED_MS: MetaKey<u64> = MetaKey::new("elapsed_ms");
+///
+/// let mut out = ToolOutput::text("done");
+/// out.metadata.write(&ELAPSED_MS, &12);
+/// assert_eq!(out.metadata.read(&ELAPSED_MS), Some(12));
+/// assert_eq!(out.metadata[ELAPSED_MS.name()], 12);
+/// ```
+pub struct MetaKey<T> {
+    name: &'static str,
+    value: PhantomData<fn() -> T>,
+}
+
+impl<T> MetaKey<T> {
+    /// The key `name`, whose value is a `T`.
+    pub const fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            value: PhantomData,
+        }
+    }
+
+    /// The entry's name in the metadata.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+// By hand: derived, they would require `T` to be `Clone`, `Copy` or `Debug`.
+impl<T> Clone for MetaKey<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for MetaKey<T> {}
+
+impl<T> fmt::Debug for MetaKey<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MetaKey({:?})", self.name)
     }
 }
 
@@ -315,6 +383,23 @@ mod tests {
         assert_eq!(out.content, "plain");
         assert!(out.structured.is_none());
         assert_eq!(ToolOutput::from(json!([1, 2])).content, "[1,2]");
+    }
+
+    #[test]
+    fn typed_keys_read_only_their_type_and_write_only_json() {
+        const COUNT: MetaKey<u64> = MetaKey::new("count");
+        let mut metadata = Metadata::default();
+        assert_eq!(metadata.read(&COUNT), None);
+        metadata.insert("count", "three");
+        assert_eq!(metadata.read(&COUNT), None);
+        metadata.write(&COUNT, &3);
+        assert_eq!(metadata["count"], json!(3));
+        assert_eq!(metadata.read(&COUNT), Some(3));
+
+        // A map with keys that are not strings has no JSON form.
+        const PAIRS: MetaKey<std::collections::BTreeMap<(u8, u8), u8>> = MetaKey::new("count");
+        metadata.write(&PAIRS, &[((1, 2), 3)].into());
+        assert_eq!(metadata["count"], json!(3));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, BatchState, BeforeCall, CallInfo,
-    CallStatus, Hook, Runner, ToolCall,
+    CallStatus, Hook, Runner, ToolCall, meta,
 };
 use toolsmith::{ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
 
@@ -477,6 +477,26 @@ async fn casts_and_timing_are_recorded_for_the_host_only() {
     let output = state.calls[0].output.as_ref().unwrap();
     assert_eq!(output.content, "x");
     assert!(output.metadata.contains_key("duration_ms"));
+    assert!(output.metadata.read(&meta::DURATION_MS).is_some());
+    assert!(!output.metadata.contains_key("casts"));
+
+    let state = Runner::new(registry())
+        .run(
+            vec![call("1", "echo", json!({"TEXT": "x"}))],
+            &ToolContext::new(),
+        )
+        .await;
+    let output = state.calls[0].output.as_ref().unwrap();
+    assert_eq!(output.content, "x");
+    assert_eq!(
+        output.metadata["casts"],
+        json!([{"path": "text", "from": "parameter name \"TEXT\"", "to": "renamed"}])
+    );
+    let casts = output.metadata.read(&meta::CASTS).unwrap();
+    assert_eq!(
+        casts[0].to_string(),
+        "text: parameter name \"TEXT\" -> renamed"
+    );
 }
 
 #[tokio::test]
@@ -719,10 +739,8 @@ async fn a_ten_megabyte_result_is_cut_on_character_boundaries() {
     assert!(output.content.starts_with("aé漢🙂\naé漢🙂\n"));
     assert!(output.content.trim_end().ends_with("aé漢🙂"));
     assert!(output.content.contains("characters (") && output.content.contains("removed"));
-    assert_eq!(
-        output.metadata[toolsmith::exec::meta::TRUNCATED]["original_chars"],
-        json!(5_000_000)
-    );
+    let cut = output.metadata.read(&meta::TRUNCATED);
+    assert_eq!(cut.map(|cut| cut.original_chars), Some(5_000_000));
 }
 
 #[tokio::test]

@@ -85,7 +85,7 @@ impl Caster<'_> {
             casts.push(Cast {
                 path: path.render(),
                 from: describe::value(value),
-                to,
+                to: to.to_owned(),
             });
             *value = new;
         }
@@ -146,7 +146,7 @@ impl Caster<'_> {
                 casts.push(Cast {
                     path: path.key(key).render(),
                     from: describe::value(child),
-                    to: "absent",
+                    to: "absent".to_owned(),
                 });
             }
             !absent
@@ -327,7 +327,7 @@ fn rename_spelling_variants(
             casts.push(Cast {
                 path: path.key(&to).render(),
                 from: format!("parameter name \"{from}\""),
-                to: "renamed",
+                to: "renamed".to_owned(),
             });
             map.insert(to, value);
         }
@@ -1092,7 +1092,7 @@ mod tests {
             [Cast {
                 path: "x".into(),
                 from: "number 30.0".into(),
-                to: "integer"
+                to: "integer".into()
             }]
         );
     }

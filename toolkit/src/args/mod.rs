@@ -105,20 +105,25 @@ pub struct SchemaError(pub String);
 
 /// One lenient conversion applied to the arguments, for logging.
 ///
+/// As JSON (under [`exec::shape::meta::CASTS`](crate::exec::shape::meta::CASTS)),
+/// `{"path": …, "from": …, "to": …}`.
+///
 /// ```
 /// use toolsmith::args::Cast;
 ///
-/// let cast = Cast { path: "timeout".into(), from: "string \"60\"".into(), to: "integer" };
+/// let cast = Cast { path: "timeout".into(), from: "string \"60\"".into(), to: "integer".into() };
 /// assert_eq!(cast.to_string(), "timeout: string \"60\" -> integer");
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cast {
     /// Where, as `meta.flags[0]`.
     pub path: String,
     /// What was sent, e.g. `string "60"`.
     pub from: String,
-    /// The JSON type it became, e.g. `integer`.
-    pub to: &'static str,
+    /// What it became: a JSON type such as `integer`; `absent` for a `null`
+    /// dropped from an optional parameter; `renamed` for a parameter name
+    /// sent in another spelling.
+    pub to: String,
 }
 
 impl std::fmt::Display for Cast {

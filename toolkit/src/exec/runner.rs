@@ -437,13 +437,9 @@ impl Batch<'_, '_> {
         let mut output = self.shape(output, &name, &id, ctx).await;
         output
             .metadata
-            .insert(meta::DURATION_MS, elapsed.as_millis() as u64);
+            .write(&meta::DURATION_MS, &(elapsed.as_millis() as u64));
         if !casts.is_empty() {
-            let casts: Vec<serde_json::Value> = casts
-                .iter()
-                .map(|c| serde_json::json!({"path": c.path, "from": c.from, "to": c.to}))
-                .collect();
-            output.metadata.insert(meta::CASTS, casts);
+            output.metadata.write(&meta::CASTS, &casts);
         }
         self.record(index, status, Some(output));
     }

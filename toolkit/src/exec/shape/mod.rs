@@ -22,8 +22,6 @@ mod truncate;
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::ToolOutput;
 
 pub use compact::{CompactConfig, ToolResultMessage, compact};
@@ -67,7 +65,7 @@ use truncate::truncate;
 /// let shaped = shape_output(long, "exec", "call_2", &config, None);
 /// assert!(shaped.content.chars().count() <= 1_000);
 /// assert!(shaped.content.contains("lines) removed ...]"));
-/// assert_eq!(shaped.metadata[meta::TRUNCATED]["original_chars"], 17_000);
+/// assert_eq!(shaped.metadata.read(&meta::TRUNCATED).unwrap().original_chars, 17_000);
 /// ```
 pub fn shape_output(
     mut output: ToolOutput,
@@ -104,7 +102,7 @@ fn fill_empty(output: &mut ToolOutput, tool_name: &str) {
     } else {
         format!("({tool} returned no output)")
     };
-    output.metadata.insert(meta::EMPTY_RESULT, true);
+    output.metadata.write(&meta::EMPTY_RESULT, &true);
 }
 
 fn fit_content(
@@ -127,7 +125,7 @@ fn fit_content(
         match saved {
             Ok(replacement) => {
                 output.content = replacement.text;
-                output.metadata.insert(meta::PERSISTED, replacement.facts);
+                output.metadata.write(&meta::PERSISTED, &replacement.facts);
                 return;
             }
             Err(error) => {
@@ -137,15 +135,20 @@ fn fit_content(
                     %error,
                     "could not save a large tool result; truncating it instead"
                 );
-                let facts = json!({ "error": error.to_string() });
-                output.metadata.insert(meta::PERSIST_FAILED, facts);
+                let facts = meta::PersistFailed {
+                    error: error.to_string(),
+                };
+                output.metadata.write(&meta::PERSIST_FAILED, &facts);
             }
         }
     }
     let cut = truncate(&output.content, original_chars, limit, config.head_fraction);
     output.content = cut.text;
-    let facts = json!({ "original_chars": original_chars, "kept_chars": cut.kept_chars });
-    output.metadata.insert(meta::TRUNCATED, facts);
+    let facts = meta::Truncated {
+        original_chars,
+        kept_chars: cut.kept_chars,
+    };
+    output.metadata.write(&meta::TRUNCATED, &facts);
 }
 
 fn fit_display(output: &mut ToolOutput, config: &ShapeConfig) {
@@ -159,8 +162,11 @@ fn fit_display(output: &mut ToolOutput, config: &ShapeConfig) {
     }
     let cut = truncate(display, original_chars, limit, config.head_fraction);
     *display = cut.text;
-    let facts = json!({ "original_chars": original_chars, "kept_chars": cut.kept_chars });
-    output.metadata.insert(meta::DISPLAY_TRUNCATED, facts);
+    let facts = meta::Truncated {
+        original_chars,
+        kept_chars: cut.kept_chars,
+    };
+    output.metadata.write(&meta::DISPLAY_TRUNCATED, &facts);
 }
 
 fn fit_structured(output: &mut ToolOutput, config: &ShapeConfig) {
@@ -171,9 +177,8 @@ fn fit_structured(output: &mut ToolOutput, config: &ShapeConfig) {
         .is_some_and(|value| structured::json_exceeds(value, limit))
     {
         output.structured = None;
-        output
-            .metadata
-            .insert(meta::STRUCTURED_DROPPED, json!({ "limit": limit }));
+        let facts = meta::StructuredDropped { limit };
+        output.metadata.write(&meta::STRUCTURED_DROPPED, &facts);
     }
 }
 
@@ -196,7 +201,8 @@ mod tests {
         for blank in ["", "  \n\t "] {
             let out = shape(ToolOutput::text(blank), &config, None);
             assert_eq!(out.content, "(read_file returned no output)");
-            assert_eq!(out.metadata[meta::EMPTY_RESULT], json!(true));
+            assert_eq!(out.metadata[meta::EMPTY_RESULT.name()], json!(true));
+            assert_eq!(out.metadata.read(&meta::EMPTY_RESULT), Some(true));
         }
     }
 
@@ -223,7 +229,7 @@ mod tests {
         output.structured = Some(Box::new(json!({"ok": true})));
         let out = shape(output, &ShapeConfig::default(), None);
         assert_eq!(out.content, r#"{"ok":true}"#);
-        assert!(!out.metadata.contains_key(meta::EMPTY_RESULT));
+        assert!(!out.metadata.contains_key(meta::EMPTY_RESULT.name()));
     }
 
     #[test]
@@ -248,11 +254,11 @@ mod tests {
             &ShapeConfig::default(),
             None,
         );
-        let kept = out.metadata[meta::TRUNCATED]["kept_chars"]
+        let kept = out.metadata[meta::TRUNCATED.name()]["kept_chars"]
             .as_u64()
             .unwrap() as usize;
         assert_eq!(
-            out.metadata[meta::TRUNCATED]["original_chars"],
+            out.metadata[meta::TRUNCATED.name()]["original_chars"],
             json!(total)
         );
         assert!(count_chars(&out.content) <= 16_000);
@@ -278,14 +284,16 @@ mod tests {
             "[Showing the start only. Full result (55,000 characters, 5,000 lines) saved to \
              .tool-results/read_file-call_1.txt; use read_file with offset and limit to read it]"
         ));
-        let facts = &out.metadata[meta::PERSISTED];
+        let facts = &out.metadata[meta::PERSISTED.name()];
         assert_eq!(facts["path"], json!(saved.display().to_string()));
         assert_eq!(
             facts["shown_path"],
             json!(".tool-results/read_file-call_1.txt")
         );
         assert_eq!(facts["chars"], json!(55_000));
-        assert!(!out.metadata.contains_key(meta::TRUNCATED));
+        let persisted = out.metadata.read(&meta::PERSISTED).unwrap();
+        assert_eq!((persisted.chars, persisted.lines), (55_000, 5_000));
+        assert!(!out.metadata.contains_key(meta::TRUNCATED.name()));
     }
 
     #[test]
@@ -298,19 +306,21 @@ mod tests {
 
         assert!(count_chars(&out.content) <= 16_000);
         assert!(out.content.contains("lines) removed ...]"));
-        assert!(out.metadata.contains_key(meta::TRUNCATED));
-        let error = out.metadata[meta::PERSIST_FAILED]["error"]
+        assert!(out.metadata.contains_key(meta::TRUNCATED.name()));
+        let error = out.metadata[meta::PERSIST_FAILED.name()]["error"]
             .as_str()
             .unwrap();
         assert!(error.contains("blocked"), "{error}");
+        let failed = out.metadata.read(&meta::PERSIST_FAILED).unwrap();
+        assert_eq!(failed.error, error);
     }
 
     #[test]
     fn a_relative_persist_dir_without_workspace_falls_back_to_truncation() {
         let config = ShapeConfig::default().persist_dir(".tool-results");
         let out = shape(ToolOutput::text("x".repeat(20_000)), &config, None);
-        assert!(out.metadata.contains_key(meta::PERSIST_FAILED));
-        assert!(out.metadata.contains_key(meta::TRUNCATED));
+        assert!(out.metadata.contains_key(meta::PERSIST_FAILED.name()));
+        assert!(out.metadata.contains_key(meta::TRUNCATED.name()));
     }
 
     #[test]
@@ -331,7 +341,7 @@ mod tests {
         );
         assert!(count_chars(out.display.as_deref().unwrap()) <= 50_000);
         assert_eq!(out.content, "short");
-        assert!(out.metadata.contains_key(meta::DISPLAY_TRUNCATED));
+        assert!(out.metadata.contains_key(meta::DISPLAY_TRUNCATED.name()));
     }
 
     #[test]
@@ -340,10 +350,12 @@ mod tests {
         let out = shape(big, &ShapeConfig::default(), None);
         assert!(out.structured.is_none());
         assert_eq!(
-            out.metadata[meta::STRUCTURED_DROPPED]["limit"],
+            out.metadata[meta::STRUCTURED_DROPPED.name()]["limit"],
             json!(16_000)
         );
-        assert!(out.metadata.contains_key(meta::TRUNCATED));
+        let dropped = out.metadata.read(&meta::STRUCTURED_DROPPED).unwrap();
+        assert_eq!(dropped.limit, 16_000);
+        assert!(out.metadata.contains_key(meta::TRUNCATED.name()));
 
         let small = ToolOutput::from_json(json!({"rows": ["row"]}));
         let out = shape(small, &ShapeConfig::default(), None);

@@ -13,10 +13,9 @@ use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::{Value, json};
-
 use super::ShapeConfig;
 use super::count::{count_chars, count_lines, quantity};
+use super::meta::Persisted;
 use super::truncate::head_cut;
 
 /// Longest name part kept from a tool name or call id; file systems limit
@@ -87,7 +86,7 @@ pub(super) struct Replacement {
     /// Preview and reference, within the content limit.
     pub text: String,
     /// The [`PERSISTED`](super::meta::PERSISTED) metadata.
-    pub facts: Value,
+    pub facts: Persisted,
 }
 
 /// Replace `content` (`total_chars` long, saved as `saved`) by as much of its
@@ -133,13 +132,13 @@ pub(super) fn preview_with_reference(
             limit,
         });
     }
-    let facts = json!({
-        "path": saved.path.display().to_string(),
-        "shown_path": saved.shown,
-        "chars": total_chars,
-        "lines": lines,
-        "preview_chars": preview_chars,
-    });
+    let facts = Persisted {
+        path: saved.path.display().to_string(),
+        shown_path: saved.shown,
+        chars: total_chars,
+        lines,
+        preview_chars,
+    };
     Ok(Replacement { text, facts })
 }
 
@@ -340,7 +339,7 @@ pub(super) mod tests {
                 .text
                 .ends_with("saved to exec-c.txt; use read_file with offset and limit to read it]")
         );
-        assert_eq!(replaced.facts["lines"], json!(1_000));
+        assert_eq!(replaced.facts.lines, 1_000);
     }
 
     #[test]
