@@ -56,6 +56,36 @@ impl ToolCall {
         ))
     }
 
+    /// From Gemini's `functionCall` parts (`{"functionCall": {"name",
+    /// "args", "id"?}}`, or the inner object alone), in order; other parts
+    /// (text, thoughts) are skipped. Gemini gives ids only on newer models:
+    /// a call without one gets `gemini-call-N` (its position), which
+    /// [`BatchState::gemini_function_responses`] leaves out again.
+    pub fn from_gemini_parts(parts: &[Value]) -> Result<Vec<Self>, WireError> {
+        const FORMAT: &str = "Gemini";
+        let calls = parts
+            .iter()
+            .filter_map(|part| match part.get("functionCall") {
+                Some(call) => Some(call),
+                None if part.get("name").is_some() && part.get("args").is_some() => Some(part),
+                None => None,
+            })
+            .enumerate()
+            .map(|(index, call)| {
+                let id = match call.get("id").and_then(Value::as_str) {
+                    Some(id) if !id.is_empty() => id.to_owned(),
+                    _ => format!("{GEMINI_ID_PREFIX}{index}"),
+                };
+                Ok(Self::new(
+                    id,
+                    text(call, "/name", FORMAT)?,
+                    call.get("args").cloned().unwrap_or(Value::Null),
+                ))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(calls)
+    }
+
     /// From an Anthropic `tool_use` content block: `{"type": "tool_use", "id", "name", "input"}`.
     pub fn from_anthropic(value: &Value) -> Result<Self, WireError> {
         const FORMAT: &str = "Anthropic";
@@ -89,21 +119,82 @@ impl CallRecord {
     }
 }
 
+/// The start of the ids given to Gemini calls that came without one.
+const GEMINI_ID_PREFIX: &str = "gemini-call-";
+
+/// The images of a call's output, as `(media type, base64 data)`.
+fn images(record: &CallRecord) -> impl Iterator<Item = (&str, &str)> {
+    record
+        .output
+        .iter()
+        .flat_map(|o| &o.images)
+        .map(|image| (image.mime_type.as_str(), image.data.as_str()))
+}
+
 impl BatchState {
-    /// One OpenAI chat `{"role": "tool", "tool_call_id", "content"}` message per call, in call order.
+    /// One OpenAI chat `{"role": "tool", "tool_call_id", "name", "content"}`
+    /// message per call, in call order. (Chat messages carry text only: a
+    /// result's images reach the model through the Responses or Anthropic
+    /// formats.)
     pub fn openai_chat_messages(&self) -> Vec<Value> {
         self.calls
             .iter()
-            .map(|r| json!({"role": "tool", "tool_call_id": r.call.id, "content": r.content()}))
+            .map(|r| {
+                json!({
+                    "role": "tool",
+                    "tool_call_id": r.call.id,
+                    "name": r.call.name,
+                    "content": r.content(),
+                })
+            })
             .collect()
     }
 
-    /// One OpenAI responses `{"type": "function_call_output", "call_id", "output"}` item per call.
+    /// One OpenAI responses `{"type": "function_call_output", "call_id",
+    /// "output"}` item per call. `output` is the text, or, when the result
+    /// has images, a list of `input_text` and `input_image` items.
     pub fn openai_responses_items(&self) -> Vec<Value> {
         self.calls
             .iter()
-            .map(|r| json!({"type": "function_call_output", "call_id": r.call.id, "output": r.content()}))
+            .map(|r| {
+                let output = if images(r).next().is_none() {
+                    Value::from(r.content())
+                } else {
+                    let mut items = vec![json!({"type": "input_text", "text": r.content()})];
+                    items.extend(images(r).map(|(media_type, data)| {
+                        json!({
+                            "type": "input_image",
+                            "image_url": format!("data:{media_type};base64,{data}"),
+                        })
+                    }));
+                    Value::Array(items)
+                };
+                json!({"type": "function_call_output", "call_id": r.call.id, "output": output})
+            })
             .collect()
+    }
+
+    /// Gemini parts answering the calls, in call order: a
+    /// `{"functionResponse": {"name", "id"?, "response": {"output"|"error": text}}}`
+    /// per call (the id only where Gemini gave one), each followed by its
+    /// result's images as `inlineData` parts.
+    pub fn gemini_function_responses(&self) -> Vec<Value> {
+        let mut parts = Vec::with_capacity(self.calls.len());
+        for record in &self.calls {
+            let key = if record.is_error() { "error" } else { "output" };
+            let mut response = json!({
+                "name": record.call.name,
+                "response": {key: record.content()},
+            });
+            if !record.call.id.starts_with(GEMINI_ID_PREFIX) {
+                response["id"] = Value::from(record.call.id.as_str());
+            }
+            parts.push(json!({"functionResponse": response}));
+            parts.extend(images(record).map(
+                |(media_type, data)| json!({"inlineData": {"mimeType": media_type, "data": data}}),
+            ));
+        }
+        parts
     }
 
     /// One Anthropic `tool_result` content block per call, with `is_error`;
@@ -113,12 +204,12 @@ impl BatchState {
             .iter()
             .map(|r| {
                 let mut content = vec![json!({"type": "text", "text": r.content()})];
-                for image in r.output.iter().flat_map(|o| &o.images) {
-                    content.push(json!({
+                content.extend(images(r).map(|(media_type, data)| {
+                    json!({
                         "type": "image",
-                        "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
-                    }));
-                }
+                        "source": {"type": "base64", "media_type": media_type, "data": data},
+                    })
+                }));
                 json!({
                     "type": "tool_result",
                     "tool_use_id": r.call.id,
@@ -176,11 +267,19 @@ mod tests {
         assert_eq!(
             state.openai_chat_messages(),
             vec![
-                json!({"role": "tool", "tool_call_id": "a", "content": "ok"}),
-                json!({"role": "tool", "tool_call_id": "b", "content": "Error: the call was interrupted and its effect is unknown; check before retrying."}),
+                json!({"role": "tool", "tool_call_id": "a", "name": "t", "content": "ok"}),
+                json!({"role": "tool", "tool_call_id": "b", "name": "t", "content": "Error: the call was interrupted and its effect is unknown; check before retrying."}),
             ]
         );
-        assert_eq!(state.openai_responses_items()[0]["output"], json!("ok"));
+        let responses = state.openai_responses_items();
+        assert_eq!(
+            responses[0]["output"],
+            json!([
+                {"type": "input_text", "text": "ok"},
+                {"type": "input_image", "image_url": "data:image/png;base64,aGk="},
+            ])
+        );
+        assert!(responses[1]["output"].is_string());
         let anthropic = state.anthropic_tool_results();
         assert_eq!(anthropic[0]["is_error"], json!(false));
         assert_eq!(
@@ -188,5 +287,38 @@ mod tests {
             json!("image/png")
         );
         assert_eq!(anthropic[1]["is_error"], json!(true));
+    }
+
+    #[test]
+    fn gemini_calls_come_in_and_answers_go_out_with_their_ids_where_given() {
+        let parts = [
+            json!({"text": "Let me look."}),
+            json!({"functionCall": {"name": "add", "args": {"a": 1}, "id": "g1"}}),
+            json!({"functionCall": {"name": "add", "args": {"a": 2}}}),
+        ];
+        let calls = ToolCall::from_gemini_parts(&parts).unwrap();
+        assert_eq!(
+            calls,
+            [
+                ToolCall::new("g1", "add", json!({"a": 1})),
+                ToolCall::new("gemini-call-1", "add", json!({"a": 2})),
+            ]
+        );
+        let error = ToolCall::from_gemini_parts(&[json!({"functionCall": {"args": {}}})]);
+        assert!(error.is_err());
+
+        let mut state = BatchState::new(calls);
+        state.calls[0].status = CallStatus::Success;
+        state.calls[0].output = Some(ToolOutput::text("3").with_image("aGk=", "image/png"));
+        state.calls[1].status = CallStatus::Error;
+        state.calls[1].output = Some(ToolOutput::error("Error: no"));
+        assert_eq!(
+            state.gemini_function_responses(),
+            vec![
+                json!({"functionResponse": {"name": "add", "id": "g1", "response": {"output": "3"}}}),
+                json!({"inlineData": {"mimeType": "image/png", "data": "aGk="}}),
+                json!({"functionResponse": {"name": "add", "response": {"error": "Error: no"}}}),
+            ]
+        );
     }
 }

@@ -231,6 +231,78 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
     }
 }
 
+/// Which tool the model may or must call next, for [`render_tool_choice`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides whether to call a tool.
+    Auto,
+    /// The model must not call a tool.
+    None,
+    /// The model must call some tool.
+    Required,
+    /// The model must call this tool (its registry name).
+    Tool(String),
+}
+
+/// The provider's form of `choice`: the value of the request's
+/// `tool_choice` (OpenAI, Anthropic) or `toolConfig` (Gemini); `None` for
+/// MCP, which has no such setting. A named tool is written under the name
+/// that provider was shown (see [`DefinitionFormat::Gemini`]).
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::DefinitionFormat;
+/// use toolsmith::schema::{ToolChoice, render_tool_choice};
+///
+/// let read = ToolChoice::Tool("read_file".into());
+/// assert_eq!(
+///     render_tool_choice(&read, DefinitionFormat::Anthropic),
+///     Some(json!({"type": "tool", "name": "read_file"}))
+/// );
+/// assert_eq!(
+///     render_tool_choice(&ToolChoice::Required, DefinitionFormat::OpenAi),
+///     Some(json!("required"))
+/// );
+/// assert_eq!(render_tool_choice(&read, DefinitionFormat::Mcp), None);
+/// ```
+pub fn render_tool_choice(choice: &ToolChoice, format: DefinitionFormat) -> Option<Value> {
+    let named = |name: &str| sanitize_tool_name(name, format).into_owned();
+    Some(match format {
+        DefinitionFormat::OpenAi | DefinitionFormat::OpenAiStrict => match choice {
+            ToolChoice::Auto => "auto".into(),
+            ToolChoice::None => "none".into(),
+            ToolChoice::Required => "required".into(),
+            ToolChoice::Tool(name) => {
+                serde_json::json!({"type": "function", "function": {"name": named(name)}})
+            }
+        },
+        DefinitionFormat::OpenAiResponses => match choice {
+            ToolChoice::Auto => "auto".into(),
+            ToolChoice::None => "none".into(),
+            ToolChoice::Required => "required".into(),
+            ToolChoice::Tool(name) => serde_json::json!({"type": "function", "name": named(name)}),
+        },
+        DefinitionFormat::Anthropic => match choice {
+            ToolChoice::Auto => serde_json::json!({"type": "auto"}),
+            ToolChoice::None => serde_json::json!({"type": "none"}),
+            ToolChoice::Required => serde_json::json!({"type": "any"}),
+            ToolChoice::Tool(name) => serde_json::json!({"type": "tool", "name": named(name)}),
+        },
+        DefinitionFormat::Gemini => {
+            let config = match choice {
+                ToolChoice::Auto => serde_json::json!({"mode": "AUTO"}),
+                ToolChoice::None => serde_json::json!({"mode": "NONE"}),
+                ToolChoice::Required => serde_json::json!({"mode": "ANY"}),
+                ToolChoice::Tool(name) => {
+                    serde_json::json!({"mode": "ANY", "allowedFunctionNames": [named(name)]})
+                }
+            };
+            serde_json::json!({"functionCallingConfig": config})
+        }
+        DefinitionFormat::Mcp => return None,
+    })
+}
+
 /// The description a model is shown: the first sentence when `compact`,
 /// and a deprecated tool's note last, so that compacting keeps it.
 fn description(spec: &ToolSpec, compact: bool) -> String {
@@ -342,6 +414,51 @@ mod tests {
         assert_eq!(first_sentence("Ends here.  \n\nNext."), "Ends here.");
         assert_eq!(first_sentence("Really? Yes."), "Really?");
         assert_eq!(first_sentence("No stop"), "No stop");
+    }
+
+    #[test]
+    fn tool_choice_in_every_format() {
+        let all = [
+            ToolChoice::Auto,
+            ToolChoice::None,
+            ToolChoice::Required,
+            ToolChoice::Tool("3d_render".into()),
+        ];
+        let each = |format| {
+            all.iter()
+                .map(|choice| render_tool_choice(choice, format))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            each(DefinitionFormat::OpenAiStrict),
+            [
+                Some(json!("auto")),
+                Some(json!("none")),
+                Some(json!("required")),
+                Some(json!({"type": "function", "function": {"name": "3d_render"}})),
+            ]
+        );
+        assert_eq!(
+            each(DefinitionFormat::OpenAiResponses)[3],
+            Some(json!({"type": "function", "name": "3d_render"}))
+        );
+        assert_eq!(
+            each(DefinitionFormat::Anthropic),
+            [
+                Some(json!({"type": "auto"})),
+                Some(json!({"type": "none"})),
+                Some(json!({"type": "any"})),
+                Some(json!({"type": "tool", "name": "3d_render"})),
+            ]
+        );
+        // Gemini was shown the name with a leading `_`.
+        assert_eq!(
+            each(DefinitionFormat::Gemini)[3],
+            Some(
+                json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["_3d_render"]}})
+            )
+        );
+        assert_eq!(each(DefinitionFormat::Mcp), [None, None, None, None]);
     }
 
     #[test]
