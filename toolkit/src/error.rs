@@ -1,12 +1,21 @@
 //! Errors as types. Every message is written for the model that made the call:
 //! it says what was wrong and what to send instead.
+//!
+//! Each type and variant has one meaning. Arguments the model must fix are
+//! [`PayloadError`] (not an object of named arguments),
+//! [`InvalidArguments`] (refused by the tool's schema or argument type, every
+//! problem at once) and [`ToolError::InvalidArguments`] (refused by the tool
+//! itself); [`CallError`] says which step refused a call, and [`ToolError`]
+//! why a tool that was found and given valid arguments did not produce its
+//! output.
 
 use std::fmt;
 use std::time::Duration;
 
 use serde_json::Value;
 
-/// One thing wrong with a call's arguments, found by validation or binding.
+/// One thing wrong with a call's arguments, found by validation or by
+/// binding them to the tool's argument type; [`InvalidArguments`] lists them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgumentError {
     /// Where the problem is, as `meta.flags[0]`; empty for the arguments object itself.
@@ -38,7 +47,7 @@ impl ArgumentError {
     }
 }
 
-/// The kinds of problem validation reports.
+/// What is wrong at an [`ArgumentError`]'s path.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Problem {
@@ -195,7 +204,8 @@ fn plural(n: u64, word: &str) -> String {
     }
 }
 
-/// Why a payload could not even be read as named arguments (step 1).
+/// Why a payload could not even be read as named arguments, before any
+/// parameter is looked at; the model should send a JSON object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PayloadError {
@@ -207,7 +217,11 @@ pub enum PayloadError {
     NotAnObject(String),
 }
 
-/// The arguments were wrong: every problem at once.
+/// The arguments did not fit the tool's schema, or could not be bound to its
+/// argument type: every problem at once, for the model to fix.
+///
+/// Found by the registry before the tool runs. A tool that finds its
+/// arguments wrong itself says so with [`ToolError::InvalidArguments`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidArguments {
     /// The tool that was called.
@@ -258,45 +272,60 @@ impl fmt::Display for UnknownTool {
 
 impl std::error::Error for UnknownTool {}
 
-/// What went wrong while a tool ran.
+/// Why a tool that was found, and given arguments that fit its schema, did
+/// not produce its output: returned by [`Tool::call`](crate::Tool::call)
+/// and by the runner around it. Each variant is one cause, and
+/// [`CallError::to_model_text`] tells the model what to do about it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
-    /// The tool failed and says why.
+    /// The tool could not do what was asked, and says why in words the
+    /// model can act on: a file that does not exist, a server that refused
+    /// or did not answer. The error of a `#[tool]` function that is not a
+    /// `ToolError` becomes this, with its text.
     #[error("{0}")]
     Failed(String),
-    /// The tool found its arguments unusable after validation.
+    /// The model's arguments are wrong in a way the schema cannot say
+    /// (`chat_id is required when sending to another channel`), or do not
+    /// fit the type [`Arguments::parse`](crate::Arguments::parse) reads them
+    /// as; the text says what to send instead, and the model is told to fix
+    /// the arguments and call again. Only for what the model sent: a request
+    /// the tool's own code built wrong is [`Internal`](Self::Internal).
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
-    /// The tool needs state the host did not put in the context.
+    /// The tool needs a value of the named type in its context, which the
+    /// host did not put there: the host's setup is incomplete.
     #[error(
         "this tool is not set up: it needs a `{0}` in its context, which the host did not provide"
     )]
     MissingState(&'static str),
-    /// The call ran longer than it may.
+    /// The call ran longer than its timeout and was stopped.
     #[error("the tool did not finish within {} and was stopped", humantime(*.0))]
     Timeout(Duration),
-    /// The call was cancelled before it finished.
+    /// The call was cancelled, through its context's token, before it finished.
     #[error("the call was cancelled before it finished")]
     Cancelled,
-    /// Approval was refused.
+    /// The user did not approve the call; the reason, when one was given.
     #[error("the user did not approve this call{}", reason_suffix(.0))]
     Denied(Option<String>),
-    /// The tool panicked; the panic was contained.
+    /// The tool panicked; the panic was contained, and this is its message.
     #[error("the tool crashed: {0}")]
     Panicked(String),
-    /// A fault in the host or the SDK, not in the model's request.
+    /// A fault in the program rather than in the model's request: in the
+    /// host, in a tool's own code (a malformed request it built, arguments
+    /// bound to another type than it reads) or in this crate. The model is
+    /// told that its arguments are not the cause.
     #[error("internal error: {0}")]
     Internal(String),
 }
 
 impl ToolError {
-    /// A failure described in words.
+    /// [`Failed`](Self::Failed): the tool could not do what was asked, and says why.
     pub fn failed(message: impl fmt::Display) -> Self {
         Self::Failed(message.to_string())
     }
 
-    /// A fault that is not the model's doing.
+    /// [`Internal`](Self::Internal): a fault in the program, not the model's doing.
     pub fn internal(message: impl fmt::Display) -> Self {
         Self::Internal(message.to_string())
     }
@@ -318,7 +347,8 @@ fn humantime(d: Duration) -> String {
     }
 }
 
-/// Why `registry.call` did not produce the tool's own output.
+/// Why a call through the registry did not produce the tool's own output:
+/// one variant for each part of the call that can refuse it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CallError {
@@ -333,10 +363,10 @@ pub enum CallError {
         /// What was wrong with the payload.
         error: PayloadError,
     },
-    /// The arguments did not fit the tool's schema.
+    /// The arguments did not fit the tool's schema or argument type.
     #[error("{0}")]
     InvalidArguments(InvalidArguments),
-    /// The tool ran and failed.
+    /// The tool ran, or was stopped, and did not produce its output.
     #[error("Tool '{tool}' failed: {error}")]
     Tool {
         /// The tool that was called.

@@ -104,6 +104,12 @@ impl Arguments {
 
     /// The arguments as a `T`: taken as they are if they were bound to a `T`,
     /// deserialized if they are still JSON.
+    ///
+    /// JSON that does not deserialize as a `T` (a value serde refuses that
+    /// the schema let through) is [`ToolError::InvalidArguments`] with
+    /// serde's words, for the model to fix: the same failure a `#[tool]`
+    /// reports when it binds its arguments. Arguments bound to another type
+    /// are [`ToolError::Internal`], a fault in the tool.
     pub fn parse<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, ToolError> {
         match self.0 {
             ArgumentsRepr::Json(value) => serde_json::from_value(value)
@@ -516,6 +522,19 @@ impl fmt::Display for RiskLevel {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn arguments_that_do_not_fit_are_the_models_and_a_wrong_type_is_internal() {
+        let parsed =
+            Arguments::json(json!({"n": "x"})).parse::<std::collections::HashMap<String, u8>>();
+        assert!(
+            matches!(&parsed, Err(ToolError::InvalidArguments(text)) if text.contains("invalid type")),
+            "{parsed:?}"
+        );
+        let parsed = Arguments::typed(5u8).parse::<String>();
+        assert!(matches!(parsed, Err(ToolError::Internal(_))), "{parsed:?}");
+        assert_eq!(Arguments::typed(5u8).parse::<u8>(), Ok(5));
+    }
 
     #[test]
     fn concurrency_safe_means_read_only_and_not_exclusive() {

@@ -22,7 +22,9 @@ async fn forecast(
     city: String,
 ) -> Result<Forecast, ToolError> {
     if city.trim().is_empty() {
-        return Err(ToolError::failed("name a city, for example \"Oslo\""));
+        return Err(ToolError::InvalidArguments(
+            "name a city, for example \"Oslo\"".into(),
+        ));
     }
     Ok(Forecast { city, celsius: 4.5 })
 }

@@ -10,6 +10,8 @@ use iri_string::template::UriTemplateString;
 use iri_string::template::simple_context::SimpleContext;
 use serde_json::{Map, Value, json};
 
+use crate::error::ToolError;
+
 /// A server's URI template, checked, with its variables in order.
 #[derive(Debug)]
 pub(crate) struct UriTemplate {
@@ -88,16 +90,19 @@ impl UriTemplate {
     /// Values that could still leave their place are refused (see
     /// [`check_value`]): a dot segment in a path, as sent or as a server
     /// may decode it, and a `?` or `#` in a reserved expansion (`{+x}`).
-    pub(crate) fn expand(&self, arguments: &Map<String, Value>) -> Result<String, String> {
+    ///
+    /// Values the model must change are [`ToolError::InvalidArguments`]; a
+    /// template that does not expand is the server's, [`ToolError::Failed`].
+    pub(crate) fn expand(&self, arguments: &Map<String, Value>) -> Result<String, ToolError> {
         let mut context = SimpleContext::new();
         for variable in &self.variables {
             let value = match arguments.get(&variable.name) {
                 None | Some(Value::Null) if variable.required() => {
-                    return Err(format!(
+                    return Err(ToolError::InvalidArguments(format!(
                         "`{}` is required to make the URI `{}`",
                         variable.name,
                         self.as_str()
-                    ));
+                    )));
                 }
                 None | Some(Value::Null) => continue,
                 Some(Value::String(s)) => s.clone(),
@@ -105,7 +110,7 @@ impl UriTemplate {
                 Some(other) => other.to_string(),
             };
             for place in &variable.places {
-                check_value(*place, &variable.name, &value)?;
+                check_value(*place, &variable.name, &value).map_err(ToolError::InvalidArguments)?;
             }
             context.insert(variable.name.as_str(), value);
         }
@@ -113,10 +118,10 @@ impl UriTemplate {
             .expand::<UriSpec, _>(&context)
             .map(|uri| uri.to_string())
             .map_err(|e| {
-                format!(
-                    "the URI template `{}` could not be expanded: {e}",
+                ToolError::failed(format!(
+                    "the server's URI template `{}` could not be expanded: {e}",
                     self.as_str()
-                )
+                ))
             })
     }
 }
@@ -318,7 +323,11 @@ mod tests {
             "..", ".", "%2e%2E", "../1", "1/../2", "..%2Fetc", "a\\..\\b",
         ] {
             let error = text.expand(&args(json!({"name": value}))).unwrap_err();
-            assert!(error.contains("dot segment"), "{value}: {error}");
+            assert!(matches!(error, ToolError::InvalidArguments(_)), "{error:?}");
+            assert!(
+                error.to_string().contains("dot segment"),
+                "{value}: {error}"
+            );
         }
         // A prefix is judged as it goes out: `..x` cut to two characters is `..`.
         let prefixed = UriTemplate::parse("file:///base/{name:2}").unwrap();
@@ -362,7 +371,8 @@ mod tests {
     fn a_missing_required_variable_and_a_broken_template_are_errors() {
         let text = UriTemplate::parse("x://{a}/{b}").unwrap();
         let error = text.expand(&args(json!({"a": "1"}))).unwrap_err();
-        assert!(error.contains("`b` is required"), "{error}");
+        assert!(matches!(error, ToolError::InvalidArguments(_)), "{error:?}");
+        assert!(error.to_string().contains("`b` is required"), "{error}");
         assert!(UriTemplate::parse("x://{unclosed").is_err());
         assert!(UriTemplate::parse("x://{bad name}").is_err());
     }

@@ -264,9 +264,7 @@ impl Address {
                     Value::Object(map) => map,
                     _ => Map::new(),
                 };
-                template
-                    .expand(&arguments)
-                    .map_err(ToolError::InvalidArguments)
+                template.expand(&arguments)
             }
         }
     }

@@ -79,9 +79,12 @@ impl ClientSession {
 
     /// Ask the client's model for a completion (`sampling/createMessage`
     /// params in, its result out, as JSON).
+    ///
+    /// Params that are not such a request are [`ToolError::Internal`]: the
+    /// tool built them, so they are no fault of the model's arguments.
     pub async fn sample(&self, params: Value) -> Result<Value, ToolError> {
         let params = serde_json::from_value(params)
-            .map_err(|e| ToolError::InvalidArguments(format!("sampling request: {e}")))?;
+            .map_err(|e| ToolError::internal(format!("the sampling request is malformed: {e}")))?;
         let result = self
             .peer
             .create_message(params)
@@ -92,9 +95,13 @@ impl ClientSession {
 
     /// Ask the client's user to fill in a form (`elicitation/create` params
     /// in, its result out, as JSON).
+    ///
+    /// Params that are not such a request are [`ToolError::Internal`], as
+    /// for [`sample`](Self::sample).
     pub async fn elicit(&self, params: Value) -> Result<Value, ToolError> {
-        let params = serde_json::from_value(params)
-            .map_err(|e| ToolError::InvalidArguments(format!("elicitation request: {e}")))?;
+        let params = serde_json::from_value(params).map_err(|e| {
+            ToolError::internal(format!("the elicitation request is malformed: {e}"))
+        })?;
         let result = self
             .peer
             .create_elicitation(params)
