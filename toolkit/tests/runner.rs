@@ -180,6 +180,32 @@ async fn two_read_only_calls_overlap() {
 }
 
 #[tokio::test]
+async fn sequential_mode_never_overlaps_calls() {
+    // Read-only calls that would run together (the test above shows they
+    // do) run one after the other with a concurrency of 1: the most calls
+    // running at once is 1, counted inside the tools.
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let runner = Runner::new(registry()).with_max_concurrency(1);
+    let calls = (0..6)
+        .map(|i| call(&i.to_string(), "look", json!({})))
+        .collect();
+    let state = runner.run(calls, &ctx).await;
+    assert!(statuses(&state).iter().all(|s| *s == CallStatus::Success));
+    let probe = probe_of(&ctx);
+    assert_eq!(probe.runs.load(Ordering::SeqCst), 6);
+    assert_eq!(probe.max_active.load(Ordering::SeqCst), 1);
+
+    // The same batch with room for more does overlap, so the count above
+    // can tell.
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let calls = (0..6)
+        .map(|i| call(&i.to_string(), "look", json!({})))
+        .collect();
+    Runner::new(registry()).run(calls, &ctx).await;
+    assert!(probe_of(&ctx).max_active.load(Ordering::SeqCst) > 1);
+}
+
+#[tokio::test]
 async fn an_exclusive_call_runs_alone_and_results_keep_call_order() {
     let ctx = ToolContext::new().with_state(Probe::default());
     let runner = Runner::new(registry());
