@@ -205,15 +205,21 @@ fn workspace_dir() -> std::io::Result<PathBuf> {
 // Approval at the terminal
 // ---------------------------------------------------------------------------
 
-/// Asks `Approve call NAME ARGS? [y/N]` on stderr and reads one line from
-/// stdin: `y` or `yes` approves; anything else, or end of input, denies.
+/// Asks `Approve RISK call NAME ARGS? [y/N]` on stderr (after a line with
+/// the warning, for a high-risk call) and reads one line from stdin: `y` or
+/// `yes` approves; anything else, or end of input, denies.
 struct TerminalApprover;
 
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        // A high-risk call comes with a warning, shown first, on its own line.
+        if let Some(warning) = &request.warning {
+            eprintln!("!! {warning}");
+        }
         eprint!(
-            "Approve call {} {}? [y/N] ",
+            "Approve {} call {} {}? [y/N] ",
+            request.risk,
             request.tool,
             arguments_text(&request.arguments)
         );

@@ -288,8 +288,9 @@ async fn the_agent_runs_tool_calls_and_feeds_results_and_errors_back() {
         run.stdout
     );
     assert!(
-        run.stderr
-            .contains(r#"Approve call save_note {"text":"Pack warm boots for Oslo"}? [y/N]"#),
+        run.stderr.contains(
+            r#"Approve medium call save_note {"text":"Pack warm boots for Oslo"}? [y/N]"#
+        ),
         "stderr: {}",
         run.stderr
     );

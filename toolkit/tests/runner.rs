@@ -435,6 +435,55 @@ async fn dangerous_calls_ask_and_a_denial_cancels_with_a_readable_message() {
     );
 }
 
+/// Approves everything, and remembers each tool asked about with its warning.
+struct WarningsSeen(Arc<Mutex<Vec<(String, Option<String>)>>>);
+
+#[async_trait]
+impl Approver for WarningsSeen {
+    async fn approve(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        let asked = (request.tool.clone(), request.warning.clone());
+        self.0.lock().unwrap().push(asked);
+        ApprovalDecision::Approve
+    }
+}
+
+#[tokio::test]
+async fn high_risk_requests_carry_a_warning_and_an_approval_is_not_asked_twice() {
+    let ctx = ToolContext::new().with_state(Probe::default());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let runner = Runner::new(registry())
+        .with_policy(ApprovalPolicy::RequireForDangerous)
+        .with_approver(WarningsSeen(asked.clone()));
+    let calls = vec![call("1", "change", json!({})), call("2", "wipe", json!({}))];
+    let mut state = runner.run(calls, &ctx).await;
+    assert_eq!(statuses(&state), [CallStatus::Success, CallStatus::Success]);
+    {
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked[0], ("change".to_owned(), None), "medium: no warning");
+        assert_eq!(asked[1].0, "wipe");
+        let warning = asked[1].1.as_deref().expect("high risk: a warning");
+        assert!(
+            warning.starts_with("HIGH RISK: `wipe` may destroy data"),
+            "{warning}"
+        );
+    }
+    assert!(state.calls.iter().all(|record| record.approved));
+
+    // The host stopped while `wipe` ran: its checkpoint says executing.
+    // Recovered, retried and resumed, it runs without asking again, and the
+    // approval survives the checkpoint's JSON.
+    state.calls[1].status = CallStatus::Executing;
+    state.calls[1].output = None;
+    let mut state: BatchState =
+        serde_json::from_value(serde_json::to_value(&state).unwrap()).unwrap();
+    state.recover();
+    state.retry("2").unwrap();
+    asked.lock().unwrap().clear();
+    runner.resume(&mut state, &ctx).await;
+    assert_eq!(state.calls[1].status, CallStatus::Success);
+    assert!(asked.lock().unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn without_an_approver_required_calls_are_denied() {
     let ctx = ToolContext::new().with_state(Probe::default());

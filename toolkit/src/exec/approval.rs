@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::{RiskLevel, ToolSpec};
+use crate::tool::{RiskLevel, ToolCategory, ToolSpec};
 
 /// When a call needs approval before it runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +78,32 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     /// How risky the call is.
     pub risk: RiskLevel,
+    /// For a high-risk call, what to tell the person before they say yes,
+    /// so that it does not look like any other request; `None` below high.
+    pub warning: Option<String>,
+}
+
+/// The warning a high-risk call of a tool with `spec` comes with: what the
+/// tool may do, from its category and annotations, and to check the
+/// arguments.
+pub(crate) fn warning_for(tool: &str, risk: RiskLevel, spec: Option<&ToolSpec>) -> Option<String> {
+    if risk < RiskLevel::High {
+        return None;
+    }
+    let does = match spec {
+        Some(spec) if spec.category == Some(ToolCategory::Shell) => "runs commands on this machine",
+        Some(spec) if spec.category == Some(ToolCategory::Hardware) => "drives hardware",
+        Some(spec)
+            if spec.annotations.destructive || spec.category == Some(ToolCategory::Destructive) =>
+        {
+            "may destroy data or make changes that cannot be undone"
+        }
+        Some(spec) if spec.annotations.open_world => "acts outside this machine",
+        _ => "is marked high risk",
+    };
+    Some(format!(
+        "HIGH RISK: `{tool}` {does}. Read the arguments before approving."
+    ))
 }
 
 /// An approver's answer.
@@ -113,8 +139,21 @@ impl Approver for NoApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::ToolCategory;
     use serde_json::json;
+
+    #[test]
+    fn only_high_risk_calls_carry_a_warning_that_says_what_the_tool_does() {
+        let shell = ToolSpec::new("exec", "d", json!({"type": "object"}))
+            .with_category(ToolCategory::Shell);
+        assert_eq!(warning_for("exec", RiskLevel::Medium, Some(&shell)), None);
+        let warning = warning_for("exec", RiskLevel::High, Some(&shell)).unwrap();
+        assert!(
+            warning.starts_with("HIGH RISK: `exec` runs commands"),
+            "{warning}"
+        );
+        let unknown = warning_for("gone", RiskLevel::High, None).unwrap();
+        assert!(unknown.contains("marked high risk"), "{unknown}");
+    }
 
     #[test]
     fn policies() {

@@ -135,6 +135,11 @@ pub struct CallRecord {
     /// The result the model will read, once there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<ToolOutput>,
+    /// A person approved this call. Kept in the checkpoint, so a batch
+    /// resumed after an interruption runs an approved call again (once
+    /// retried) without asking a second time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approved: bool,
 }
 
 /// Every call of one model turn: serializable, so a host can checkpoint it
@@ -155,6 +160,7 @@ impl BatchState {
                     call,
                     status: CallStatus::Pending,
                     output: None,
+                    approved: false,
                 })
                 .collect(),
         }

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use tracing::Instrument;
 
 use super::approval::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable,
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable, warning_for,
 };
 use super::guard::run_guarded;
 use super::hooks::{BeforeCall, CallInfo, Hook};
@@ -268,7 +268,11 @@ impl Batch<'_, '_> {
                 mut arguments,
             },
             status,
-        ) = self.read(|s| (s.calls[index].call.clone(), s.calls[index].status));
+            approved,
+        ) = self.read(|s| {
+            let record = &s.calls[index];
+            (record.call.clone(), record.status, record.approved)
+        });
         let tool = self.runner.registry.get(&name);
         let spec = tool.as_deref().map(Tool::spec);
         let info = CallInfo {
@@ -289,8 +293,11 @@ impl Batch<'_, '_> {
         // model used for it.
         let canonical = spec.map_or(name.as_str(), |spec| spec.name.as_ref());
         let risk = self.runner.risks.risk_of(canonical, spec);
-        let needs_approval =
-            status == CallStatus::AwaitingApproval || self.runner.policy.requires(canonical, risk);
+        // A call a person already approved (before an interruption) is
+        // not asked about again.
+        let needs_approval = !approved
+            && (status == CallStatus::AwaitingApproval
+                || self.runner.policy.requires(canonical, risk));
         let checked = match self.runner.registry.check(&name, arguments) {
             Ok(checked) => checked,
             Err(error) => {
@@ -307,6 +314,7 @@ impl Batch<'_, '_> {
                 tool: canonical.to_owned(),
                 arguments: checked.arguments().clone(),
                 risk,
+                warning: warning_for(canonical, risk, spec),
             };
             let decision = tokio::select! {
                 _ = ctx.cancellation().cancelled() => None,
@@ -319,7 +327,11 @@ impl Batch<'_, '_> {
                 None => Some(ToolError::Cancelled),
             };
             match refusal {
-                None => self.record(index, CallStatus::Pending, None),
+                None => self.update(|state| {
+                    if state.transition(index, CallStatus::Pending).is_ok() {
+                        state.calls[index].approved = true;
+                    }
+                }),
                 Some(error) => {
                     let text = CallError::Tool { tool: name, error }.to_model_text();
                     self.record(index, CallStatus::Cancelled, Some(ToolOutput::error(text)));
