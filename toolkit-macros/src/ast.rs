@@ -26,6 +26,9 @@ pub struct ToolFn {
     pub docs_expr: Option<proc_macro2::TokenStream>,
     pub params: Vec<Param>,
     pub output: Output,
+    /// The note of the function's own `#[deprecated]`, empty when it has
+    /// none; `None` when the function is not deprecated.
+    pub deprecated_fn: Option<String>,
 }
 
 pub enum Param {
@@ -76,6 +79,7 @@ impl ToolFn {
             .map(|text| crate::docs::read(&text))
             .unwrap_or_default();
         let docs_expr = doc_expression(&item.attrs);
+        let deprecated_fn = deprecation_note(&item.attrs);
         let mut params = Vec::new();
         for input in item.sig.inputs.iter_mut() {
             match input {
@@ -160,6 +164,7 @@ impl ToolFn {
             docs_expr,
             params,
             output,
+            deprecated_fn,
         }
     }
 
@@ -193,6 +198,17 @@ impl ToolFn {
         }
     }
 
+    /// What the tool's deprecation says: `#[tool(deprecated = "...")]`, else
+    /// the note of the function's `#[deprecated]`; `None` when neither is
+    /// there.
+    pub fn deprecation(&self) -> Option<String> {
+        self.attrs
+            .deprecated
+            .as_ref()
+            .map(|d| d.value.clone())
+            .or_else(|| self.deprecated_fn.clone())
+    }
+
     /// The attribute's description, else the doc comment.
     pub fn description(&self) -> Option<String> {
         self.attrs
@@ -201,6 +217,37 @@ impl ToolFn {
             .map(|d| d.value.clone())
             .or_else(|| self.docs.clone())
     }
+}
+
+/// The note of `#[deprecated]`, `#[deprecated = "..."]` or
+/// `#[deprecated(note = "...")]`: empty when it has none. A malformed one
+/// counts as one without a note; the compiler reports it.
+fn deprecation_note(attrs: &[Attribute]) -> Option<String> {
+    let attr = attrs.iter().find(|a| a.path().is_ident("deprecated"))?;
+    let note = match &attr.meta {
+        syn::Meta::NameValue(nv) => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        syn::Meta::List(_) => {
+            let mut note = None;
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("note") {
+                    note = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+                } else {
+                    // `since = "..."`, or anything the compiler will judge.
+                    let _ = meta.value()?.parse::<syn::Expr>()?;
+                }
+                Ok(())
+            });
+            note
+        }
+        syn::Meta::Path(_) => None,
+    };
+    Some(note.unwrap_or_default().trim().to_owned())
 }
 
 /// `concat!` of every doc line, when some line is not a string literal

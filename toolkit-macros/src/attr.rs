@@ -2,7 +2,7 @@
 //! and repeated keys at their own spans.
 
 use proc_macro2::Span;
-use syn::parse::ParseStream;
+use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, Lit, LitStr, Token};
 
 use crate::errors::Errors;
@@ -27,6 +27,14 @@ pub struct ToolAttrs {
     pub category: Option<Spanned<String>>,
     pub risk: Option<Spanned<String>>,
     pub timeout_ms: Option<Spanned<u64>>,
+    pub title: Option<Spanned<String>>,
+    /// Each tag, spanned at its literal.
+    pub tags: Vec<Spanned<String>>,
+    pub icons: Vec<Icon>,
+    /// `deprecated = "..."`, or a bare `deprecated` (an empty note).
+    pub deprecated: Option<Spanned<String>>,
+    /// Each `example = "..."` as written, checked to be a JSON object.
+    pub examples: Vec<LitStr>,
     pub krate: Option<syn::Path>,
     /// Every key as written, so a check can point at the one to change.
     pub keys: Vec<Ident>,
@@ -50,8 +58,26 @@ const TOOL_KEYS: &[&str] = &[
     "category",
     "risk",
     "timeout",
+    "title",
+    "tags",
+    "icon",
+    "deprecated",
+    "example",
     "crate",
 ];
+
+/// Keys that may be given more than once, each time adding one more.
+const REPEATABLE_TOOL_KEYS: &[&str] = &["icon", "example"];
+
+/// `icon = "https://..."` or `icon(src = "...", mime_type = "...", sizes = [...], theme = dark)`.
+pub struct Icon {
+    pub src: Option<Spanned<String>>,
+    pub mime_type: Option<Spanned<String>>,
+    pub sizes: Vec<Spanned<String>>,
+    pub theme: Option<Spanned<String>>,
+}
+
+const ICON_KEYS: &[&str] = &["src", "mime_type", "sizes", "theme"];
 
 /// Keys of `#[arg(...)]`.
 #[derive(Default)]
@@ -91,7 +117,7 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
     while !input.is_empty() {
         let key = input.call(Ident::parse_any_key)?;
         let key_name = key.to_string();
-        if attrs.key(&key_name).is_some() {
+        if attrs.key(&key_name).is_some() && !REPEATABLE_TOOL_KEYS.contains(&key_name.as_str()) {
             errors.at(&key, format!("`{key_name}` is given twice; keep one"));
         }
         attrs.keys.push(key.clone());
@@ -106,6 +132,30 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
             "category" => attrs.category = Some(word_value(input, &key)?),
             "risk" => attrs.risk = Some(word_value(input, &key)?),
             "timeout" => attrs.timeout_ms = Some(timeout_value(input, &key, errors)?),
+            "title" => attrs.title = Some(string_value(input, &key)?),
+            "tags" => attrs.tags = string_list(input, &key, "\"images\", \"files\"", errors)?,
+            "icon" => attrs.icons.push(icon_value(input, &key, errors)?),
+            "deprecated" => {
+                attrs.deprecated = Some(if input.peek(Token![=]) {
+                    string_value(input, &key)?
+                } else {
+                    Spanned {
+                        value: String::new(),
+                        span: key.span(),
+                    }
+                });
+            }
+            "example" => {
+                input
+                    .parse::<Token![=]>()
+                    .map_err(|_| expected_value(&key, "a JSON object in a string"))?;
+                attrs.examples.push(input.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`example` takes a JSON object in a string, e.g. `example = r#\"{\"path\": \"a.png\"}\"#`",
+                    )
+                })?);
+            }
             "crate" => {
                 input.parse::<Token![=]>()?;
                 attrs.krate = Some(if input.peek(LitStr) {
@@ -115,7 +165,7 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
                 });
             }
             _ => {
-                errors.at(&key, unknown_key("tool", &key_name, TOOL_KEYS));
+                errors.at(&key, unknown_key("`#[tool]`", &key_name, TOOL_KEYS));
                 skip_value(input)?;
             }
         }
@@ -163,7 +213,7 @@ pub fn parse_arg_attrs(
                 }
             }
             _ => {
-                errors.at(&key, unknown_key("arg", &key_name, ARG_KEYS));
+                errors.at(&key, unknown_key("`#[arg]`", &key_name, ARG_KEYS));
                 skip_value(input)?;
             }
         }
@@ -179,22 +229,30 @@ const KEY_ALIASES: &[(&str, &str)] = &[
     ("alias", "rename"),
     ("desc", "description"),
     ("doc", "description"),
+    ("examples", "example"),
+    ("icons", "icon"),
+    ("input_example", "example"),
+    ("input_examples", "example"),
     ("max", "maximum"),
+    ("mime", "mime_type"),
     ("min", "minimum"),
     ("regex", "pattern"),
+    ("size", "sizes"),
+    ("tag", "tags"),
     ("timeout_ms", "timeout"),
     ("timeout_secs", "timeout"),
 ];
 
-fn unknown_key(attr: &str, key: &str, known: &[&str]) -> String {
+/// `place` is where the key was written, as shown: "`#[tool]`".
+fn unknown_key(place: &str, key: &str, known: &[&str]) -> String {
     let alias = KEY_ALIASES
         .iter()
         .find(|(alias, k)| *alias == key && known.contains(k))
         .map(|(_, k)| *k);
     match alias.or_else(|| closest(key, known)) {
-        Some(k) => format!("unknown key `{key}` in `#[{attr}]`: did you mean `{k}`?"),
+        Some(k) => format!("unknown key `{key}` in {place}: did you mean `{k}`?"),
         None => format!(
-            "unknown key `{key}` in `#[{attr}]`; the keys are: {}",
+            "unknown key `{key}` in {place}; the keys are: {}",
             known.join(", ")
         ),
     }
@@ -226,6 +284,104 @@ fn string_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<String>>
         value: lit.value(),
         span: lit.span(),
     })
+}
+
+/// `key = ["a", "b"]`: each element a string literal, spanned at it. An
+/// element of another kind is reported and left out.
+fn string_list(
+    input: ParseStream,
+    key: &Ident,
+    example: &str,
+    errors: &mut Errors,
+) -> syn::Result<Vec<Spanned<String>>> {
+    let usage = || format!("`{key}` takes a list of strings, e.g. `{key} = [{example}]`");
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| syn::Error::new(key.span(), usage()))?;
+    if !input.peek(syn::token::Bracket) {
+        let value: Expr = input.parse()?;
+        errors.at(value, usage());
+        return Ok(Vec::new());
+    }
+    let content;
+    syn::bracketed!(content in input);
+    let elements = content.parse_terminated(Expr::parse, Token![,])?;
+    let mut values = Vec::new();
+    for element in elements {
+        match &element {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }) => values.push(Spanned {
+                value: s.value(),
+                span: s.span(),
+            }),
+            other => errors.at(
+                other,
+                format!("each element of `{key}` is a string literal, e.g. `{key} = [{example}]`"),
+            ),
+        }
+    }
+    Ok(values)
+}
+
+/// `icon = "https://..."`, or `icon(src = "...", ...)` for more than the source.
+fn icon_value(input: ParseStream, key: &Ident, errors: &mut Errors) -> syn::Result<Icon> {
+    let mut icon = Icon {
+        src: None,
+        mime_type: None,
+        sizes: Vec::new(),
+        theme: None,
+    };
+    if !input.peek(syn::token::Paren) {
+        input.parse::<Token![=]>().map_err(|_| {
+            syn::Error::new(
+                key.span(),
+                "`icon` needs a source: `icon = \"https://...\"`, or `icon(src = \"https://...\", mime_type = \"image/png\", sizes = [\"48x48\"], theme = \"dark\")`",
+            )
+        })?;
+        let lit: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`icon` takes the picture's address as a string, e.g. `icon = \"https://example.com/icon.png\"`",
+            )
+        })?;
+        icon.src = Some(Spanned {
+            value: lit.value(),
+            span: lit.span(),
+        });
+        return Ok(icon);
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let mut seen: Vec<Ident> = Vec::new();
+    while !content.is_empty() {
+        let inner = content.call(Ident::parse_any_key)?;
+        let inner_name = inner.to_string();
+        if seen.iter().any(|k| *k == inner_name) {
+            errors.at(&inner, format!("`{inner_name}` is given twice; keep one"));
+        }
+        seen.push(inner.clone());
+        match inner_name.as_str() {
+            "src" => icon.src = Some(string_value(&content, &inner)?),
+            "mime_type" => icon.mime_type = Some(string_value(&content, &inner)?),
+            "sizes" => icon.sizes = string_list(&content, &inner, "\"48x48\"", errors)?,
+            "theme" => icon.theme = Some(word_value(&content, &inner)?),
+            _ => {
+                errors.at(&inner, unknown_key("`icon(...)`", &inner_name, ICON_KEYS));
+                skip_value(&content)?;
+            }
+        }
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    if icon.src.is_none() {
+        errors.at(
+            key,
+            "`icon(...)` needs the picture's address: `src = \"https://...\"`",
+        );
+    }
+    Ok(icon)
 }
 
 /// `category = shell` or `category = "shell"`.
@@ -372,7 +528,32 @@ fn expected_value(key: &Ident, what: &str) -> syn::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration_ms;
+    use super::{ICON_KEYS, TOOL_KEYS, parse_duration_ms, unknown_key};
+
+    #[test]
+    fn unknown_keys_are_told_the_metadata_keys() {
+        let listed = unknown_key("`#[tool]`", "zzzzzz", TOOL_KEYS);
+        for key in ["title", "tags", "icon", "deprecated", "example"] {
+            assert!(listed.contains(&format!(" {key},")), "{listed}");
+        }
+        for (written, meant) in [
+            ("tag", "tags"),
+            ("titel", "title"),
+            ("icons", "icon"),
+            ("examples", "example"),
+            ("input_examples", "example"),
+            ("depreciated", "deprecated"),
+        ] {
+            assert_eq!(
+                unknown_key("`#[tool]`", written, TOOL_KEYS),
+                format!("unknown key `{written}` in `#[tool]`: did you mean `{meant}`?")
+            );
+        }
+        assert_eq!(
+            unknown_key("`icon(...)`", "size", ICON_KEYS),
+            "unknown key `size` in `icon(...)`: did you mean `sizes`?"
+        );
+    }
 
     #[test]
     fn durations() {

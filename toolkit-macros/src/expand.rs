@@ -57,6 +57,8 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                     #private::bind::<#args_type>(args)
                 }
 
+                // The function's own `#[deprecated]` is for its other callers.
+                #[allow(deprecated)]
                 fn call(
                     __toolsmith_args: #krate::Arguments,
                     __toolsmith_ctx: &#krate::ToolContext,
@@ -322,6 +324,7 @@ fn spec_body(
         let ms = t.value;
         quote!(spec = spec.with_timeout(::core::time::Duration::from_millis(#ms));)
     });
+    let metadata = metadata(tool, krate, private);
     let ok_type = success_type(tool);
     quote! {
         use #private::probes::*;
@@ -337,11 +340,59 @@ fn spec_body(
         #category
         #risk
         #timeout
+        #metadata
         if let ::core::option::Option::Some(schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {
             spec = spec.with_output_schema(schema);
         }
         spec
     }
+}
+
+/// `spec = spec.with_...;` for the title, tags, icons, deprecation and
+/// examples.
+fn metadata(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenStream {
+    let a = &tool.attrs;
+    let mut out = Vec::new();
+    if let Some(title) = &a.title {
+        let title = &title.value;
+        out.push(quote!(spec = spec.with_title(#title);));
+    }
+    for tag in &a.tags {
+        let tag = &tag.value;
+        out.push(quote!(spec = spec.with_tag(#tag);));
+    }
+    for icon in &a.icons {
+        let Some(src) = &icon.src else { continue };
+        let src = &src.value;
+        let mime_type = icon.mime_type.as_ref().map(|m| {
+            let m = &m.value;
+            quote!(.with_mime_type(#m))
+        });
+        let sizes = icon.sizes.iter().map(|size| {
+            let size = &size.value;
+            quote!(.with_size(#size))
+        });
+        let theme = icon.theme.as_ref().map(|t| {
+            let variant = format_ident!("{}", pascal(&t.value));
+            quote!(.with_theme(#krate::IconTheme::#variant))
+        });
+        out.push(quote! {
+            spec = spec.with_icon(#krate::ToolIcon::new(#src) #mime_type #(#sizes)* #theme);
+        });
+    }
+    if let Some(note) = tool.deprecation() {
+        out.push(quote!(spec = spec.with_deprecated(#note);));
+    }
+    for example in &a.examples {
+        // Checked to be a JSON object when the tool was compiled.
+        out.push(quote! {
+            spec = spec.with_input_example(
+                #private::serde_json::from_str(#example)
+                    .expect("#[tool] checked that the example is a JSON object"),
+            );
+        });
+    }
+    quote!(#(#out)*)
 }
 
 /// The type whose values become output: `T` of `Result<T, E>`, else the return type.

@@ -23,10 +23,13 @@ pub const CATEGORIES: &[&str] = &[
 
 pub const RISKS: &[&str] = &["low", "medium", "high"];
 
+pub const ICON_THEMES: &[&str] = &["light", "dark"];
+
 pub fn check(tool: &ToolFn, errors: &mut Errors) {
     check_signature(tool, errors);
     check_name_and_description(tool, errors);
     check_attributes(tool, errors);
+    check_metadata(tool, errors);
     for param in &tool.params {
         check_param(param, errors);
     }
@@ -137,6 +140,168 @@ fn check_attributes(tool: &ToolFn, errors: &mut Errors) {
             None => errors.at(&tool.item.sig.ident, message),
         }
     }
+}
+
+/// Title, tags, icons and examples: what people and clients see of the
+/// tool besides its name and description.
+fn check_metadata(tool: &ToolFn, errors: &mut Errors) {
+    let attrs = &tool.attrs;
+    if let Some(title) = &attrs.title
+        && title.value.trim().is_empty()
+    {
+        errors.at_span(
+            title.span,
+            "the title is empty: give the name people see for the tool (`title = \"Resize image\"`), or leave `title` out",
+        );
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for tag in &attrs.tags {
+        if tag.value.trim().is_empty() {
+            errors.at_span(
+                tag.span,
+                "this tag is empty: a tag is a word for choosing tools (`ToolFilter::tags`)",
+            );
+        } else if seen.contains(&tag.value.as_str()) {
+            errors.at_span(
+                tag.span,
+                format!("the tag `{}` is given twice; keep one", tag.value),
+            );
+        } else {
+            seen.push(&tag.value);
+        }
+    }
+    for icon in &attrs.icons {
+        if let Some(src) = &icon.src
+            && !is_safe_icon_source(&src.value)
+        {
+            errors.at_span(
+                src.span,
+                "an icon must be an `https:` URL or a `data:` URI: MCP clients load only those, and definitions leave any other icon out",
+            );
+        }
+        if let Some(theme) = &icon.theme
+            && !ICON_THEMES.contains(&theme.value.as_str())
+        {
+            errors.at_span(
+                theme.span,
+                unknown_word("icon theme", &theme.value, ICON_THEMES),
+            );
+        }
+    }
+    for example in &attrs.examples {
+        check_example(example, errors);
+    }
+}
+
+/// The rule of `ToolIcon::is_safe`, which this crate cannot call: the
+/// scheme is `https` or `data`, in any case.
+fn is_safe_icon_source(src: &str) -> bool {
+    let scheme = src.split_once(':').map(|(scheme, _)| scheme);
+    matches!(scheme, Some(s) if s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("data"))
+}
+
+/// An example is the arguments of one call: a JSON object. Whether it fits
+/// the schema is checked when the tool is registered, where the schema is.
+fn check_example(example: &syn::LitStr, errors: &mut Errors) {
+    let text = example.value();
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(_)) => {}
+        Ok(other) => {
+            let kind = match other {
+                serde_json::Value::Null => "`null`",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::Object(_) => unreachable!(),
+            };
+            errors.at(
+                example,
+                format!("an `example` is the arguments of one call, a JSON object such as `{{\"path\": \"a.png\"}}`; this one is {kind}"),
+            );
+        }
+        Err(error) => {
+            let mut at = json_error_offset(&text, &error);
+            // serde_json finds a trailing comma at the bracket after it.
+            let what = error.to_string();
+            let what = what
+                .strip_suffix(&format!(
+                    " at line {} column {}",
+                    error.line(),
+                    error.column()
+                ))
+                .unwrap_or(&what);
+            if what == "trailing comma"
+                && let Some(comma) = text[..at].trim_end().strip_suffix(',')
+            {
+                at = comma.len();
+            }
+            let line = text[..at].matches('\n').count() + 1;
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let column = text[line_start..at].chars().count() + 1;
+            errors.at_span(
+                literal_subspan(example, &text, at).unwrap_or(example.span()),
+                format!(
+                    "this `example` is not valid JSON: {what} at line {line}, column {column}:\n{}",
+                    pointer(&text, at)
+                ),
+            );
+        }
+    }
+}
+
+/// Where in `text` `error` was found: the byte offset of the character
+/// serde_json stopped at. (Its lines count from 1; its columns count bytes
+/// from 1, and are 0 before a line's first character.)
+fn json_error_offset(text: &str, error: &serde_json::Error) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(error.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let mut at = (line_start + error.column().saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The line of `text` that holds `at`, and under it a `^` at `at`; a long
+/// line is cut around it.
+fn pointer(text: &str, at: usize) -> String {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line: Vec<char> = text[start..end]
+        .trim_end()
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
+    let caret = text[start..at].chars().count();
+    let from = caret.saturating_sub(40).min(line.len());
+    let to = (caret + 20).min(line.len()).max(from);
+    let mut shown: String = line[from..to].iter().collect();
+    let mut column = caret - from;
+    if from > 0 {
+        shown.insert_str(0, "...");
+        column += 3;
+    }
+    if to < line.len() {
+        shown.push_str("...");
+    }
+    format!("  {shown}\n  {}^", " ".repeat(column))
+}
+
+/// The span of the character at `at` in the literal's value, where the
+/// compiler can point inside a literal (on nightly) and the value is
+/// written as it is (a raw string, or one without escapes).
+fn literal_subspan(lit: &syn::LitStr, value: &str, at: usize) -> Option<proc_macro2::Span> {
+    let source = lit.token().to_string();
+    let opening = source.find('"')? + 1;
+    if !source.starts_with('r') && source.get(opening..opening + value.len()) != Some(value) {
+        return None;
+    }
+    let width = value[at..].chars().next().map_or(0, char::len_utf8);
+    lit.token().subspan(opening + at..opening + at + width)
 }
 
 fn unknown_word(what: &str, word: &str, known: &[&str]) -> String {
@@ -474,4 +639,50 @@ fn owned_form(borrowed: &str) -> &'static str {
 /// Whether `ty` is spelled as an `Option`.
 pub fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_safe_icon_source, json_error_offset, pointer};
+
+    fn where_json_fails(text: &str) -> String {
+        let error = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+        pointer(text, json_error_offset(text, &error))
+    }
+
+    #[test]
+    fn the_pointer_is_at_the_character_serde_json_stopped_at() {
+        assert_eq!(
+            where_json_fails(r#"{"a": 1 "b": 2}"#),
+            "  {\"a\": 1 \"b\": 2}\n          ^"
+        );
+        assert_eq!(where_json_fails("{\n  \"a\": 1,\n}"), "  }\n  ^");
+        assert_eq!(where_json_fails(r#"{"a": "#), "  {\"a\":\n       ^");
+        assert_eq!(where_json_fails("{\"é\": x}"), "  {\"é\": x}\n        ^");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_pointer() {
+        let text = format!(
+            "{{\"a\": \"{}\" \"b\": \"{}\"}}",
+            "x".repeat(60),
+            "y".repeat(60)
+        );
+        let shown = where_json_fails(&text);
+        let (line, caret) = shown.split_once('\n').unwrap();
+        assert!(
+            line.starts_with("  ...x") && line.ends_with("y..."),
+            "{shown}"
+        );
+        assert_eq!(&line[caret.len() - 1..caret.len()], "\"", "{shown}");
+    }
+
+    #[test]
+    fn icons_are_https_or_data() {
+        assert!(is_safe_icon_source("https://example.com/a.png"));
+        assert!(is_safe_icon_source("DATA:image/png;base64,AA=="));
+        assert!(!is_safe_icon_source("http://example.com/a.png"));
+        assert!(!is_safe_icon_source("/icon.png"));
+        assert!(!is_safe_icon_source("javascript:alert(1)"));
+    }
 }
