@@ -122,6 +122,13 @@ pub use tool::{
 /// `#[arg(description = "...")]` override them. A tool without any
 /// description is refused: it is the model's only guide to when to call it.
 ///
+/// The sections rustdoc keeps for programmers, `# Errors`, `# Panics`,
+/// `# Safety` and `# Examples`, are left out of the description, each up to
+/// the next heading of its level or higher. A `# Arguments` section is left
+/// out too, and its list (`` * `name` - text ``, `- name: text`) describes
+/// the parameters that have no doc comment of their own, so a function
+/// documented the rustdoc way gives the model the same words.
+///
 /// # Parameters
 ///
 /// - **Arguments** are parameters taken by value. Their types must implement
@@ -163,6 +170,57 @@ pub use tool::{
 /// [`ToolCategory`]'s snake_case names), `risk = low | medium | high`,
 /// `timeout = 30` (seconds) or `"500ms"`, and `crate = path` when this
 /// crate is reachable only through a re-export.
+///
+/// For people and clients more than for the model, each setting a field of
+/// [`ToolSpec`]:
+///
+/// - `title = "..."`: a name for people ([`ToolSpec::title`], MCP's `title`).
+/// - `tags = ["...", ...]`: string literals, each once
+///   ([`ToolSpec::tags`], chosen by [`ToolFilter::tags`]).
+/// - `icon = "https://..."`, or `icon(src = "...", mime_type = "image/png",
+///   sizes = ["48x48"], theme = light | dark)`; may be given more than once
+///   ([`ToolSpec::icons`]). The source must be an `https:` URL or a `data:`
+///   URI: MCP clients load only those, and definitions leave any other out.
+/// - `deprecated = "what to use instead"`, or `deprecated` alone
+///   ([`ToolSpec::deprecated`]). Rust's own `#[deprecated]` on the function
+///   does the same with its note (none: an empty text, shown as
+///   `Deprecated.`); the key wins when both are there. The function's other
+///   callers are warned as usual; the generated code is not.
+/// - `example = r#"{...}"#`: example arguments, a string holding a JSON
+///   object, checked to be one when the crate compiles; may be given more
+///   than once ([`ToolSpec::input_examples`]). Whether it fits the schema is
+///   checked when the tool is registered
+///   ([`RegistryError::InvalidExample`]).
+///
+/// ```
+/// use toolsmith::{Tool, tool};
+///
+/// /// Resize an image to a width.
+/// #[tool(
+///     title = "Resize image",
+///     tags = ["images"],
+///     icon(src = "https://example.com/resize.svg", sizes = ["any"], theme = dark),
+///     example = r#"{"path": "cat.png", "width": 640}"#,
+/// )]
+/// async fn resize(path: String, width: u32) -> String {
+///     format!("{path} at {width} px")
+/// }
+///
+/// /// Make a thumbnail of an image.
+/// #[deprecated(note = "call `resize` with a width of 128")]
+/// #[tool]
+/// async fn thumbnail(path: String) -> String {
+///     format!("{path} at 128 px")
+/// }
+///
+/// let spec = ResizeTool.spec();
+/// assert_eq!(spec.title.as_deref(), Some("Resize image"));
+/// assert_eq!(spec.input_examples[0]["width"], 640);
+/// assert_eq!(
+///     ThumbnailTool.spec().deprecated.as_deref(),
+///     Some("call `resize` with a width of 128")
+/// );
+/// ```
 ///
 /// Every misuse is a compile error at the offending token; the cases are in
 /// the repository's `tests/ui` directory, each with the compiler's message.

@@ -80,6 +80,60 @@ async fn create(#[arg(flatten)] event: NewEvent) -> String {
 }
 // ANCHOR_END: whole_struct
 
+// ANCHOR: metadata
+/// Resize an image to a width, keeping its proportions.
+#[tool(
+    title = "Resize image",
+    tags = ["images"],
+    icon = "https://example.com/icons/resize.svg",
+    example = r#"{"path": "photos/cat.png", "width": 640}"#,
+)]
+async fn resize(
+    /// The image, relative to the workspace.
+    path: String,
+    /// The new width in pixels.
+    #[arg(minimum = 1)]
+    width: u32,
+) -> String {
+    format!("{path} resized to {width} px")
+}
+
+/// Make a 128-pixel-wide copy of an image.
+#[deprecated(note = "call `resize` with a width of 128")]
+#[tool(tags = ["images"])]
+async fn thumbnail(path: String) -> String {
+    format!("{path} resized to 128 px")
+}
+// ANCHOR_END: metadata
+
+#[test]
+fn metadata_reaches_the_definitions() {
+    // ANCHOR: metadata_definitions
+    let registry = toolsmith::ToolRegistry::new();
+    registry.register(ResizeTool).unwrap();
+    registry.register(ThumbnailTool).unwrap();
+
+    let mcp = registry.definitions(toolsmith::DefinitionFormat::Mcp);
+    assert_eq!(mcp[0]["name"], "resize");
+    assert_eq!(mcp[0]["title"], "Resize image");
+    assert_eq!(
+        mcp[0]["icons"],
+        json!([{"src": "https://example.com/icons/resize.svg"}])
+    );
+    assert_eq!(mcp[0]["_meta"]["toolsmith/tags"], json!(["images"]));
+    assert_eq!(
+        mcp[1]["description"],
+        "Make a 128-pixel-wide copy of an image.\n\nDeprecated: call `resize` with a width of 128"
+    );
+
+    let anthropic = registry.definitions(toolsmith::DefinitionFormat::Anthropic);
+    assert_eq!(
+        anthropic[0]["input_examples"],
+        json!([{"path": "photos/cat.png", "width": 640}])
+    );
+    // ANCHOR_END: metadata_definitions
+}
+
 #[test]
 fn the_schema_comes_from_the_types() {
     // ANCHOR: schema
