@@ -58,6 +58,12 @@ async fn crop(path: String) -> String {
     format!("{path} cropped")
 }
 
+/// Sharpen an image.
+#[tool(deprecated)]
+async fn sharpen(path: String) -> String {
+    format!("{path} sharpened")
+}
+
 /// Blur an image.
 #[tool(example = r#"{"path": "a.png", "radius": 0}"#)]
 async fn bad_example(
@@ -187,6 +193,7 @@ fn the_functions_deprecated_note_is_the_tools() {
     );
     // Without a note, the tool is deprecated with nothing to say instead.
     assert_eq!(FlipTool.spec().deprecated.as_deref(), Some(""));
+    assert_eq!(SharpenTool.spec().deprecated.as_deref(), Some(""));
     // The key speaks to the model; `#[deprecated]` to the function's callers.
     assert_eq!(
         CropTool.spec().deprecated.as_deref(),
