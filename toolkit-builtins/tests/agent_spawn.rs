@@ -76,6 +76,53 @@ async fn the_id_comes_back_before_the_task_ends_and_the_result_reaches_the_origi
 }
 
 #[tokio::test]
+async fn the_call_answers_started_and_the_outcome_arrives_as_its_late_result() {
+    use toolsmith::LateResults;
+    use toolsmith::exec::{Runner, ToolCall};
+
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let (late, mut late_results) = LateResults::channel(8);
+    let spawner = TaskSpawner::new(sink, |request| async move {
+        Ok(format!(
+            "read {} words",
+            request.task.split_whitespace().count()
+        ))
+    })
+    .with_late_results(late);
+    let ctx = ToolContext::new().with_state(Subagents::new(spawner));
+    let runner = Runner::new(Arc::new(registry()));
+    let state = runner
+        .run(
+            vec![ToolCall::new(
+                "call_9",
+                "spawn",
+                json!({"task": "read the three files"}),
+            )],
+            &ctx,
+        )
+        .await;
+    let out = state.calls[0].output.as_ref().unwrap();
+    assert!(out.is_async && !out.is_error, "{}", out.content);
+
+    let result = tokio::time::timeout(Duration::from_secs(10), late_results.recv())
+        .await
+        .expect("the late result within 10 s")
+        .expect("a late result");
+    assert_eq!(result.call_id.as_deref(), Some("call_9"));
+    assert_eq!(result.tool, "spawn");
+    assert_eq!(result.output.content, "read 4 words");
+    // The chat still hears of it.
+    assert!(
+        outbox
+            .recv()
+            .await
+            .unwrap()
+            .content
+            .contains("read 4 words")
+    );
+}
+
+#[tokio::test]
 async fn a_failed_task_is_reported_as_failed_under_a_default_label() {
     let (sink, mut outbox) = ChannelSink::new(8);
     let spawner = TaskSpawner::new(sink, |_request| async { Err("the API is down".to_owned()) });

@@ -43,6 +43,7 @@ struct Inner {
     message_id: Option<String>,
     session_key: Option<String>,
     agent_id: Option<String>,
+    call_id: Option<String>,
     cancellation: CancellationToken,
     progress: Option<Arc<dyn ProgressReporter>>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
@@ -89,6 +90,14 @@ impl ToolContext {
     /// keeps state per agent, or logs, tells them apart by this id.
     pub fn with_agent_id(mut self, id: impl Into<String>) -> Self {
         self.edit().agent_id = Some(id.into());
+        self
+    }
+
+    /// Set the id of the call being run (a [`Runner`](crate::exec::Runner)
+    /// sets it for each call), so that work a tool starts can be matched
+    /// with its call when it ends (see [`LateResults`](crate::LateResults)).
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        self.edit().call_id = Some(id.into());
         self
     }
 
@@ -183,6 +192,11 @@ impl ToolContext {
     /// ```
     pub fn agent_id(&self) -> Option<&str> {
         self.inner.agent_id.as_deref()
+    }
+
+    /// The id of the call being run, when the caller gave one.
+    pub fn call_id(&self) -> Option<&str> {
+        self.inner.call_id.as_deref()
     }
 
     /// The token that is cancelled when the call should stop.

@@ -45,6 +45,7 @@ mod context;
 mod discovery;
 mod error;
 pub mod exec;
+mod late;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod output;
@@ -74,6 +75,7 @@ pub use error::{
     ArgumentError, CallError, InvalidArguments, PayloadError, Problem, RegistryError, ToolError,
     UnknownTool,
 };
+pub use late::{LateReceiver, LateResult, LateResults, NotDelivered};
 pub use output::{Attachment, Image, MetaKey, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;

@@ -48,6 +48,10 @@ pub struct ToolOutput {
     /// Whether this result reports a failure.
     #[serde(default)]
     pub is_error: bool,
+    /// The tool only started the work: this result says so, and the real
+    /// one comes later through [`LateResults`](crate::LateResults).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_async: bool,
     /// Facts for the host program (timings, casts, file references); never sent to the model.
     #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub metadata: Metadata,
@@ -232,6 +236,16 @@ impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A result that says the work has started and its outcome will be
+    /// delivered later (see [`LateResults`](crate::LateResults)).
+    pub fn started(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_async: true,
             ..Self::default()
         }
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
 use tokio::task::AbortHandle;
-use toolsmith::{ToolContext, ToolError, async_trait, tool};
+use toolsmith::{LateResult, LateResults, ToolContext, ToolError, ToolOutput, async_trait, tool};
 
 use super::files::fresh_id;
 use super::message::{MessageSink, OutboundMessage};
@@ -36,6 +36,9 @@ pub struct SpawnRequest {
     /// the subagent's turns a [`FiredJob`](crate::agent::cron::FiredJob)
     /// with it, so that a job cannot schedule more jobs through a subagent.
     pub fired_job: Option<String>,
+    /// The id of the `spawn` call that asked, when the caller gave one:
+    /// the late result is delivered under it.
+    pub call_id: Option<String>,
 }
 
 /// Why a task could not be started.
@@ -102,6 +105,7 @@ type Work = dyn Fn(SpawnRequest) -> TaskFuture + Send + Sync;
 pub struct TaskSpawner {
     work: Arc<Work>,
     sink: Arc<dyn MessageSink>,
+    late: Option<LateResults>,
     running: Arc<Mutex<HashMap<String, AbortHandle>>>,
 }
 
@@ -115,8 +119,17 @@ impl TaskSpawner {
         Self {
             work: Arc::new(move |request| Box::pin(work(request)) as TaskFuture),
             sink: Arc::new(sink),
+            late: None,
             running: Arc::default(),
         }
+    }
+
+    /// Also deliver each outcome to `late`, as the late result of the
+    /// `spawn` call that started the task, for a host that hands results
+    /// to the model itself (the chat message is still sent).
+    pub fn with_late_results(mut self, late: LateResults) -> Self {
+        self.late = Some(late);
+        self
     }
 
     /// The ids of the tasks still running.
@@ -159,6 +172,7 @@ impl Spawner for TaskSpawner {
         let id = fresh_id(|id| running.contains_key(id));
         let work = Arc::clone(&self.work);
         let sink = Arc::clone(&self.sink);
+        let late = self.late.clone();
         let registry = Arc::clone(&self.running);
         let task_id = id.clone();
         // The task waits for the lock we hold, so it cannot finish (and
@@ -175,6 +189,20 @@ impl Spawner for TaskSpawner {
                 .remove(&task_id)
                 .is_some();
             if still_wanted {
+                if let Some(late) = late {
+                    let output = match &outcome {
+                        Ok(result) => ToolOutput::text(result.clone()),
+                        Err(error) => ToolOutput::error(format!("Error: {error}")),
+                    };
+                    let result = LateResult {
+                        call_id: request.call_id.clone(),
+                        tool: "spawn".into(),
+                        output,
+                    };
+                    // A host that stopped reading late results still gets
+                    // the chat message below.
+                    let _ = late.deliver(result).await;
+                }
                 let _ = sink.send(report(&request, outcome)).await;
             }
         });
@@ -208,6 +236,10 @@ fn default_label(task: &str) -> String {
 /// Spawn a subagent to handle a task in the background. Use this for complex
 /// or time-consuming work that can run independently; you can go on with the
 /// conversation. The subagent reports to this chat when it is done.
+///
+/// The result says the task started ([`ToolOutput::started`]); its outcome
+/// comes later, to the chat and, when the spawner has them, to the host's
+/// [`LateResults`].
 #[tool(category = messaging)]
 pub async fn spawn(
     ctx: &ToolContext,
@@ -217,7 +249,7 @@ pub async fn spawn(
     task: String,
     /// A short label for the task, shown to the user.
     label: Option<String>,
-) -> Result<String, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     if task.trim().is_empty() {
         return Err(ToolError::InvalidArguments("task is blank".into()));
     }
@@ -236,15 +268,16 @@ pub async fn spawn(
         fired_job: ctx
             .state::<crate::agent::cron::FiredJob>()
             .map(|fired| fired.job_id.clone()),
+        call_id: ctx.call_id().map(str::to_owned),
     };
     let id = subagents
         .spawner
         .spawn(request)
         .await
         .map_err(|e| ToolError::failed(format!("the task was not started: {e}")))?;
-    Ok(format!(
+    Ok(ToolOutput::started(format!(
         "Subagent [{label}] started (id: {id}). I'll notify you when it completes."
-    ))
+    )))
 }
 
 #[cfg(test)]

@@ -411,7 +411,8 @@ impl Batch<'_, '_> {
         // The call's own token: a timeout cancels it without touching the batch.
         let call_ctx = ctx
             .clone()
-            .with_cancellation(ctx.cancellation().child_token());
+            .with_cancellation(ctx.cancellation().child_token())
+            .with_call_id(id.as_str());
         let timeout = spec.timeout.unwrap_or(self.runner.default_timeout);
         let started = Instant::now();
         let result = run_guarded(prepared, &call_ctx, timeout)
