@@ -158,7 +158,7 @@ fn our_grep(ctx: &ToolContext) -> String {
 }
 
 fn our_glob(ctx: &ToolContext) -> String {
-    block_on(glob(ctx, GLOB.to_owned(), ".".to_owned(), None)).expect("glob runs")
+    block_on(glob(ctx, GLOB.to_owned(), ".".to_owned(), None, false)).expect("glob runs")
 }
 
 fn rg_grep(tree: &Path) -> usize {

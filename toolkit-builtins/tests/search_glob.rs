@@ -76,3 +76,53 @@ async fn nothing_found_and_bad_patterns_are_explained() {
         .await;
     assert!(err.contains("outside the workspace"), "{err}");
 }
+
+/// `glob` leaves out what `grep` skips as binary, by the same rule (a NUL
+/// byte), and says how many it left out.
+#[tokio::test]
+async fn binary_files_are_skipped_as_grep_skips_them() {
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    env.write("b.bin", b"alpha\0\x01\x02");
+    env.write("c.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    env.write("d.txt", b"not binary: caf\xc3\xa9 \xff\n");
+    let out = env.ok("glob", json!({"pattern": "*.*"})).await;
+    let mut listed: Vec<&str> = out.content.lines().collect();
+    let note = listed.pop().unwrap();
+    listed.sort();
+    assert_eq!(listed, ["a.txt", "d.txt"]);
+    assert_eq!(
+        note,
+        "(2 binary files left out; include_binary=true lists them)"
+    );
+    let grep = env.ok("grep", json!({"pattern": "alpha|not"})).await;
+    assert_eq!(grep.content, "a.txt\nd.txt\n");
+
+    let out = env.ok("glob", json!({"pattern": "*.png"})).await;
+    assert_eq!(
+        out.content,
+        "No files match `*.png` in `.`.\n(1 binary file left out; include_binary=true lists it)"
+    );
+    let out = env
+        .ok("glob", json!({"pattern": "*.png", "include_binary": true}))
+        .await;
+    assert_eq!(out.content, "c.png\n");
+}
+
+/// A FIFO or a symlink leading out is not opened to be sniffed: listed as
+/// before, and the call returns.
+#[tokio::test]
+async fn special_files_are_not_sniffed() {
+    let env = Env::new();
+    fs_support::mkfifo(&env.ws.join("pipe.bin"));
+    std::os::unix::fs::symlink(env.secret_path(), env.ws.join("link.bin")).unwrap();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        env.ok("glob", json!({"pattern": "*.bin"})),
+    )
+    .await
+    .expect("glob returned");
+    let mut listed: Vec<&str> = out.content.lines().collect();
+    listed.sort();
+    assert_eq!(listed, ["link.bin", "pipe.bin"]);
+}

@@ -1,4 +1,9 @@
 //! What kind of bytes a file holds, from its first few kilobytes.
+//!
+//! One rule decides whether data is binary for every file and search tool:
+//! it holds a NUL byte ([`BINARY_BYTE`]), as git and ripgrep decide. `grep`
+//! hands that byte to its searcher, which stops at it; `glob` and
+//! `read_file` look for it in the first [`SNIFF_BYTES`] of a file.
 
 /// What the start of a file says about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +50,27 @@ const MAGIC: &[(&[u8], Kind)] = &[
     (b"wOF2", Kind::Binary("WOFF2 font")),
 ];
 
-/// Classify a file by its first bytes (a few kilobytes is enough).
+/// The byte that marks data as binary wherever it appears.
+pub const BINARY_BYTE: u8 = 0;
+
+/// How much of the start of a file the tools read to tell what it holds:
+/// as much as git looks at, and enough for every magic number here.
+pub const SNIFF_BYTES: usize = 8192;
+
+/// Whether `data` is binary: it holds a [`BINARY_BYTE`]. The one test the
+/// file and search tools share, so `glob` leaves out what `grep` skips.
+///
+/// ```
+/// use toolsmith_builtins::fs::sniff::is_binary;
+///
+/// assert!(is_binary(b"PK\x03\x04\0\0"));
+/// assert!(!is_binary("héllo\n".as_bytes()));
+/// ```
+pub fn is_binary(data: &[u8]) -> bool {
+    memchr::memchr(BINARY_BYTE, data).is_some()
+}
+
+/// Classify a file by its first bytes ([`SNIFF_BYTES`] is enough).
 pub fn classify(head: &[u8]) -> Kind {
     if head.len() >= 12 && &head[..4] == b"RIFF" {
         match &head[8..12] {
@@ -63,8 +88,7 @@ pub fn classify(head: &[u8]) -> Kind {
             return *kind;
         }
     }
-    // As git and ripgrep decide: a NUL byte means binary.
-    if head.contains(&0) {
+    if is_binary(head) {
         return Kind::Binary("binary data");
     }
     Kind::Text

@@ -2,9 +2,12 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ffi::OsStr;
+use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use crate::fs::blocking::Stop;
@@ -14,14 +17,16 @@ use toolsmith::{ToolContext, ToolError, tool};
 use super::pattern::PathGlob;
 use super::walk::SearchRoot;
 use crate::fs::FsLimits;
+use crate::fs::sniff;
 use crate::sandbox::{OpenedDir, Workspace};
 
 /// Find files by name pattern, most recently modified first.
 ///
 /// `*.rs` matches file names at any depth; a pattern with `/` such as
 /// `src/**/*.test.ts` matches paths from `path` down. Files ignored by
-/// `.gitignore` and noise directories (`.git`, `node_modules`, `target`,
-/// virtualenvs, build output) are skipped. Prefer this over `find`.
+/// `.gitignore`, noise directories (`.git`, `node_modules`, `target`,
+/// virtualenvs, build output) and binary files are skipped, as grep skips
+/// them; `include_binary` lists binary files too. Prefer this over `find`.
 #[tool(read_only, idempotent, category = filesystem_read)]
 pub async fn glob(
     ctx: &ToolContext,
@@ -34,10 +39,15 @@ pub async fn glob(
     /// Most paths to return (default 200).
     #[arg(minimum = 1)]
     max_results: Option<usize>,
+    /// List binary files (images, archives, executables) too.
+    #[arg(default = false)]
+    include_binary: bool,
 ) -> Result<String, ToolError> {
     let ctx = ctx.clone();
-    crate::fs::blocking::run(move |stop| glob_blocking(&ctx, stop, pattern, path, max_results))
-        .await?
+    crate::fs::blocking::run(move |stop| {
+        glob_blocking(&ctx, stop, pattern, path, max_results, include_binary)
+    })
+    .await?
 }
 
 /// The body of [`glob`], on a blocking thread.
@@ -47,6 +57,7 @@ fn glob_blocking(
     pattern: String,
     path: String,
     max_results: Option<usize>,
+    include_binary: bool,
 ) -> Result<String, ToolError> {
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
@@ -56,8 +67,9 @@ fn glob_blocking(
     let glob = PathGlob::new(&pattern).map_err(ToolError::failed)?;
     let root = SearchRoot::open(&workspace, &path)?;
     let found = Mutex::new(Newest::new(max));
+    let binary = AtomicUsize::new(0);
     root.walker().build_parallel().run(|| {
-        let (root, glob, found) = (&root, &glob, &found);
+        let (root, glob, found, binary) = (&root, &glob, &found, &binary);
         // The directory of the last match, held open: a walker thread takes
         // one directory at a time, so most lookups reuse it.
         let mut parent_dir: Option<(PathBuf, OpenedDir)> = None;
@@ -96,6 +108,10 @@ fn glob_blocking(
                 let Ok(modified) = dir.modified_of(name) else {
                     return WalkState::Continue;
                 };
+                if !include_binary && is_binary_file(dir, name) {
+                    binary.fetch_add(1, Ordering::Relaxed);
+                    return WalkState::Continue;
+                }
                 found
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -106,8 +122,15 @@ fn glob_blocking(
     });
     let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let total = found.total;
+    let binary = match binary.into_inner() {
+        0 => String::new(),
+        1 => "(1 binary file left out; include_binary=true lists it)\n".to_owned(),
+        n => format!("({n} binary files left out; include_binary=true lists them)\n"),
+    };
     if total == 0 {
-        return Ok(format!("No files match `{pattern}` in `{path}`."));
+        return Ok(format!("No files match `{pattern}` in `{path}`.\n{binary}")
+            .trim_end()
+            .to_owned());
     }
     let kept = found.into_sorted();
     let mut out = String::new();
@@ -126,7 +149,24 @@ fn glob_blocking(
             "(showing the {shown} newest of {total} files; narrow the pattern or path, or raise max_results)\n"
         ));
     }
+    out.push_str(&binary);
     Ok(out)
+}
+
+/// Whether the file `name` in `dir` is binary by the rule `grep` skips
+/// files by ([`sniff::is_binary`] on its first [`sniff::SNIFF_BYTES`]).
+/// Opened below the held directory like grep's files: a FIFO, socket or
+/// device is refused unopened, a symlink leading out is not followed. A
+/// file that cannot be read is not known to be binary, and stays listed.
+fn is_binary_file(dir: &OpenedDir, name: &OsStr) -> bool {
+    let Ok(file) = dir.open_file(Path::new(name)) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(sniff::SNIFF_BYTES);
+    match file.take(sniff::SNIFF_BYTES as u64).read_to_end(&mut head) {
+        Ok(_) => sniff::is_binary(&head),
+        Err(_) => false,
+    }
 }
 
 /// Paths `glob` returns at most, whatever a call asks for.

@@ -18,7 +18,7 @@ use super::pattern::PathGlob;
 use super::sink::{Collect, FileHits, Item, Keep, Line};
 use super::walk::SearchRoot;
 use crate::fs::FsLimits;
-use crate::fs::sniff::human_size;
+use crate::fs::sniff::{self, human_size};
 use crate::sandbox::{SandboxError, Workspace};
 
 /// What `grep` returns.
@@ -148,7 +148,9 @@ fn grep_blocking(
     };
     let mut builder = SearcherBuilder::new();
     builder
-        .binary_detection(BinaryDetection::quit(0))
+        // The one binary rule of the file tools (`sniff::is_binary`): the
+        // searcher stops at the byte, so a file holding one early is skipped.
+        .binary_detection(BinaryDetection::quit(sniff::BINARY_BYTE))
         .line_number(true)
         .multi_line(multiline)
         .before_context(before as usize)

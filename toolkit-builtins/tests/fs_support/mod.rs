@@ -131,3 +131,15 @@ pub fn set_mtime(path: &Path, seconds: u64) {
         .set_modified(time)
         .unwrap();
 }
+
+/// Make a named pipe at `path`.
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+}
