@@ -122,9 +122,11 @@ async fn edit_replaces_an_exact_match_and_returns_a_diff() {
         env.read("lib.rs"),
         "fn a() {}\nfn b() {\n    todo!()\n}\nfn c() {}\n"
     );
+    // The model reads the changed lines with their numbers; the user gets
+    // the whole diff.
     assert_eq!(
         out.content,
-        "Edited `lib.rs`: replaced 1 occurrence at line 2 (+3 -1 lines)."
+        "Edited `lib.rs`: replaced 1 occurrence at line 2 (+3 -1 lines).\n 1|fn a() {}\n-2|fn b() {}\n+2|fn b() {\n+3|    todo!()\n+4|}\n 5|fn c() {}\n"
     );
     assert_eq!(
         out.display.as_deref().unwrap(),
@@ -152,7 +154,15 @@ async fn edit_falls_back_to_a_whitespace_tolerant_match() {
         .await;
     assert!(
         out.content
-            .ends_with("(matched ignoring whitespace differences)."),
+            .contains("(matched ignoring whitespace differences).\n"),
+        "{}",
+        out.content
+    );
+    // What was really replaced, at the file's indentation.
+    assert!(
+        out.content.ends_with(
+            " 2|    def f(self):\n-3|        return  1\n+3|        x = 2\n+4|        return x\n 5|\n"
+        ),
         "{}",
         out.content
     );
@@ -234,7 +244,7 @@ async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
         .await;
     assert_eq!(
         out.content,
-        "Edited `t.txt`: replaced 1 occurrence at line 3 (+1 -1 lines)."
+        "Edited `t.txt`: replaced 1 occurrence at line 3 (+1 -1 lines).\n 2|y = 2\n-3|x = 1\n+3|x = 2\n 4|z\n"
     );
     assert_eq!(env.read("t.txt"), "x = 1\ny = 2\nx = 2\nz\nx = 1\n");
 
@@ -257,7 +267,7 @@ async fn ambiguous_matches_need_replace_all_or_an_occurrence() {
         .await;
     assert_eq!(
         out.content,
-        "Edited `t.txt`: replaced 2 occurrences, the first at line 1 (+2 -2 lines)."
+        "Edited `t.txt`: replaced 2 occurrences, the first at line 1 (+2 -2 lines).\n-1|x = 1\n+1|x = 0\n 2|y = 2\n…\n 4|z\n-5|x = 1\n+5|x = 0\n"
     );
     assert_eq!(env.read("t.txt"), "x = 0\ny = 2\nx = 2\nz\nx = 0\n");
 }
@@ -319,4 +329,55 @@ async fn edit_understands_parameters_written_in_camel_case() {
     )
     .await;
     assert_eq!(env.read("notes.txt"), "coffee\ncoffee\n");
+}
+
+#[tokio::test]
+async fn a_huge_edit_shows_the_model_a_bounded_diff() {
+    let env = Env::new();
+    let content: String = (0..5000).map(|i| format!("item {i}\n")).collect();
+    env.write("big.txt", &content);
+    let out = env
+        .ok(
+            "edit_file",
+            json!({"path": "big.txt", "old_text": "item", "new_text": "entry", "replace_all": true}),
+        )
+        .await;
+    assert!(
+        out.content.starts_with(
+            "Edited `big.txt`: replaced 5000 occurrences, the first at line 1 (+5000 -5000 lines).\n-1|item 0\n+1|entry 0\n"
+        ),
+        "{}",
+        &out.content[..200]
+    );
+    assert!(out.content.len() < 10_000, "{}", out.content.len());
+    assert!(
+        out.content
+            .ends_with("more changed lines not shown; read_file shows the file as it is now)\n"),
+        "{}",
+        out.content
+    );
+    // The user's display has the whole diff.
+    let display = out.display.unwrap();
+    assert!(display.contains("-item 4999\n") && display.contains("+entry 4999\n"));
+    assert!(env.read("big.txt").ends_with("entry 4999\n"));
+}
+
+#[tokio::test]
+async fn an_edit_may_not_grow_a_file_past_the_cap() {
+    let env = Env::with_limits(toolsmith_builtins::fs::FsLimits {
+        max_edit_bytes: 1000,
+        ..Default::default()
+    });
+    env.write("a.txt", "x".repeat(100));
+    let err = env
+        .err(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "x", "new_text": "yyyyyyyyyyyyyyyyyyyy", "replace_all": true}),
+        )
+        .await;
+    assert!(
+        err.contains("more than the 1000 B edit_file writes"),
+        "{err}"
+    );
+    assert_eq!(env.read("a.txt"), "x".repeat(100));
 }

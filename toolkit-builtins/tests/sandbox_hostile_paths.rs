@@ -70,7 +70,18 @@ fn calls(path: &str) -> Vec<(&'static str, Value)> {
 
 #[tokio::test]
 async fn every_tool_refuses_every_hostile_path() {
-    let env = hostile_env();
+    refuses_every_hostile_path(hostile_env()).await;
+}
+
+/// With a session's file state the sandbox still refuses first, for the
+/// same reason: a path is never "not read yet" when it is outside.
+#[tokio::test]
+async fn every_tool_refuses_every_hostile_path_with_a_file_state() {
+    let env = hostile_env().with_file_state(toolsmith_builtins::fs::FileState::new());
+    refuses_every_hostile_path(env).await;
+}
+
+async fn refuses_every_hostile_path(env: Env) {
     for (path, reason) in hostile_paths(&env) {
         for (tool, args) in calls(&path) {
             let out = env.call(tool, args).await;

@@ -1,11 +1,16 @@
-//! `edit_file`: replace a passage of a file, showing the diff.
+//! `edit_file`: replace a passage of a file, showing the model the changed
+//! lines and the user the whole diff.
+
+use std::ops::Range;
 
 use super::blocking::Stop;
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
-use super::matching::{self, How};
-use super::write::{Previous, read_previous};
-use super::{FsLimits, diff};
+use super::diff::{self, Replaced};
+use super::matching::{self, How, MAX_MATCHES};
+use super::state::FileState;
+use super::write::{Previous, Prior, read_previous};
+use super::{FsLimits, sniff};
 use crate::sandbox::Workspace;
 
 /// Replace text in a file.
@@ -13,8 +18,10 @@ use crate::sandbox::Workspace;
 /// `old_text` is looked up exactly first, then ignoring differences in
 /// whitespace and indentation. It must occur once, unless `replace_all` is
 /// set or `occurrence` picks one. When it is not found, the error shows the
-/// most similar passage of the file. Read the file first.
+/// most similar passage of the file. The answer shows the changed lines
+/// with their new line numbers. Read the file first.
 #[tool(destructive, exclusive, category = filesystem_write, risk = medium)]
+#[allow(clippy::too_many_arguments)]
 pub async fn edit_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.
@@ -33,46 +40,38 @@ pub async fn edit_file(
     occurrence: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
     let ctx = ctx.clone();
-    super::blocking::run(move |stop| {
-        edit_file_blocking(
-            &ctx,
-            stop,
-            path,
-            old_text,
-            new_text,
-            replace_all,
-            occurrence,
-        )
-    })
-    .await?
+    let edit = Edit {
+        path,
+        old_text,
+        new_text,
+        replace_all,
+        occurrence,
+    };
+    super::blocking::run(move |stop| edit_file_blocking(&ctx, stop, edit)).await?
+}
+
+/// The arguments of one edit.
+struct Edit {
+    path: String,
+    old_text: String,
+    new_text: String,
+    replace_all: bool,
+    occurrence: Option<u64>,
 }
 
 /// The body of [`edit_file`], on a blocking thread.
 fn edit_file_blocking(
     ctx: &ToolContext,
     _stop: &Stop,
-    path: String,
-    old_text: String,
-    new_text: String,
-    replace_all: bool,
-    occurrence: Option<u64>,
+    edit: Edit,
 ) -> Result<ToolOutput, ToolError> {
-    let workspace = Workspace::of(ctx)?;
-    let limits = FsLimits::of(ctx);
-    let content = match read_previous(&workspace, &path, limits.max_edit_bytes)? {
-        Previous::Text(content) => content,
-        Previous::Missing => {
-            return Err(ToolError::failed(format!(
-                "`{path}` does not exist; use write_file to create it"
-            )));
-        }
-        Previous::Opaque(what) => {
-            return Err(ToolError::failed(format!(
-                "`{path}` is {what}; edit_file changes text files up to {}",
-                super::sniff::human_size(limits.max_edit_bytes)
-            )));
-        }
-    };
+    let Edit {
+        path,
+        old_text,
+        new_text,
+        replace_all,
+        occurrence,
+    } = edit;
     if old_text == new_text {
         return Err(ToolError::failed(
             "old_text and new_text are the same; nothing would change",
@@ -83,47 +82,75 @@ fn edit_file_blocking(
             "give either replace_all or occurrence, not both",
         ));
     }
+    let workspace = Workspace::of(ctx)?;
+    let limits = FsLimits::of(ctx);
+    let state = FileState::of(ctx);
+    let prior = read_previous(&workspace, &path, limits.max_edit_bytes, state)?;
+    let Prior { previous, seen } = prior;
+    let content = match previous {
+        Previous::Text(content) => content,
+        Previous::Missing => {
+            return Err(ToolError::failed(format!(
+                "`{path}` does not exist; use write_file to create it"
+            )));
+        }
+        Previous::Opaque(what) => {
+            return Err(ToolError::failed(format!(
+                "`{path}` is {what}; edit_file changes text files up to {}",
+                sniff::human_size(limits.max_edit_bytes)
+            )));
+        }
+    };
+    if let (Some(state), Some((key, version))) = (state, &seen) {
+        state.check_write(&path, key, version)?;
+    }
     let Some(found) = matching::find(&content, &old_text) else {
         return Err(ToolError::failed(not_found(&path, &content, &old_text)));
     };
-    let count = found.ranges.len();
-    let chosen: Vec<_> = match (occurrence, replace_all) {
-        (Some(n), _) => {
-            let index = usize::try_from(n - 1).unwrap_or(usize::MAX);
-            let Some(range) = found.ranges.get(index) else {
-                return Err(ToolError::failed(format!(
-                    "occurrence {n} asked for, but old_text occurs {count} time(s) in `{path}`"
-                )));
-            };
-            vec![range.clone()]
-        }
-        (None, true) => found.ranges.clone(),
-        (None, false) if count > 1 => {
-            let lines: Vec<String> = found
-                .ranges
-                .iter()
-                .take(10)
-                .map(|r| matching::line_of(&content, r.start).to_string())
-                .collect();
-            return Err(ToolError::failed(format!(
-                "old_text occurs {count} times in `{path}` (at lines {}); add surrounding lines to make it unique, set replace_all=true, or pick one with occurrence=N",
-                lines.join(", ")
-            )));
-        }
-        (None, false) => found.ranges.clone(),
-    };
-    let first_line = matching::line_of(&content, chosen[0].start);
-    let mut edited = content.clone();
-    for range in chosen.iter().rev() {
-        let replacement = match found.how {
-            How::Exact => new_text.clone(),
+    let (ranges, how) = (found.ranges, found.how);
+    let chosen = choose(
+        &ranges,
+        &content,
+        &path,
+        "old_text occurs",
+        replace_all,
+        occurrence,
+    )?;
+    let texts: Vec<String> = chosen
+        .iter()
+        .map(|&i| match how {
             How::Crlf => new_text.replace("\r\n", "\n").replace('\n', "\r\n"),
-            How::Whitespace => matching::adapt(&content, range, &old_text, &new_text),
-        };
-        edited.replace_range(range.clone(), &replacement);
+            How::Whitespace => matching::adapt(&content, &ranges[i], &old_text, &new_text),
+            How::Exact => new_text.clone(),
+        })
+        .collect();
+    let chosen_ranges: Vec<Range<usize>> = chosen.iter().map(|&i| ranges[i].clone()).collect();
+    let edited = splice(
+        &content,
+        &chosen_ranges,
+        &texts,
+        limits.max_edit_bytes,
+        &path,
+    )?;
+    if edited == content {
+        return Err(ToolError::failed(format!(
+            "the replacement leaves `{path}` as it is; nothing changed"
+        )));
     }
-    workspace.write_atomic(&path, edited.as_bytes())?;
-    let (added, removed) = diff::line_counts(&content, &edited);
+    let written = workspace.write_atomic(&path, edited.as_bytes())?;
+    if let Some(state) = state {
+        state.wrote(&written, state.version_of(edited.as_bytes()));
+    }
+    let replaced: Vec<Replaced> = chosen_ranges
+        .iter()
+        .zip(&texts)
+        .map(|(range, text)| Replaced {
+            old: range.clone(),
+            new_len: text.len(),
+        })
+        .collect();
+    let compact = diff::compact(&content, &edited, &replaced);
+    let first_line = matching::line_of(&content, chosen_ranges[0].start);
     let what = if chosen.len() == 1 {
         format!("1 occurrence at line {first_line}")
     } else {
@@ -132,15 +159,97 @@ fn edit_file_blocking(
             chosen.len()
         )
     };
-    let how = if found.how == How::Whitespace {
+    let how = if how == How::Whitespace {
         " (matched ignoring whitespace differences)"
     } else {
         ""
     };
     Ok(ToolOutput::text(format!(
-        "Edited `{path}`: replaced {what} (+{added} -{removed} lines){how}."
+        "Edited `{path}`: replaced {what} (+{} -{} lines){how}.\n{}",
+        compact.added, compact.removed, compact.text
     ))
     .with_display(diff::unified(&path, Some(&content), &edited)))
+}
+
+/// Which of the `ranges` to replace, by index: all with `replace_all`, the
+/// one `occurrence` names, or the only one; several without either is
+/// refused with where they are. `what` starts the messages ("old_text
+/// occurs", "the pattern matches").
+fn choose(
+    ranges: &[Range<usize>],
+    content: &str,
+    path: &str,
+    what: &str,
+    replace_all: bool,
+    occurrence: Option<u64>,
+) -> Result<Vec<usize>, ToolError> {
+    let count = ranges.len();
+    let times = if count > MAX_MATCHES {
+        format!("more than {MAX_MATCHES} times")
+    } else {
+        format!("{count} time(s)")
+    };
+    match (occurrence, replace_all) {
+        (Some(n), _) => {
+            let index = usize::try_from(n - 1).unwrap_or(usize::MAX);
+            if index >= count.min(MAX_MATCHES) {
+                return Err(ToolError::failed(format!(
+                    "occurrence {n} asked for, but {what} {times} in `{path}`"
+                )));
+            }
+            Ok(vec![index])
+        }
+        _ if count > MAX_MATCHES => Err(ToolError::failed(format!(
+            "{what} {times} in `{path}`; edit_file changes at most {MAX_MATCHES} places in one call, so narrow it"
+        ))),
+        (None, true) => Ok((0..count).collect()),
+        (None, false) if count > 1 => {
+            let lines: Vec<String> = ranges
+                .iter()
+                .take(10)
+                .map(|r| matching::line_of(content, r.start).to_string())
+                .collect();
+            let more = if count > 10 { ", ..." } else { "" };
+            Err(ToolError::failed(format!(
+                "{what} {count} times in `{path}` (at lines {}{more}); add surrounding lines to make it unique, set replace_all=true, or pick one with occurrence=N",
+                lines.join(", ")
+            )))
+        }
+        (None, false) => Ok(vec![0]),
+    }
+}
+
+/// `content` with each of `ranges` (in order, not overlapping) replaced by
+/// the text at the same index, built in one pass (replacing in place would
+/// move the rest of the file once per range). Refused past `max_bytes`: a
+/// large text put in many places could otherwise grow without bound, and
+/// edit_file could not open the result again.
+fn splice(
+    content: &str,
+    ranges: &[Range<usize>],
+    texts: &[String],
+    max_bytes: u64,
+    path: &str,
+) -> Result<String, ToolError> {
+    let removed: usize = ranges.iter().map(|r| r.len()).sum();
+    let added: usize = texts.iter().map(String::len).sum();
+    let size = (content.len() - removed).saturating_add(added);
+    if size as u64 > max_bytes {
+        return Err(ToolError::failed(format!(
+            "the edit would make `{path}` {}, more than the {} edit_file writes",
+            sniff::human_size(size as u64),
+            sniff::human_size(max_bytes)
+        )));
+    }
+    let mut out = String::with_capacity(size);
+    let mut at = 0;
+    for (range, text) in ranges.iter().zip(texts) {
+        out.push_str(&content[at..range.start]);
+        out.push_str(text);
+        at = range.end;
+    }
+    out.push_str(&content[at..]);
+    Ok(out)
 }
 
 /// The error for text that is not in the file, with the closest passage.
@@ -158,5 +267,57 @@ fn not_found(path: &str, content: &str, old_text: &str) -> String {
         None => format!(
             "old_text was not found in `{path}`, and nothing in it is similar; read the file to see its current content"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splicing_is_one_pass_and_bounded() {
+        let out = splice("a-b-c", &[0..1, 4..5], &["AA".into(), "".into()], 100, "f").unwrap();
+        assert_eq!(out, "AA-b-");
+        let err = splice(
+            "aaaa",
+            &[0..1, 1..2],
+            &["x".repeat(60), "x".repeat(60)],
+            100,
+            "f",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("more than the 100 B"), "{err}");
+    }
+
+    #[test]
+    fn several_matches_need_a_choice() {
+        let ranges = vec![0..1, 2..3, 4..5];
+        let content = "a\na\na\n";
+        let err = choose(&ranges, content, "f", "old_text occurs", false, None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("3 times in `f` (at lines 1, 2, 3)"),
+            "{err}"
+        );
+        assert_eq!(
+            choose(&ranges, content, "f", "x", true, None).unwrap(),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            choose(&ranges, content, "f", "x", false, Some(2)).unwrap(),
+            [1]
+        );
+        let err = choose(&ranges, content, "f", "the pattern matches", false, Some(4)).unwrap_err();
+        assert!(
+            err.to_string().contains("the pattern matches 3 time(s)"),
+            "{err}"
+        );
+        let many: Vec<Range<usize>> = (0..=MAX_MATCHES).map(|i| i..i + 1).collect();
+        let err = choose(&many, content, "f", "x", true, None).unwrap_err();
+        assert!(err.to_string().contains("more than 100000 times"), "{err}");
+        assert_eq!(
+            choose(&many, content, "f", "x", false, Some(5)).unwrap(),
+            [4]
+        );
     }
 }

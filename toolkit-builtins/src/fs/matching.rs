@@ -27,12 +27,18 @@ pub struct Found {
     pub how: How,
 }
 
+/// Places `edit_file` changes at most in one call: a file of a million
+/// one-letter matches would otherwise hold a range per byte.
+pub const MAX_MATCHES: usize = 100_000;
+
 /// Find `needle` in `content`: exactly, then with the file's line endings,
-/// then ignoring whitespace differences.
+/// then ignoring whitespace differences. At most one more than
+/// [`MAX_MATCHES`] ranges are collected: the caller refuses that many.
 pub fn find(content: &str, needle: &str) -> Option<Found> {
     let exact = |needle: &str| -> Vec<Range<usize>> {
         content
             .match_indices(needle)
+            .take(MAX_MATCHES + 1)
             .map(|(start, text)| start..start + text.len())
             .collect()
     };
@@ -60,7 +66,11 @@ pub fn find(content: &str, needle: &str) -> Option<Found> {
         .size_limit(1 << 22)
         .build()
         .ok()?;
-    let ranges: Vec<_> = pattern.find_iter(content).map(|m| m.range()).collect();
+    let ranges: Vec<_> = pattern
+        .find_iter(content)
+        .take(MAX_MATCHES + 1)
+        .map(|m| m.range())
+        .collect();
     (!ranges.is_empty()).then_some(Found {
         ranges,
         how: How::Whitespace,

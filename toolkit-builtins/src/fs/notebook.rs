@@ -9,6 +9,7 @@ use toolsmith::serde::Deserialize;
 use toolsmith::serde_json::{self, Map, Value, json};
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
+use super::state::FileState;
 use super::write::{Previous, read_previous};
 use super::{FsLimits, diff};
 use crate::sandbox::Workspace;
@@ -53,6 +54,7 @@ pub enum EditMode {
 ///
 /// Name the cell by `cell_index` (0-based) or by `cell_id`. Replacing a code
 /// cell clears its outputs. The notebook stays valid JSON in nbformat 4.
+/// Read the notebook first.
 #[tool(destructive, exclusive, category = filesystem_write, risk = medium)]
 pub async fn notebook_edit(
     ctx: &ToolContext,
@@ -95,7 +97,12 @@ fn notebook_edit_blocking(
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
-    let text = match read_previous(&workspace, &path, limits.max_edit_bytes)? {
+    let state = FileState::of(ctx);
+    let prior = read_previous(&workspace, &path, limits.max_edit_bytes, state)?;
+    // Cells are named by index: one read of a changed notebook would
+    // point at another cell than the model means.
+    prior.check_read(state, &path)?;
+    let text = match prior.previous {
         Previous::Text(text) => text,
         Previous::Missing => {
             return Err(ToolError::failed(format!("`{path}` does not exist")));
@@ -201,7 +208,10 @@ fn notebook_edit_blocking(
     toolsmith::serde::Serialize::serialize(&notebook, &mut serializer)
         .map_err(|e| ToolError::internal(format!("cannot write the notebook: {e}")))?;
     bytes.push(b'\n');
-    workspace.write_atomic(&path, &bytes)?;
+    let written = workspace.write_atomic(&path, &bytes)?;
+    if let Some(state) = state {
+        state.wrote(&written, state.version_of(&bytes));
+    }
     Ok(
         ToolOutput::text(format!("{summary} in `{path}`; it now has {total} cells."))
             .with_display(diff::unified(&path, Some(&old_source), &new_source_text)),

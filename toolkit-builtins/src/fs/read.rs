@@ -10,7 +10,8 @@ use base64::Engine as _;
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
-use super::sniff::{Kind, classify, human_size};
+use super::sniff::{Kind, SNIFF_BYTES, classify, human_size};
+use super::state::{Digesting, FileState, Lines, Seen, Version};
 use crate::sandbox::Workspace;
 
 /// Read a file in the workspace.
@@ -18,7 +19,9 @@ use crate::sandbox::Workspace;
 /// Text comes back as numbered lines, `LINE|CONTENT`, from `offset` on; a
 /// note at the end says how to read further when the output stops early.
 /// Images come back as images; other binary files are described by type.
-/// Prefer this over `cat`, `head` or `sed` in a shell.
+/// Lines you already read from an unchanged file may come back as a short
+/// note saying so; repeat the call to get the text anyway. Prefer this over
+/// `cat`, `head` or `sed` in a shell.
 #[tool(read_only, idempotent, category = filesystem_read)]
 pub async fn read_file(
     ctx: &ToolContext,
@@ -52,6 +55,7 @@ fn read_file_blocking(
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
+    let state = FileState::of(ctx);
     refuse_device_path(&path, &workspace.root().join(&path))?;
     let opened = workspace.open_file(&path)?;
     refuse_device_path(&path, &opened.path)?;
@@ -61,16 +65,22 @@ fn read_file_blocking(
         .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
     refuse_non_regular(&path, &metadata.file_type())?;
     let size = metadata.len();
-    let mut reader = BufReader::with_capacity(64 * 1024, opened.file);
+    // With a session state, every byte read is hashed: the version of the
+    // file the model now knows.
+    let file = Digesting::new(opened.file, state.map(FileState::digest));
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
         .fill_buf()
         .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
-    match classify(&head[..head.len().min(8192)]) {
-        Kind::Image(mime) => read_image(&path, reader, mime, size, &limits),
-        Kind::Binary(what) => Ok(ToolOutput::text(format!(
-            "`{path}` is a binary file ({what}, {}); read_file shows only text and images.",
-            human_size(size)
-        ))),
+    let (output, lines) = match classify(&head[..head.len().min(SNIFF_BYTES)]) {
+        Kind::Image(mime) => (read_image(&path, &mut reader, mime, size, &limits)?, None),
+        Kind::Binary(what) => (
+            ToolOutput::text(format!(
+                "`{path}` is a binary file ({what}, {}); read_file shows only text and images.",
+                human_size(size)
+            )),
+            None,
+        ),
         Kind::Text => {
             let limit = match (limit, end_line) {
                 (_, Some(end)) if end < offset => {
@@ -83,10 +93,40 @@ fn read_file_blocking(
                 (Some(limit), None) => limit,
                 (None, None) => limits.default_read_lines,
             };
-            read_text(&path, reader, offset, limit, size, &limits)
-                .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?
-                .map(ToolOutput::text)
+            let shown = read_text(&path, &mut reader, offset, limit, size, &limits)
+                .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))??;
+            (ToolOutput::text(shown.text), shown.lines)
         }
+    };
+    let Some(state) = state else {
+        return Ok(output);
+    };
+    let digest = finish_digest(&mut reader, limits.max_edit_bytes);
+    let version = Version::read(&metadata, digest);
+    match (state.saw(&opened.path, version, lines), lines) {
+        (Seen::Unchanged, Some(lines)) => Ok(ToolOutput::text(format!(
+            "Lines {}-{} of `{path}` are unchanged since your last read_file of them: the text you have is current. (Call read_file again with the same arguments to get it anyway.)",
+            lines.first, lines.last
+        ))),
+        _ => Ok(output),
+    }
+}
+
+/// Read the rest of the file through the hashing reader, so the hash
+/// covers all of it: `(length, hash)`, or `None` past `cap` bytes (a file
+/// too large to edit is told apart by its metadata instead) or on an error.
+fn finish_digest(reader: &mut BufReader<Digesting<File>>, cap: u64) -> Option<(u64, u64)> {
+    loop {
+        let digest = reader.get_ref().digest.as_ref()?;
+        if digest.len() > cap {
+            return None;
+        }
+        // Bytes the buffer holds were hashed when they were read into it.
+        let buffered = reader.fill_buf().ok()?.len();
+        if buffered == 0 {
+            return Some(reader.get_ref().digest.as_ref()?.result());
+        }
+        reader.consume(buffered);
     }
 }
 
@@ -129,7 +169,7 @@ fn refuse_non_regular(path: &str, file_type: &std::fs::FileType) -> Result<(), T
 
 fn read_image(
     path: &str,
-    mut reader: BufReader<File>,
+    reader: &mut impl BufRead,
     mime: &str,
     size: u64,
     limits: &FsLimits,
@@ -143,7 +183,7 @@ fn read_image(
     }
     let mut bytes = Vec::with_capacity(size as usize);
     // Read at most the cap even if the file grew since it was measured.
-    (&mut reader)
+    reader
         .take(limits.max_image_bytes)
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
@@ -152,6 +192,13 @@ fn read_image(
         ToolOutput::text(format!("Image `{path}` ({mime}, {}).", human_size(size)))
             .with_image(encoded, mime),
     )
+}
+
+/// What [`read_text`] shows.
+struct Shown {
+    text: String,
+    /// The lines shown; `None` for an empty file.
+    lines: Option<Lines>,
 }
 
 /// The numbered lines `offset..offset+limit` of a text file, within the
@@ -163,9 +210,12 @@ fn read_text(
     limit: u64,
     size: u64,
     limits: &FsLimits,
-) -> io::Result<Result<String, ToolError>> {
+) -> io::Result<Result<Shown, ToolError>> {
     if size == 0 && reader.fill_buf()?.is_empty() {
-        return Ok(Ok(format!("(`{path}` is empty)")));
+        return Ok(Ok(Shown {
+            text: format!("(`{path}` is empty)"),
+            lines: None,
+        }));
     }
     let skipped = skip_lines(&mut reader, offset - 1)?;
     let mut out = String::new();
@@ -219,7 +269,13 @@ fn read_text(
             last + 1
         ));
     }
-    Ok(Ok(out))
+    Ok(Ok(Shown {
+        text: out,
+        lines: Some(Lines {
+            first: offset,
+            last,
+        }),
+    }))
 }
 
 /// `NUMBER|TEXT\n`, cutting a line longer than `cap` characters.
@@ -325,6 +381,7 @@ mod tests {
         )
         .unwrap()
         .unwrap()
+        .text
     }
 
     #[test]

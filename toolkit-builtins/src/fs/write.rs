@@ -1,19 +1,22 @@
 //! `write_file`: create or replace a file atomically, showing the diff.
 
 use std::io::Read;
+use std::path::PathBuf;
 
 use super::blocking::Stop;
 use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::FsLimits;
 use super::diff;
+use super::state::{FileState, Version};
 use crate::sandbox::{Access, SandboxError, Workspace};
 
 /// Create a file or replace its whole content.
 ///
 /// Parent directories are created. The file is written to a temporary file
-/// and renamed into place, so nobody ever sees half of it. To change part of
-/// a file, use edit_file instead.
+/// and renamed into place, so nobody ever sees half of it. To replace an
+/// existing file, read it first. To change part of a file, use edit_file
+/// instead.
 #[tool(destructive, idempotent, exclusive, category = filesystem_write, risk = medium)]
 pub async fn write_file(
     ctx: &ToolContext,
@@ -36,18 +39,27 @@ fn write_file_blocking(
 ) -> Result<ToolOutput, ToolError> {
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
-    let old = read_previous(&workspace, &path, limits.max_edit_bytes)?;
-    if let Previous::Text(old) = &old
+    let state = FileState::of(ctx);
+    let prior = read_previous(&workspace, &path, limits.max_edit_bytes, state)?;
+    if let Previous::Text(old) = &prior.previous
         && *old == content
     {
+        // Nothing is written, and the model has shown it knows the content.
+        if let (Some(state), Some((key, version))) = (state, prior.seen) {
+            state.wrote(&key, version);
+        }
         return Ok(ToolOutput::text(format!(
             "`{path}` already has this content; nothing changed."
         )));
     }
-    workspace.write_atomic(&path, content.as_bytes())?;
+    prior.check_read(state, &path)?;
+    let written = workspace.write_atomic(&path, content.as_bytes())?;
+    if let Some(state) = state {
+        state.wrote(&written, state.version_of(content.as_bytes()));
+    }
     let lines = content.lines().count();
     let bytes = content.len();
-    let (summary, display) = match &old {
+    let (summary, display) = match &prior.previous {
         Previous::Missing => (
             format!("Created `{path}` ({lines} lines, {bytes} bytes)."),
             diff::unified(&path, None, &content),
@@ -79,18 +91,50 @@ pub(super) enum Previous {
     Opaque(String),
 }
 
+/// A file about to be changed: what it held, and with a [`FileState`],
+/// where it is and which version of it is there now.
+pub(super) struct Prior {
+    /// What it held.
+    pub previous: Previous,
+    /// For an existing file, when a state tracks the session: its key (the
+    /// absolute path the state knows it by) and its version.
+    pub seen: Option<(PathBuf, Version)>,
+}
+
+impl Prior {
+    /// Refuse to change an existing file the session has not read at its
+    /// current version (when the state asks for that).
+    pub(super) fn check_read(
+        &self,
+        state: Option<&FileState>,
+        path: &str,
+    ) -> Result<(), ToolError> {
+        match (state, &self.seen) {
+            (Some(state), Some((key, version))) => state.check_write(path, key, version),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Read the file at `path` for a diff, if it exists and is small text.
 /// Refuses first if the path may not be written: a read-only file is never
-/// read on a writer's behalf.
+/// read on a writer's behalf. With a `state`, the content read is hashed
+/// into the file's version.
 pub(super) fn read_previous(
     workspace: &Workspace,
     path: &str,
     max_bytes: u64,
-) -> Result<Previous, ToolError> {
+    state: Option<&FileState>,
+) -> Result<Prior, ToolError> {
     workspace.locate(path, Access::Write)?;
     let opened = match workspace.open_file(path) {
         Ok(opened) => opened,
-        Err(SandboxError::NotFound { .. }) => return Ok(Previous::Missing),
+        Err(SandboxError::NotFound { .. }) => {
+            return Ok(Prior {
+                previous: Previous::Missing,
+                seen: None,
+            });
+        }
         Err(e) => return Err(e.into()),
     };
     let metadata = opened
@@ -107,20 +151,37 @@ pub(super) fn read_previous(
             "`{path}` is not a regular file; only regular files can be written"
         )));
     }
+    let too_big =
+        |len: u64| Previous::Opaque(format!("a file of {}", super::sniff::human_size(len)));
+    let seen = |digest| state.map(|_| (opened.path.clone(), Version::read(&metadata, digest)));
     if metadata.len() > max_bytes {
-        return Ok(Previous::Opaque(format!(
-            "a file of {}",
-            super::sniff::human_size(metadata.len())
-        )));
+        return Ok(Prior {
+            previous: too_big(metadata.len()),
+            seen: seen(None),
+        });
     }
     let mut bytes = Vec::new();
-    opened
-        .file
-        .take(max_bytes)
+    // One byte past the cap tells a file that grew since it was measured.
+    (&opened.file)
+        .take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => Previous::Text(text),
-        Err(_) => Previous::Opaque("a binary file".to_owned()),
+    if bytes.len() as u64 > max_bytes {
+        return Ok(Prior {
+            previous: too_big(bytes.len() as u64),
+            seen: seen(None),
+        });
+    }
+    let digest = state.map(|state| {
+        let mut digest = state.digest();
+        digest.update(&bytes);
+        digest.result()
+    });
+    Ok(Prior {
+        previous: match String::from_utf8(bytes) {
+            Ok(text) => Previous::Text(text),
+            Err(_) => Previous::Opaque("a binary file".to_owned()),
+        },
+        seen: seen(digest),
     })
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tempfile::TempDir;
 use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
-use toolsmith_builtins::fs::FsLimits;
+use toolsmith_builtins::fs::{FileState, FsLimits};
 use toolsmith_builtins::sandbox::Workspace;
 
 /// The built-in file and search tools.
@@ -61,6 +61,12 @@ impl Env {
             .with_read_only_dir(&self.outside)
             .unwrap();
         self.ctx = self.ctx.clone().with_state(workspace);
+        self
+    }
+
+    /// The same, tracking one agent session's reads and writes in `state`.
+    pub fn with_file_state(mut self, state: FileState) -> Self {
+        self.ctx = self.ctx.clone().with_state(state);
         self
     }
 
