@@ -162,7 +162,11 @@ pub use tool::{
 /// A plain `fn` runs on tokio's blocking pool, so it never stalls the async
 /// threads. A timeout stops waiting for it, and cancels the context's token,
 /// but cannot stop a thread that does not check the token: long-running sync
-/// tools should look at [`ToolContext::is_cancelled`].
+/// tools should look at [`ToolContext::is_cancelled`]. A thread that does not
+/// stop keeps one of a bounded number of permits
+/// ([`exec::set_blocking_tool_limit`], 64 by default) until it returns, so
+/// a tool that hangs again and again makes later sync calls wait (and time
+/// out) rather than use up the blocking pool.
 ///
 /// # `#[tool(...)]` keys
 ///

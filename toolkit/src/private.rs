@@ -45,11 +45,18 @@ pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Argumen
 }
 
 /// Run a synchronous tool body on the blocking pool, so it never stalls the
-/// async threads. A panic is re-raised here, where the caller's own panic
-/// handling sees it as the tool's.
+/// async threads, once a permit is free (see
+/// [`set_blocking_tool_limit`](crate::exec::set_blocking_tool_limit)). The
+/// permit stays with the body until it returns. A panic is re-raised here,
+/// where the caller's own panic handling sees it as the tool's.
 pub async fn run_blocking<R: Send + 'static>(
     body: impl FnOnce() -> R + Send + 'static,
 ) -> Result<R, ToolError> {
+    let permit = crate::exec::blocking::permit().await;
+    let body = move || {
+        let _permit = permit;
+        body()
+    };
     match tokio::task::spawn_blocking(body).await {
         Ok(value) => Ok(value),
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
