@@ -47,7 +47,7 @@ async fn html_becomes_framed_markdown() {
     assert_eq!(
         out.content,
         format!(
-            "{EXTERNAL_CONTENT_BANNER}\nURL: {}\nStatus: 200\nContent-Type: text/html\n\n\
+            "{EXTERNAL_CONTENT_BANNER}\nURL: {}\nStatus: 200\nTitle: T\nContent-Type: text/html\n\n\
              # Title\n\nHello **world**, see [this](https://example.com/).\n\
              [End of external content]",
             server.url("/page")
@@ -273,4 +273,219 @@ async fn the_tool_is_off_until_the_host_enables_it() {
         "{}",
         out.content
     );
+}
+
+fn page_fixture(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/web/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A loopback server answering `/<name>` with the HTML fixture `name`.
+async fn serving_fixtures() -> Server {
+    Server::start(|request| {
+        let name = request.target.trim_start_matches('/').to_string();
+        Reply::ok("text/html; charset=utf-8", page_fixture(&name))
+    })
+    .await
+}
+
+/// `web_fetch` with `args`, bounded in time, which must succeed.
+async fn fetch_with(ctx: &ToolContext, args: serde_json::Value) -> ToolOutput {
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        registry().call("web_fetch", args, ctx),
+    )
+    .await
+    .expect("web_fetch returned in time");
+    assert!(!out.is_error, "{}", out.content);
+    out
+}
+
+/// The content between the head and the closing line.
+fn body_of(out: &ToolOutput) -> &str {
+    let (_, body) = out.content.split_once("\n\n").unwrap();
+    body.strip_suffix("\n[End of external content]").unwrap()
+}
+
+/// What the article of `article_page.html` says: all of it must reach the model.
+const ARTICLE: &[&str] = &[
+    "Why the river flooded",
+    "By Ada Marsh, environment reporter.",
+    "For the third time in a decade, the River Wend burst its banks",
+    "Residents of Mill Lane, Tanner's Row",
+    "What the engineers found",
+    "the sluice at Harlow Weir had jammed half closed",
+    "The sluice had last been serviced in 2019",
+    "The flood wall along the quay held",
+    "luck is not a flood defence",
+    "The Environment Agency said that it would publish its report",
+];
+
+/// The boilerplate around it: none of it may reach the model.
+const BOILERPLATE: &[&str] = &[
+    "Skip to content",
+    "cookies",
+    "Manage preferences",
+    "The Riverside Gazette.",
+    "Sport",
+    "Search the Gazette",
+    "Share on Twitter",
+    "Email this story",
+    "Tagged:",
+    "Related stories",
+    "Council approves the new footbridge",
+    "Great article",
+    "Most read",
+    "Sign up for our daily briefing",
+    "All rights reserved",
+    "Privacy policy",
+    "TRACKING-SCRIPT",
+    "NOSCRIPT-PIXEL",
+    "font-family",
+];
+
+#[tokio::test]
+async fn a_pages_main_content_is_kept_and_its_boilerplate_dropped() {
+    let server = serving_fixtures().await;
+    let ctx = allowing(&[&server], WebPolicy::new());
+    let out = fetch_with(&ctx, json!({ "url": server.url("/article_page.html") })).await;
+    assert!(
+        out.content
+            .contains("\nTitle: Why the river flooded | The Riverside Gazette\n"),
+        "{}",
+        out.content
+    );
+    let body = body_of(&out);
+    assert!(body.starts_with("# Why the river flooded\n\n"), "{body}");
+    assert!(body.contains("## What the engineers found"), "{body}");
+    assert!(
+        body.contains("> We were lucky that the wall held"),
+        "{body}"
+    );
+    for kept in ARTICLE {
+        assert!(body.contains(kept), "`{kept}` is missing:\n{body}");
+    }
+    for dropped in BOILERPLATE {
+        assert!(
+            !body.contains(dropped),
+            "`{dropped}` reached the model:\n{body}"
+        );
+    }
+    assert_eq!(out.metadata["extractor"], "markdown");
+    assert_eq!(out.metadata["main_content"], true);
+}
+
+#[tokio::test]
+async fn extract_mode_text_gives_the_same_content_without_markup() {
+    let server = serving_fixtures().await;
+    let ctx = allowing(&[&server], WebPolicy::new());
+    let url = server.url("/article_page.html");
+    let out = fetch_with(&ctx, json!({ "url": url, "extract_mode": "text" })).await;
+    let body = body_of(&out);
+    assert!(
+        body.starts_with("Why the river flooded\n\nBy Ada Marsh"),
+        "{body}"
+    );
+    assert!(
+        body.contains("\n- The sluice had last been serviced in 2019"),
+        "{body}"
+    );
+    for kept in ARTICLE {
+        assert!(body.contains(kept), "`{kept}` is missing:\n{body}");
+    }
+    for dropped in BOILERPLATE {
+        assert!(
+            !body.contains(dropped),
+            "`{dropped}` reached the model:\n{body}"
+        );
+    }
+    for markup in ["#", "*", "](", "> ", "<"] {
+        assert!(!body.contains(markup), "`{markup}` in text mode:\n{body}");
+    }
+    assert_eq!(out.metadata["extractor"], "text");
+    // The spelling other agents give the parameter means the same.
+    let camel = fetch_with(&ctx, json!({ "url": url, "extractMode": "text" })).await;
+    assert_eq!(body_of(&camel), body);
+}
+
+#[tokio::test]
+async fn a_page_without_a_main_element_falls_back_sensibly() {
+    let server = serving_fixtures().await;
+    let ctx = allowing(&[&server], WebPolicy::new());
+    // Table layout, no `main`, `article` or landmark: the cell of prose is
+    // found by its paragraphs, the link column and the link bars are not.
+    let out = fetch_with(&ctx, json!({ "url": server.url("/no_main_element.html") })).await;
+    let body = body_of(&out);
+    assert!(body.starts_with("**Brewing a dry stout**\n\n"), "{body}");
+    for kept in [
+        "A dry stout needs little more than pale malt",
+        "Mash at sixty-six degrees",
+        "Ferment cool, at about eighteen degrees",
+    ] {
+        assert!(body.contains(kept), "`{kept}` is missing:\n{body}");
+    }
+    for dropped in [
+        "Home",
+        "Pale ale",
+        "Barley wine",
+        "webmaster",
+        "Last updated",
+    ] {
+        assert!(
+            !body.contains(dropped),
+            "`{dropped}` reached the model:\n{body}"
+        );
+    }
+    assert_eq!(out.metadata["main_content"], true);
+
+    // No prose at all (a directory listing): no block stands out, so the
+    // whole page is kept, less its navigation and footer.
+    let out = fetch_with(&ctx, json!({ "url": server.url("/link_directory.html") })).await;
+    let body = body_of(&out);
+    assert!(
+        body.starts_with("# Index of /releases/\n\n| Name"),
+        "{body}"
+    );
+    for release in ["0.1.0", "0.2.0", "0.3.0"] {
+        assert!(
+            body.contains(&format!(
+                "[toolsmith-{release}.tar.gz](toolsmith-{release}.tar.gz)"
+            )),
+            "{body}"
+        );
+    }
+    assert!(!body.contains("mirror"), "{body}");
+    assert_eq!(out.metadata["main_content"], false);
+}
+
+#[tokio::test]
+async fn extract_mode_is_optional_and_names_its_two_choices() {
+    let registry = registry();
+    let tool = registry.get("web_fetch").unwrap();
+    let schema = &tool.spec().input_schema;
+    assert_eq!(schema["required"], json!(["url"]));
+    let mode = &schema["properties"]["extract_mode"];
+    assert!(
+        mode["description"]
+            .as_str()
+            .unwrap()
+            .contains("\"markdown\" (default)"),
+        "{mode}"
+    );
+    let choices: Vec<&str> = schema["$defs"]["ExtractMode"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|choice| choice["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(choices, ["markdown", "text"]);
+    let out = registry
+        .call(
+            "web_fetch",
+            json!({ "url": "https://example.com/", "extract_mode": "html" }),
+            &ToolContext::new().with_state(WebPolicy::new()),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(out.content.contains("extract_mode"), "{}", out.content);
 }

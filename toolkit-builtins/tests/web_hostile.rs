@@ -127,6 +127,112 @@ async fn deeply_nested_pages_of_every_kind_are_converted() {
 }
 
 #[tokio::test]
+async fn deeply_nested_pages_of_every_kind_give_their_text_in_text_mode() {
+    if isolated("deeply_nested_pages_of_every_kind_give_their_text_in_text_mode") {
+        return;
+    }
+    let pages = hostile_pages(3_000);
+    let names: Vec<&str> = pages.iter().map(|(name, _)| *name).collect();
+    let server = serving_pages(pages.into_iter().map(|(_, page)| page).collect()).await;
+    let ctx = ToolContext::new().with_state(WebPolicy::new().with_net(allowing(&server)));
+    for (index, name) in names.iter().enumerate() {
+        let out = call(
+            &ctx,
+            "web_fetch",
+            json!({ "url": server.url(&format!("/{index}")), "extract_mode": "text" }),
+        )
+        .await;
+        assert!(!out.is_error, "{name}: {}", out.content);
+        assert!(out.content.chars().count() < 52_000, "{name}");
+        if !matches!(*name, "svg" | "math" | "template") {
+            assert!(
+                out.content.contains("BOTTOM-MARKER"),
+                "{name}: {}",
+                out.content
+            );
+        }
+    }
+}
+
+/// A sentence of prose, long enough to be scored as a paragraph.
+const PROSE: &str = "The article goes on, sentence after sentence, with commas, clauses and facts.";
+
+#[tokio::test]
+async fn the_main_content_is_found_past_a_huge_navigation_and_under_deep_nesting() {
+    if isolated("the_main_content_is_found_past_a_huge_navigation_and_under_deep_nesting") {
+        return;
+    }
+    // Each list of links is longer than the output cap: reading only as
+    // much of the page as is shown would never reach the article.
+    let links: String = (0..2_000)
+        .map(|i| format!("<li><a href=\"/section/{i}\">Section {i}</a></li>"))
+        .collect();
+    let article: String = (0..20)
+        .map(|i| format!("<p>ARTICLE-{i}. {PROSE}</p>"))
+        .collect();
+    let huge_nav = format!(
+        "<html><body><nav><ul>{links}</ul></nav><div class=sidebar>{links}</div>\
+         <article>{article}</article><footer>{links}</footer></body></html>"
+    );
+    // The article sits under more levels than the depth budget: its text
+    // is flattened into the block at the budget, and found there.
+    let buried = format!(
+        "<html><body><nav>{links}</nav>{}<article>{article}</article>{}</body></html>",
+        "<div>".repeat(5_000),
+        "</div>".repeat(5_000)
+    );
+    let server = serving_pages(vec![huge_nav, buried]).await;
+    let ctx = ToolContext::new().with_state(WebPolicy::new().with_net(allowing(&server)));
+    for index in 0..2 {
+        for mode in ["markdown", "text"] {
+            let out = call(
+                &ctx,
+                "web_fetch",
+                json!({ "url": server.url(&format!("/{index}")), "extract_mode": mode }),
+            )
+            .await;
+            assert!(!out.is_error, "{}", out.content);
+            assert!(out.content.contains("ARTICLE-0."), "{index} {mode}");
+            assert!(out.content.contains("ARTICLE-19."), "{index} {mode}");
+            assert!(!out.content.contains("Section 1999"), "{index} {mode}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_page_of_a_hundred_thousand_scored_blocks_stays_within_the_budgets() {
+    // Every block is a candidate: the scoring is linear in the page, and
+    // the output is capped like any other.
+    let page = format!(
+        "<html><body>{}</body></html>",
+        format!("<div class=post><div><p>{PROSE}</p></div></div>").repeat(100_000)
+    );
+    let server = Server::start(move |_| Reply::ok("text/html", page.clone())).await;
+    let ctx = ToolContext::new().with_state(
+        WebPolicy::new()
+            .with_net(allowing(&server))
+            .with_max_response_bytes(16 * 1024 * 1024)
+            .with_max_chars(2_000),
+    );
+    for mode in ["markdown", "text"] {
+        let out = call(
+            &ctx,
+            "web_fetch",
+            json!({ "url": server.url("/"), "extract_mode": mode }),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out.content.contains(PROSE), "{}", out.content);
+        assert!(out.content.chars().count() < 2_500, "{}", out.content);
+        assert!(
+            out.content.contains("the rest is not shown"),
+            "{}",
+            out.content
+        );
+    }
+}
+
+#[tokio::test]
 async fn the_deepest_pages_convert_within_the_budget() {
     if isolated("the_deepest_pages_convert_within_the_budget") {
         return;

@@ -2,7 +2,13 @@
 
 use std::time::{Duration, Instant};
 
+use markup5ever_rcdom::{Node, NodeData};
+use toolsmith::schemars::JsonSchema;
+use toolsmith::serde::Deserialize;
 use toolsmith::serde_json;
+
+use super::html::{self, Budget, Cut};
+use super::main_content;
 
 /// The line every piece of fetched content starts with, so the model reads
 /// what follows as data and not as instructions to follow.
@@ -41,6 +47,27 @@ const SKIPPED_TAGS: &[&str] = &[
 /// was read so far is converted (a bounded amount: see [`html_to_markdown`]).
 pub(crate) const CONVERSION_TIME: Duration = Duration::from_secs(5);
 
+/// How much of a page is read to find its main content, in characters of
+/// text and markup (see [`html::Budget::max_text`]), unless the output may
+/// hold more. The content is told apart from the rest of the page, so the
+/// rest must be read too: navigation and sidebars often come first.
+pub(crate) const MAIN_CONTENT_SCAN: usize = 250_000;
+
+/// The most characters of a page's title shown.
+const MAX_TITLE_CHARS: usize = 300;
+
+/// How `web_fetch` gives an HTML page: its main content either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(crate = "toolsmith::serde", rename_all = "snake_case")]
+#[schemars(crate = "toolsmith::schemars")]
+pub enum ExtractMode {
+    /// Markdown: headings, links, lists and tables keep their shape.
+    #[default]
+    Markdown,
+    /// Plain text: paragraphs and lines, no markup and no link targets.
+    Text,
+}
+
 /// A body made readable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Readable {
@@ -50,17 +77,38 @@ pub(crate) struct Readable {
     pub kind: &'static str,
     /// The line saying what was left out, when something was.
     pub omitted: Option<String>,
+    /// An HTML page's title, on one line.
+    pub title: Option<String>,
+    /// For an HTML page, whether its main content was told apart from the
+    /// rest (`false`: the whole page, less its boilerplate, was kept).
+    pub main_content: Option<bool>,
 }
 
 /// Readable text of `body` by its media type, at most `max_chars`
-/// characters of it: each conversion stops once it has that much.
+/// characters of it: each conversion stops once it has that much. An HTML
+/// page gives its main content as Markdown.
 pub(crate) fn readable(media_type: &str, body: &[u8], max_chars: usize) -> Readable {
+    readable_as(media_type, body, max_chars, ExtractMode::Markdown)
+}
+
+/// [`readable`], with an HTML page's main content given as `mode` asks.
+pub(crate) fn readable_as(
+    media_type: &str,
+    body: &[u8],
+    max_chars: usize,
+    mode: ExtractMode,
+) -> Readable {
     if media_type == "text/html" || media_type == "application/xhtml+xml" {
-        let (text, omitted) = html_to_markdown(&String::from_utf8_lossy(body), max_chars);
+        let page = main_content_of(&String::from_utf8_lossy(body), max_chars, mode);
         return Readable {
-            text,
-            kind: "markdown",
-            omitted,
+            text: page.text,
+            kind: match mode {
+                ExtractMode::Markdown => "markdown",
+                ExtractMode::Text => "text",
+            },
+            omitted: page.omitted,
+            title: page.title,
+            main_content: Some(page.main),
         };
     }
     if media_type == "application/json" || media_type.ends_with("+json") {
@@ -69,6 +117,8 @@ pub(crate) fn readable(media_type: &str, body: &[u8], max_chars: usize) -> Reada
                 text,
                 kind: "json",
                 omitted,
+                title: None,
+                main_content: None,
             };
         }
         return plain(body, max_chars, "text");
@@ -98,6 +148,8 @@ pub(crate) fn readable(media_type: &str, body: &[u8], max_chars: usize) -> Reada
         ),
         kind: "summary",
         omitted: None,
+        title: None,
+        main_content: None,
     }
 }
 
@@ -108,6 +160,8 @@ fn plain(body: &[u8], max_chars: usize, kind: &'static str) -> Readable {
         text,
         kind,
         omitted: rest.map(more_characters),
+        title: None,
+        main_content: None,
     }
 }
 
@@ -121,33 +175,106 @@ fn stopped_at(max_chars: usize) -> String {
     format!("[… the content goes on past {max_chars} characters; the rest is not shown]")
 }
 
+/// An HTML page's main content, rendered.
+pub(crate) struct PageContent {
+    /// At most the characters asked for.
+    pub text: String,
+    /// The line saying what was left out, when something was.
+    pub omitted: Option<String>,
+    /// The page's title, on one line.
+    pub title: Option<String>,
+    /// Whether a main block was told apart (see [`main_content::find`]).
+    pub main: bool,
+}
+
+/// The main content of an HTML page ([`main_content`]), as `mode` asks, at
+/// most `max_chars` characters of it. The page is parsed within the same
+/// budgets as [`html_to_markdown`], reading up to [`MAIN_CONTENT_SCAN`]
+/// characters (or what `max_chars` needs, if more) so the content can be
+/// told apart from what comes before it; finding and rendering it then
+/// cost time in proportion to the bounded tree.
+pub(crate) fn main_content_of(html: &str, max_chars: usize, mode: ExtractMode) -> PageContent {
+    let scan = max_chars.saturating_add(1).max(MAIN_CONTENT_SCAN);
+    let parsed = html::parse(
+        html,
+        Budget {
+            max_depth: html::MAX_DEPTH,
+            max_text: scan,
+            deadline: Instant::now() + CONVERSION_TIME,
+        },
+    );
+    // A character is at most four bytes: this many bytes hold the title.
+    let title = main_content::title_of(&parsed.document, MAX_TITLE_CHARS * 4)
+        .map(|t| super::search::one_line(&t, MAX_TITLE_CHARS))
+        .filter(|t| !t.is_empty());
+    let content = main_content::find(&parsed.document);
+    let rendered = match mode {
+        ExtractMode::Markdown => {
+            // One root over the chosen blocks, so they convert as one
+            // document (a block next to the content, a heading before it).
+            let root = Node::new(NodeData::Document);
+            root.children
+                .borrow_mut()
+                .extend(content.nodes.iter().cloned());
+            markdown_converter().tree_to_markdown(&root)
+        }
+        ExtractMode::Text => super::html_text::render(&content.nodes),
+    };
+    let (text, rest) = cap_chars(&rendered, max_chars);
+    let omitted = match (parsed.cut, rest) {
+        (Some(Cut::Time), _) => Some(time_cut()),
+        (Some(Cut::Size), Some(_)) => Some(stopped_at(max_chars)),
+        (Some(Cut::Size), None) => Some(format!(
+            "[… the page is longer than the {scan} characters read of it; the rest is not shown]"
+        )),
+        (None, rest) => rest.map(more_characters),
+    };
+    PageContent {
+        text,
+        omitted,
+        title,
+        main: content.main,
+    }
+}
+
+/// The converter of HTML trees to Markdown, scripts and the like skipped.
+fn markdown_converter() -> htmd::HtmlToMarkdown {
+    htmd::HtmlToMarkdown::builder()
+        .skip_tags(SKIPPED_TAGS.to_vec())
+        .build()
+}
+
+/// The line that says a conversion stopped at its time budget.
+fn time_cut() -> String {
+    format!(
+        "[… reading the page stopped after {} s; the rest is not shown]",
+        CONVERSION_TIME.as_secs()
+    )
+}
+
 /// HTML to Markdown with scripts, styles and other non-text dropped, at
 /// most `max_chars` characters of it, and the line saying what was left
 /// out. The page is parsed within budgets ([`super::html`]): nesting past
 /// [`super::html::MAX_DEPTH`] is flattened, reading stops once there is
 /// enough text for `max_chars` or after [`CONVERSION_TIME`], so neither
 /// time nor stack depends on the page.
+// The browser reads whole pages with it; `web_fetch` reads main content.
+#[cfg_attr(not(feature = "browser"), allow(dead_code))]
 pub(crate) fn html_to_markdown(html: &str, max_chars: usize) -> (String, Option<String>) {
-    let parsed = super::html::parse(
+    let parsed = html::parse(
         html,
-        super::html::Budget {
-            max_depth: super::html::MAX_DEPTH,
+        Budget {
+            max_depth: html::MAX_DEPTH,
             // One more than shown, so a page cut here is known to go on.
             max_text: max_chars.saturating_add(1),
             deadline: Instant::now() + CONVERSION_TIME,
         },
     );
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(SKIPPED_TAGS.to_vec())
-        .build();
-    let markdown = converter.tree_to_markdown(&parsed.document);
+    let markdown = markdown_converter().tree_to_markdown(&parsed.document);
     let (text, rest) = cap_chars(&markdown, max_chars);
     let omitted = match parsed.cut {
-        Some(super::html::Cut::Time) => Some(format!(
-            "[… reading the page stopped after {} s; the rest is not shown]",
-            CONVERSION_TIME.as_secs()
-        )),
-        Some(super::html::Cut::Size) => Some(stopped_at(max_chars)),
+        Some(Cut::Time) => Some(time_cut()),
+        Some(Cut::Size) => Some(stopped_at(max_chars)),
         None => rest.map(more_characters),
     };
     (text, omitted)

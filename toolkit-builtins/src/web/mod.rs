@@ -21,6 +21,8 @@ mod client;
 pub(crate) mod extract;
 mod fetch;
 mod html;
+mod html_text;
+mod main_content;
 mod request;
 mod search;
 
@@ -30,7 +32,7 @@ use toolsmith::ToolError;
 use url::Url;
 
 pub use client::MAX_REDIRECTS;
-pub use extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END};
+pub use extract::{EXTERNAL_CONTENT_BANNER, EXTERNAL_CONTENT_END, ExtractMode};
 pub use fetch::{WebFetchTool, web_fetch};
 pub use request::{HttpMethod, HttpRequestTool, http_request};
 pub use search::{

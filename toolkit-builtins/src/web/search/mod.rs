@@ -363,7 +363,7 @@ pub(crate) fn web_url(url: &str) -> Option<String> {
 
 /// `text` with whitespace runs (line breaks included) made one space, at
 /// most `max_chars` characters of it.
-fn one_line(text: &str, max_chars: usize) -> String {
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut kept = 0;
     for word in text.split_whitespace() {
