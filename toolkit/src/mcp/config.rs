@@ -1,8 +1,10 @@
-//! The `mcpServers` configuration, in the format Claude Desktop and Cursor use.
+//! The `mcpServers` configuration, in the format Claude Desktop and Cursor
+//! use, and in nanobot's snake_case spelling; written in JSON, TOML or YAML.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -11,6 +13,15 @@ use serde_json::{Map, Value};
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Every configured MCP server, by name, in the order they were written.
+///
+/// The servers sit under `mcpServers` (or nanobot's `mcp_servers`), at the
+/// top of the document or under `tools`. Every key reads in camelCase and in
+/// snake_case (`toolTimeout` or `tool_timeout`, `enabledTools` or
+/// `enabled_tools`) and in any case (`Command`); a document that gives one
+/// key in both spellings is refused, as is an unknown key in either. The
+/// document may be JSON, TOML or YAML: [`from_path`](Self::from_path) goes by
+/// the file's extension, [`from_str_any`](Self::from_str_any) (and `parse`)
+/// by its content.
 ///
 /// ```
 /// use toolsmith::mcp::{McpConfig, Transport};
@@ -43,7 +54,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// How long one call may take (`toolTimeout`, seconds; default 30).
     pub tool_timeout: Duration,
-    /// Which tools to mount (`enabledTools`).
+    /// Which tools, resources, resource templates and prompts to mount
+    /// (`enabledTools`).
     pub enabled_tools: EnabledTools,
 }
 
@@ -77,17 +89,36 @@ pub enum Transport {
     },
 }
 
-/// Which of a server's tools become tools here.
+/// Which of a server's tools, resources, resource templates and prompts
+/// become tools here.
+///
+/// A name in the list matches exactly (case and all) either the server's own
+/// name of the item (`read_file`, a resource's or a prompt's `name`) or the
+/// name it is mounted under (`mcp_fs_read_file`,
+/// `mcp_fs_resource_{name}`, `mcp_fs_prompt_{name}`, after sanitizing). A
+/// raw name is not tied to a kind: `"echo"` takes the tool, the resource and
+/// the prompt called `echo`; the mounted name takes just one of them.
+///
+/// ```
+/// use toolsmith::mcp::EnabledTools;
+///
+/// let only = EnabledTools::Only(vec!["echo".into(), "mcp_fx_prompt_greet".into()]);
+/// assert!(only.allows("echo", "mcp_fx_echo"));
+/// assert!(only.allows("echo", "mcp_fx_prompt_echo"));
+/// assert!(only.allows("greet", "mcp_fx_prompt_greet"));
+/// assert!(!only.allows("greet", "mcp_fx_greet"));
+/// assert!(!only.allows("Echo", "mcp_fx_Echo"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnabledTools {
     /// All of them (`["*"]`, the default).
     All,
-    /// Only these, by the server's name or the wrapped `mcp_{server}_{tool}` name (`[]` for none).
+    /// Only these, by the server's name or the mounted name (`[]` for none).
     Only(Vec<String>),
 }
 
 impl EnabledTools {
-    /// Whether a tool the server calls `raw`, mounted as `wrapped`, is enabled.
+    /// Whether an item the server calls `raw`, mounted as `wrapped`, is enabled.
     pub fn allows(&self, raw: &str, wrapped: &str) -> bool {
         match self {
             Self::All => true,
@@ -99,9 +130,11 @@ impl EnabledTools {
 /// A configuration mistake, naming the server and the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
-    /// The server whose entry is wrong; empty for the `mcpServers` object itself.
+    /// The server whose entry is wrong; empty for the `mcpServers` object
+    /// itself and for the document as a whole.
     pub server: String,
-    /// The offending key.
+    /// The offending key; empty when the document as a whole is wrong (a
+    /// file that cannot be read, text that does not parse).
     pub key: String,
     /// What is wrong with it.
     pub message: String,
@@ -109,7 +142,9 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.server.is_empty() {
+        if self.server.is_empty() && self.key.is_empty() {
+            write!(f, "MCP configuration: {}", self.message)
+        } else if self.server.is_empty() {
             write!(f, "MCP configuration: `{}`: {}", self.key, self.message)
         } else {
             write!(f, "MCP server `{}`: {}", self.server, self.message)
@@ -119,8 +154,9 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The keys a server entry may have. `comment` is accepted and ignored, as
-/// configuration files use it to explain an entry.
+/// The keys a server entry may have, in camelCase; each reads in snake_case
+/// too (see [`spelled`]). `comment` is accepted and ignored, as configuration
+/// files use it to explain an entry.
 const KEYS: [&str; 10] = [
     "command",
     "args",
@@ -135,11 +171,17 @@ const KEYS: [&str; 10] = [
 ];
 
 impl McpConfig {
-    /// Read `mcpServers` from a configuration document: at the top level or
-    /// under `tools`. A document with neither has no servers.
+    /// Read `mcpServers` (or `mcp_servers`) from a configuration document:
+    /// at the top level or under `tools`. A document with neither has no
+    /// servers.
     pub fn from_json(document: &Value) -> Result<Self, ConfigError> {
-        let servers = key(document, "mcpServers")
-            .or_else(|| key(document, "tools").and_then(|t| key(t, "mcpServers")));
+        let servers = match lookup(document, "mcpServers")? {
+            Some(servers) => Some(servers),
+            None => match lookup(document, "tools")? {
+                Some(tools) => lookup(tools, "mcpServers")?,
+                None => None,
+            },
+        };
         let Some(servers) = servers else {
             return Ok(Self::default());
         };
@@ -156,19 +198,223 @@ impl McpConfig {
             .collect::<Result<_, _>>()?;
         Ok(Self { servers })
     }
+
+    /// Parse a configuration document in JSON, TOML or YAML, told apart by
+    /// its content: JSON starts with `{`, TOML with a `[table]` or a
+    /// `key = value` line, anything else is read as YAML (comments and blank
+    /// lines first are skipped). An empty document has no servers.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith::mcp::{EnabledTools, McpConfig};
+    ///
+    /// // nanobot's YAML, in its snake_case spelling.
+    /// let yaml = McpConfig::from_str_any("
+    /// mcp_servers:
+    ///   my_server:
+    ///     command: python
+    ///     args: [-m, my_mcp_server]
+    ///     enabled_tools: [search]
+    ///     tool_timeout: 45
+    /// ").unwrap();
+    /// assert_eq!(yaml.servers[0].tool_timeout, Duration::from_secs(45));
+    /// assert_eq!(yaml.servers[0].enabled_tools, EnabledTools::Only(vec!["search".into()]));
+    ///
+    /// let toml = McpConfig::from_str_any(r#"
+    /// [tools.mcpServers.my_server]
+    /// command = "python"
+    /// args = ["-m", "my_mcp_server"]
+    /// enabledTools = ["search"]
+    /// toolTimeout = 45
+    /// "#).unwrap();
+    /// assert_eq!(toml, yaml);
+    ///
+    /// let both = McpConfig::from_str_any("
+    /// mcp_servers:
+    ///   s: {command: x, toolTimeout: 5, tool_timeout: 6}
+    /// ").unwrap_err();
+    /// assert_eq!(
+    ///     both.to_string(),
+    ///     "MCP server `s`: `toolTimeout` and `tool_timeout` are one key in two spellings; give it once"
+    /// );
+    /// ```
+    pub fn from_str_any(text: &str) -> Result<Self, ConfigError> {
+        let format = Format::sniff(text);
+        Self::from_json(&format.parse(text)?)
+    }
+
+    /// Read a configuration file: JSON, TOML or YAML by its extension
+    /// (`.json`, `.toml`, `.yaml`, `.yml`, in any case), by its content for
+    /// any other name. Only a regular file of at most 4 MiB is read: a
+    /// FIFO or a device named by mistake is refused before it is opened.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), toolsmith::mcp::ConfigError> {
+    /// let config = toolsmith::mcp::McpConfig::from_path("/home/me/.nanobot/config.yaml")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let failed = |message: String| ConfigError {
+            server: String::new(),
+            key: String::new(),
+            message: format!("{}: {message}", path.display()),
+        };
+        let text = read_bounded(path).map_err(failed)?;
+        let format = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(Format::from_extension)
+            .unwrap_or_else(|| Format::sniff(&text));
+        let document = format.parse(&text).map_err(|e| failed(e.message))?;
+        Self::from_json(&document)
+    }
+}
+
+/// The most a configuration file may hold: far more than any real one, and
+/// little enough to read whole.
+const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// The text of the regular file at `path`, refusing anything else.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    let metadata = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if !metadata.is_file() {
+        return Err("not a regular file".into());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut bytes = Vec::new();
+    // Bounded by what is read, not by the size seen before: the file may grow.
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB, too large for a configuration",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+}
+
+/// The languages a configuration document may be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Toml,
+    Yaml,
+}
+
+impl Format {
+    fn from_extension(extension: &str) -> Option<Self> {
+        match extension.to_ascii_lowercase().as_str() {
+            "json" => Some(Self::Json),
+            "toml" => Some(Self::Toml),
+            "yaml" | "yml" => Some(Self::Yaml),
+            _ => None,
+        }
+    }
+
+    /// The language of `text`, from its first line that is not blank or a
+    /// comment. JSON is YAML too, but read as JSON its mistakes are told in
+    /// JSON's terms.
+    fn sniff(text: &str) -> Self {
+        let text = text.trim_start_matches('\u{feff}');
+        let Some(first) = text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#'))
+        else {
+            return Self::Yaml;
+        };
+        if first.starts_with('{') {
+            return Self::Json;
+        }
+        // A `[table]` header, or a bare or quoted key followed by `=`.
+        let key_end = first
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.\"' ".contains(c)))
+            .unwrap_or(first.len());
+        if first.starts_with('[') || first[key_end..].starts_with('=') {
+            Self::Toml
+        } else {
+            Self::Yaml
+        }
+    }
+
+    /// The document `text` holds, as JSON values.
+    fn parse(self, text: &str) -> Result<Value, ConfigError> {
+        let text = text.trim_start_matches('\u{feff}');
+        let failed = |language: &str, e: &dyn fmt::Display| ConfigError {
+            server: String::new(),
+            key: String::new(),
+            message: format!("not valid {language}: {e}"),
+        };
+        match self {
+            Self::Json => serde_json::from_str(text).map_err(|e| failed("JSON", &e)),
+            Self::Toml => toml::from_str(text).map_err(|e| failed("TOML", &e)),
+            Self::Yaml if text.trim().is_empty() => Ok(Value::Null),
+            // The reader expands aliases within a bound, so a few lines
+            // cannot unfold into gigabytes (the "billion laughs"), and
+            // refuses deep nesting; but it reads the whole text first, in
+            // time that grows with the square of the `[`/`{` nesting, which
+            // is why that is measured before.
+            Self::Yaml if flow_depth(text) > MAX_YAML_FLOW_DEPTH => Err(failed(
+                "YAML",
+                &format!("`[` and `{{` nested deeper than {MAX_YAML_FLOW_DEPTH} levels"),
+            )),
+            Self::Yaml => yaml_serde::from_str(text).map_err(|e| failed("YAML", &e)),
+        }
+    }
+}
+
+/// How deep `[` and `{` may nest in YAML: the YAML reader's own limit on
+/// nesting.
+const MAX_YAML_FLOW_DEPTH: usize = 128;
+
+/// The deepest nesting of YAML flow collections in `text`, from a quick
+/// look that skips quoted scalars and comments. A `[` inside a plain scalar
+/// (`a[b`) counts too: too deep is only ever overstated.
+fn flow_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut chars = text.chars().peekable();
+    let mut after_space = true;
+    while let Some(c) = chars.next() {
+        match c {
+            '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            '#' if after_space => while chars.next_if(|&c| c != '\n').is_some() {},
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '\'' => {
+                // `''` inside is a quote, read as closing and opening again.
+                while chars.next_if(|&c| c != '\'').is_some() {}
+                chars.next();
+            }
+            _ => {}
+        }
+        after_space = c.is_whitespace() || matches!(c, '[' | '{' | ',');
+    }
+    deepest
 }
 
 impl std::str::FromStr for McpConfig {
     type Err = ConfigError;
 
-    /// Parse a configuration file's text (JSON).
+    /// Parse a configuration file's text: JSON, TOML or YAML, as
+    /// [`McpConfig::from_str_any`] tells them apart.
     fn from_str(text: &str) -> Result<Self, ConfigError> {
-        let document: Value = serde_json::from_str(text).map_err(|e| ConfigError {
-            server: String::new(),
-            key: "mcpServers".into(),
-            message: format!("the configuration is not valid JSON: {e}"),
-        })?;
-        Self::from_json(&document)
+        Self::from_str_any(text)
     }
 }
 
@@ -187,21 +433,21 @@ impl ServerConfig {
             return Err(err("", format!("expected an object, got {}", kind(entry))));
         };
         // Keys match without regard to case, so configurations written for
-        // hosts that capitalize them (`Command`, `Args`) read the same.
+        // hosts that capitalize them (`Command`, `Args`) read the same, and
+        // in snake_case, as nanobot writes them (`tool_timeout`).
         let mut canonical = Map::new();
+        let mut written: BTreeMap<&str, &str> = BTreeMap::new();
         for (key, value) in entry {
-            let Some(known) = KEYS.iter().find(|k| k.eq_ignore_ascii_case(key)) else {
+            let Some(known) = KEYS.iter().copied().find(|k| spelled(k, key)) else {
                 return Err(err(
                     key,
                     format!("unknown key `{key}`; expected one of: {}", KEYS.join(", ")),
                 ));
             };
-            if canonical
-                .insert((*known).to_owned(), value.clone())
-                .is_some()
-            {
-                return Err(err(key, format!("`{known}` is given twice")));
+            if let Some(first) = written.insert(known, key) {
+                return Err(err(key, twice(known, first, key)));
             }
+            canonical.insert(known.to_owned(), value.clone());
         }
         let entry = &canonical;
         let fields = Fields {
@@ -350,15 +596,54 @@ impl Fields<'_> {
     }
 }
 
-/// The value under `name` in an object, matching the key without regard to case.
-fn key<'v>(object: &'v Value, name: &str) -> Option<&'v Value> {
-    let object = object.as_object()?;
-    object.get(name).or_else(|| {
-        object
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    })
+/// Whether `written` is the camelCase key `known`, in that spelling or in
+/// snake_case, in any case.
+fn spelled(known: &str, written: &str) -> bool {
+    written.eq_ignore_ascii_case(known) || written.eq_ignore_ascii_case(&snake_case(known))
+}
+
+/// `toolTimeout` as `tool_timeout`.
+fn snake_case(camel: &str) -> String {
+    let mut snake = String::with_capacity(camel.len() + 2);
+    for c in camel.chars() {
+        if c.is_ascii_uppercase() {
+            snake.push('_');
+            snake.push(c.to_ascii_lowercase());
+        } else {
+            snake.push(c);
+        }
+    }
+    snake
+}
+
+/// Why the key `known`, written `first` and then `then`, is refused.
+fn twice(known: &str, first: &str, then: &str) -> String {
+    let snake = |k: &str| k.contains('_') && !known.contains('_');
+    if snake(first) == snake(then) {
+        format!("`{known}` is given twice")
+    } else {
+        format!("`{first}` and `{then}` are one key in two spellings; give it once")
+    }
+}
+
+/// The value under `name` in an object, matching the key in either spelling
+/// and without regard to case; a key given twice is an error.
+fn lookup<'v>(object: &'v Value, name: &str) -> Result<Option<&'v Value>, ConfigError> {
+    let Some(object) = object.as_object() else {
+        return Ok(None);
+    };
+    let mut found: Option<(&str, &Value)> = None;
+    for (key, value) in object.iter().filter(|(k, _)| spelled(name, k)) {
+        if let Some((first, _)) = found {
+            return Err(ConfigError {
+                server: String::new(),
+                key: name.to_owned(),
+                message: twice(name, first, key),
+            });
+        }
+        found = Some((key, value));
+    }
+    Ok(found.map(|(_, value)| value))
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -573,5 +858,271 @@ mod tests {
         );
         let err = "{".parse::<McpConfig>().unwrap_err();
         assert!(err.to_string().contains("not valid JSON"));
+    }
+
+    #[test]
+    fn nanobots_snake_case_reads_as_camel_case() {
+        let camel = McpConfig::from_json(&json!({"tools": {"mcpServers": {"s": {
+            "command": "x", "toolTimeout": 7, "enabledTools": ["a"]
+        }}}}))
+        .unwrap();
+        for snake in [
+            json!({"tools": {"mcp_servers": {"s": {"command": "x", "tool_timeout": 7, "enabled_tools": ["a"]}}}}),
+            json!({"tools": {"MCP_SERVERS": {"s": {"command": "x", "Tool_Timeout": 7, "ENABLED_TOOLS": ["a"]}}}}),
+            // Spellings mix freely as long as no key is given twice.
+            json!({"tools": {"mcp_servers": {"s": {"command": "x", "toolTimeout": 7, "enabled_tools": ["a"]}}}}),
+        ] {
+            assert_eq!(McpConfig::from_json(&snake).unwrap(), camel, "{snake}");
+        }
+        let top = McpConfig::from_json(&json!({"mcp_servers": {"s": {
+            "command": "x", "tool_timeout": 7, "enabled_tools": ["a"]
+        }}}))
+        .unwrap();
+        assert_eq!(top, camel);
+    }
+
+    #[test]
+    fn one_key_in_two_spellings_is_refused() {
+        let cases = [
+            (
+                json!({"mcpServers": {}, "mcp_servers": {}}),
+                "MCP configuration: `mcpServers`: `mcpServers` and `mcp_servers` are one key in two spellings; give it once",
+            ),
+            (
+                json!({"tools": {"mcp_servers": {}, "McpServers": {}}}),
+                "MCP configuration: `mcpServers`: `mcp_servers` and `McpServers` are one key in two spellings; give it once",
+            ),
+            (
+                json!({"mcpServers": {}, "McpServers": {}}),
+                "MCP configuration: `mcpServers`: `mcpServers` is given twice",
+            ),
+            (
+                json!({"mcpServers": {"s": {"command": "x", "enabled_tools": [], "enabledTools": []}}}),
+                "MCP server `s`: `enabled_tools` and `enabledTools` are one key in two spellings; give it once",
+            ),
+            (
+                json!({"mcpServers": {"s": {"command": "x", "ToolTimeout": 1, "tool_timeout": 2}}}),
+                "MCP server `s`: `ToolTimeout` and `tool_timeout` are one key in two spellings; give it once",
+            ),
+        ];
+        for (document, expected) in cases {
+            let err = McpConfig::from_json(&document).unwrap_err();
+            assert_eq!(err.to_string(), expected, "{document}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_alike_in_either_spelling() {
+        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, enabledTools, comment";
+        for (document, key) in [
+            (
+                json!({"mcpServers": {"s": {"command": "x", "toolTimout": 1}}}),
+                "toolTimout",
+            ),
+            (
+                json!({"mcp_servers": {"s": {"command": "x", "tool_timout": 1}}}),
+                "tool_timout",
+            ),
+            // Only camelCase keys have a second spelling.
+            (
+                json!({"mcp_servers": {"s": {"command": "x", "com_mand": "y"}}}),
+                "com_mand",
+            ),
+        ] {
+            let err = McpConfig::from_json(&document).unwrap_err();
+            assert_eq!(err.message, expected.replace("{}", key), "{document}");
+            assert_eq!((err.server.as_str(), err.key.as_str()), ("s", key));
+        }
+    }
+
+    /// One configuration, written in each language.
+    const JSON: &str = r#"{"tools": {"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "server-filesystem", "/tmp"], "env": {"DEBUG": "1"}},
+        "web": {"url": "https://example.com/mcp", "headers": {"X-Key": "k"}, "toolTimeout": 60, "enabledTools": ["search"]}
+    }}}"#;
+    const TOML: &str = r#"
+# MCP servers, as TOML.
+[tools.mcpServers.fs]
+command = "npx"
+args = ["-y", "server-filesystem", "/tmp"]
+env = { DEBUG = "1" }
+
+[tools.mcpServers.web]
+url = "https://example.com/mcp"
+headers = { X-Key = "k" }
+toolTimeout = 60
+enabledTools = ["search"]
+"#;
+    const YAML: &str = "
+# MCP servers, as nanobot writes them.
+tools:
+  mcp_servers:
+    fs:
+      command: npx
+      args: [-y, server-filesystem, /tmp]
+      env:
+        DEBUG: 1
+    web:
+      url: https://example.com/mcp
+      headers: {X-Key: k}
+      tool_timeout: 60
+      enabled_tools:
+        - search
+";
+
+    #[test]
+    fn json_toml_and_yaml_read_the_same() {
+        let json = McpConfig::from_str_any(JSON).unwrap();
+        assert_eq!(json.servers.len(), 2);
+        assert_eq!(McpConfig::from_str_any(TOML).unwrap(), json);
+        assert_eq!(McpConfig::from_str_any(YAML).unwrap(), json);
+        assert_eq!(YAML.parse::<McpConfig>().unwrap(), json);
+        // A byte order mark and leading comments do not hide the language.
+        let marked = format!("\u{feff}{TOML}");
+        assert_eq!(McpConfig::from_str_any(&marked).unwrap(), json);
+        assert_eq!(
+            McpConfig::from_str_any("mcpServers = {}").unwrap(),
+            McpConfig::default()
+        );
+        for empty in ["", "  \n", "# nothing yet\n", "---\n"] {
+            assert_eq!(
+                McpConfig::from_str_any(empty).unwrap(),
+                McpConfig::default(),
+                "{empty:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn documents_that_do_not_parse_say_in_which_language() {
+        for (text, language) in [
+            ("{\"mcpServers\": ", "JSON"),
+            ("[tools.mcpServers.fs\ncommand = 1", "TOML"),
+            ("mcp_servers:\n  fs: [unclosed", "YAML"),
+            ("a: b\n- c", "YAML"),
+        ] {
+            let err = McpConfig::from_str_any(text).unwrap_err();
+            let shown = err.to_string();
+            assert!(
+                shown.starts_with(&format!("MCP configuration: not valid {language}: ")),
+                "{text:?}: {shown}"
+            );
+            assert!(err.server.is_empty() && err.key.is_empty());
+        }
+        // A document of the wrong shape is an error about the shape.
+        let err = McpConfig::from_str_any("mcp_servers: [a, b]").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "MCP configuration: `mcpServers`: expected an object of servers, got a list"
+        );
+    }
+
+    #[test]
+    fn hostile_documents_are_refused_within_bounds() {
+        // A billion laughs: nine levels of ten aliases each.
+        let mut laughs = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for level in b'b'..=b'j' {
+            let previous = (level - 1) as char;
+            let level = level as char;
+            let refs = vec![format!("*{previous}"); 10].join(",");
+            laughs.push_str(&format!("{level}: &{level} [{refs}]\n"));
+        }
+        let err = McpConfig::from_str_any(&laughs).unwrap_err();
+        assert!(err.message.contains("not valid YAML"), "{err}");
+        let err = McpConfig::from_str_any(&format!("a: {}", "[".repeat(129))).unwrap_err();
+        assert_eq!(
+            err.message,
+            "not valid YAML: `[` and `{` nested deeper than 128 levels"
+        );
+        // Nesting deep enough to overflow a recursive reader's stack.
+        let depth = 100_000;
+        for deep in [
+            format!("{}{}", "[".repeat(depth), "]".repeat(depth)),
+            format!("a: {}{}", "[".repeat(depth), "]".repeat(depth)),
+            format!("a = {}{}", "[".repeat(depth), "]".repeat(depth)),
+            format!("{{\"a\": {}{}}}", "[".repeat(depth), "]".repeat(depth)),
+        ] {
+            assert!(McpConfig::from_str_any(&deep).is_err(), "{}", &deep[..8]);
+        }
+    }
+
+    #[test]
+    fn flow_nesting_is_measured_outside_quotes_and_comments() {
+        assert_eq!(flow_depth("a: [[1], {b: [2]}]"), 3);
+        assert_eq!(flow_depth("a: '[[[' # [[[[\nb: \"[[\\\"[\" [x]"), 1);
+        assert_eq!(flow_depth("a: 'it''s [' [y]"), 1);
+        assert_eq!(flow_depth("a#[[: [z]"), 3);
+        assert_eq!(flow_depth("]]] [ok]"), 1);
+    }
+
+    /// A fresh directory for one test's files.
+    fn scratch(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "toolsmith-mcp-config-{}-{test}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn files_are_read_by_extension_or_content() {
+        let dir = scratch("files");
+        let expected = McpConfig::from_str_any(JSON).unwrap();
+        for (name, text) in [
+            ("a.json", JSON),
+            ("b.toml", TOML),
+            ("c.yaml", YAML),
+            ("d.YML", YAML),
+            ("e.conf", TOML),
+            ("f", YAML),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(McpConfig::from_path(&path).unwrap(), expected, "{name}");
+        }
+        // The extension decides: YAML text in a `.toml` file is a TOML error.
+        let wrong = dir.join("g.toml");
+        std::fs::write(&wrong, YAML).unwrap();
+        let err = McpConfig::from_path(&wrong).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "MCP configuration: {}: not valid TOML",
+                wrong.display()
+            )),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let dir = scratch("refused");
+        let missing = McpConfig::from_path(dir.join("none.json")).unwrap_err();
+        assert!(missing.message.contains("cannot read it"), "{missing}");
+        let folder = McpConfig::from_path(&dir).unwrap_err();
+        assert!(folder.message.ends_with("not a regular file"), "{folder}");
+        let big = dir.join("big.json");
+        std::fs::write(&big, vec![b' '; (MAX_FILE_BYTES + 1) as usize]).unwrap();
+        let err = McpConfig::from_path(&big).unwrap_err();
+        assert!(err.message.contains("too large"), "{err}");
+        let binary = dir.join("binary.yaml");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        let err = McpConfig::from_path(&binary).unwrap_err();
+        assert!(err.message.ends_with("not UTF-8 text"), "{err}");
+        #[cfg(unix)]
+        {
+            // A FIFO nobody writes to would block a reader forever.
+            let fifo = dir.join("fifo.json");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if made.is_ok_and(|s| s.success()) {
+                let err = McpConfig::from_path(&fifo).unwrap_err();
+                assert!(err.message.ends_with("not a regular file"), "{err}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
