@@ -25,7 +25,12 @@ const READS: ToolAnnotations = ToolAnnotations {
 };
 
 /// The tools to mount for a server: its enabled tools, then one read-only
-/// tool per resource, per resource template and per prompt.
+/// tool per enabled resource, resource template and prompt.
+///
+/// A server that cannot list its tools fails; one that cannot list its
+/// resources, resource templates or prompts (an error, a malformed answer,
+/// no answer within its `toolTimeout`) keeps its tools, and the failure is
+/// logged as a warning. Lists it could give are mounted either way.
 pub(crate) async fn mount_all(
     link: &Arc<ServerLink>,
     session: &Session,
@@ -44,6 +49,7 @@ pub(crate) async fn mount_all(
         .map(|info| serde_json::to_value(&info.capabilities).unwrap_or_default())
         .unwrap_or_default();
     let offers = |what: &str| capabilities.get(what).is_some_and(|c| !c.is_null());
+    let enabled = &link.config().enabled_tools;
     let mut names = NameAllocator::default();
     let mut mounted: Vec<Arc<dyn Tool>> = Vec::new();
     if offers("tools") {
@@ -55,7 +61,7 @@ pub(crate) async fn mount_all(
             let definition = serde_json::to_value(&tool).unwrap_or_default();
             let raw = tool.name.to_string();
             let wrapped = names.allocate(&server, Kind::Tool, &raw);
-            if !link.config().enabled_tools.allows(&raw, &wrapped) {
+            if !enabled.allows(&raw, &wrapped) {
                 continue;
             }
             let spec = spec_from_mcp_tool(&wrapped, &server, &definition)
@@ -67,16 +73,26 @@ pub(crate) async fn mount_all(
             }));
         }
     }
+    // What a server lists besides its tools is extra: a failure here is
+    // logged and that list left out, never the server.
+    let optional = |what: &str, listed: Listed<Value>| {
+        listed
+            .map_err(|e| within(what, e))
+            .and_then(|listed| listed.map_err(|e| failed(what, &e)))
+            .unwrap_or_else(|e| {
+                tracing::warn!(server = %server, "{e}; its {what} are left out, its tools kept");
+                Vec::new()
+            })
+    };
     if offers("resources") {
-        let resources = tokio::time::timeout(limit, session.list_all_resources())
-            .await
-            .map_err(|e| within("resources", e))?
-            .map_err(|e| failed("resources", &e))?;
-        for resource in resources {
-            let resource = serde_json::to_value(&resource).unwrap_or_default();
+        let listed = tokio::time::timeout(limit, session.list_all_resources()).await;
+        for resource in optional("resources", as_values(listed)) {
             let str_of = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or_default();
             let (name, uri) = (str_of("name"), str_of("uri"));
             let wrapped = names.allocate(&server, Kind::Resource, name);
+            if !enabled.allows(name, &wrapped) {
+                continue;
+            }
             let mut description =
                 format!("Read the resource `{uri}` of the MCP server `{server}`.");
             if !str_of("description").is_empty() {
@@ -97,36 +113,30 @@ pub(crate) async fn mount_all(
         }
         // Templates came later to the protocol than resources: a server
         // that does not know the method keeps its other tools.
-        let templates = tokio::time::timeout(limit, session.list_all_resource_templates())
-            .await
-            .map_err(|e| within("resource templates", e))
-            .and_then(|listed| listed.map_err(|e| failed("resource templates", &e)))
-            .unwrap_or_else(|e| {
-                tracing::warn!(server = %server, "{e}");
-                Vec::new()
-            });
-        for template in templates {
-            let template = serde_json::to_value(&template).unwrap_or_default();
+        let listed = tokio::time::timeout(limit, session.list_all_resource_templates()).await;
+        for template in optional("resource templates", as_values(listed)) {
             match template_tool(link, &mut names, &template) {
-                Ok(tool) => mounted.push(Arc::new(tool)),
+                Ok((raw, tool)) if enabled.allows(&raw, &tool.spec.name) => {
+                    mounted.push(Arc::new(tool));
+                }
+                Ok(_) => {}
                 // One template we cannot read does not cost the server its other tools.
                 Err(e) => tracing::warn!(server = %server, "resource template left out: {e}"),
             }
         }
     }
     if offers("prompts") {
-        let prompts = tokio::time::timeout(limit, session.list_all_prompts())
-            .await
-            .map_err(|e| within("prompts", e))?
-            .map_err(|e| failed("prompts", &e))?;
-        for prompt in prompts {
-            let prompt = serde_json::to_value(&prompt).unwrap_or_default();
+        let listed = tokio::time::timeout(limit, session.list_all_prompts()).await;
+        for prompt in optional("prompts", as_values(listed)) {
             let name = prompt
                 .get("name")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
             let wrapped = names.allocate(&server, Kind::Prompt, &name);
+            if !enabled.allows(&name, &wrapped) {
+                continue;
+            }
             let description = match prompt.get("description").and_then(Value::as_str) {
                 Some(d) if !d.trim().is_empty() => {
                     format!("{d} (the prompt `{name}` of the MCP server `{server}`)")
@@ -146,13 +156,29 @@ pub(crate) async fn mount_all(
     Ok(mounted)
 }
 
+/// A list the server was asked for: the answer, if it came in time.
+type Listed<T> = Result<Result<Vec<T>, rmcp::ServiceError>, tokio::time::error::Elapsed>;
+
+/// The items of a list as JSON, read the same way whatever their type.
+fn as_values<T: serde::Serialize>(listed: Listed<T>) -> Listed<Value> {
+    listed.map(|listed| {
+        listed.map(|items| {
+            items
+                .iter()
+                .map(|item| serde_json::to_value(item).unwrap_or_default())
+                .collect()
+        })
+    })
+}
+
 /// A read-only tool for a resource template: its variables are the
-/// parameters, the URI they make is read as a resource's is.
+/// parameters, the URI they make is read as a resource's is. Returned with
+/// the template's own name.
 fn template_tool(
     link: &Arc<ServerLink>,
     names: &mut NameAllocator,
     template: &Value,
-) -> Result<McpResourceTool, String> {
+) -> Result<(String, McpResourceTool), String> {
     let server = link.name();
     let str_of = |k: &str| template.get(k).and_then(Value::as_str).unwrap_or_default();
     let (name, uri_template) = (str_of("name"), str_of("uriTemplate"));
@@ -167,11 +193,12 @@ fn template_tool(
     let spec = ToolSpec::new(wrapped, description, parsed.schema(name))
         .with_annotations(READS)
         .with_timeout(link.config().tool_timeout);
-    Ok(McpResourceTool {
+    let tool = McpResourceTool {
         link: Arc::clone(link),
         spec,
         address: Address::Template(parsed),
-    })
+    };
+    Ok((name.to_owned(), tool))
 }
 
 /// A prompt's arguments as a parameters schema: all strings, as MCP has them.
