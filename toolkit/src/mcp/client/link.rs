@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
 
 use super::handler::ClientSide;
 use super::sampling::Sampler;
@@ -34,15 +36,32 @@ use crate::tool::Tool;
 /// `npx -y` start downloads the server, which takes longer than a call.
 const CONNECT_TIMEOUT_FLOOR: Duration = Duration::from_secs(60);
 
+/// How long closing a session may take. The SDK closes a stdio server's
+/// input, waits 3 s for it to exit, sends SIGTERM, waits 3 s more, then
+/// kills it; this leaves room for all of that.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A live session with a server.
 pub(crate) type Session = RunningService<RoleClient, ClientSide>;
+
+/// An open session, and how to know when it has closed.
+struct Open {
+    session: Arc<Session>,
+    /// Cancelled when the session's transport is dropped: its connection is
+    /// closed then, and a stdio server's process has exited.
+    closed: CancellationToken,
+}
 
 /// A configured server and, once connected, its session.
 pub struct ServerLink {
     config: ServerConfig,
     registry: Weak<ToolRegistry>,
     /// Held while connecting, so two first calls start one process, not two.
-    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    session: tokio::sync::Mutex<Option<Open>>,
+    /// Set when the server is removed from its clients: it is not connected
+    /// again, and its tools are not mounted again (a call or a list-changed
+    /// notification in flight may still hold the link).
+    retired: AtomicBool,
     /// The names this server has in the registry now.
     mounted: Mutex<Vec<String>>,
     /// Calls waiting for progress, by the token sent with them.
@@ -66,6 +85,7 @@ impl ServerLink {
             config,
             registry: Arc::downgrade(registry),
             session: tokio::sync::Mutex::new(None),
+            retired: AtomicBool::new(false),
             mounted: Mutex::new(Vec::new()),
             progress: Mutex::new(ProgressRoutes::default()),
             sampler: Mutex::new(None),
@@ -103,18 +123,26 @@ impl ServerLink {
             .lock()
             .await
             .as_ref()
-            .is_some_and(|s| !s.is_transport_closed())
+            .is_some_and(|open| !open.session.is_transport_closed())
     }
 
     /// The open session, connecting first when there is none (or it died).
     pub(crate) async fn session(&self) -> Result<Arc<Session>, String> {
         let mut slot = self.session.lock().await;
-        if let Some(session) = slot.as_ref().filter(|s| !s.is_transport_closed()) {
-            return Ok(Arc::clone(session));
+        // Checked under the lock `retire` takes to close the session, so a
+        // removed server is never started again.
+        if self.retired.load(Ordering::SeqCst) {
+            return Err(format!("the MCP server `{}` was removed", self.config.name));
+        }
+        if let Some(open) = slot
+            .as_ref()
+            .filter(|open| !open.session.is_transport_closed())
+        {
+            return Ok(Arc::clone(&open.session));
         }
         *slot = None;
         let limit = self.config.tool_timeout.max(CONNECT_TIMEOUT_FLOOR);
-        let session = tokio::time::timeout(limit, self.connect())
+        let open = tokio::time::timeout(limit, self.connect())
             .await
             .map_err(|_| {
                 format!(
@@ -122,25 +150,59 @@ impl ServerLink {
                     self.config.name
                 )
             })??;
-        let session = Arc::new(session);
-        *slot = Some(Arc::clone(&session));
+        let session = Arc::clone(&open.session);
+        *slot = Some(open);
         Ok(session)
     }
 
     /// Forget `dead` so the next call connects anew.
     async fn forget(&self, dead: &Arc<Session>) {
         let mut slot = self.session.lock().await;
-        if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, dead)) {
+        if slot
+            .as_ref()
+            .is_some_and(|open| Arc::ptr_eq(&open.session, dead))
+        {
             *slot = None;
         }
     }
 
-    /// Close the session, if any (a stdio server's process is stopped).
+    /// Close the session, if any, and wait (10 s at most) until it is
+    /// closed: a stdio server's process has exited, asked to by closing its
+    /// input, then by SIGTERM, then killed.
     pub async fn disconnect(&self) {
-        let session = self.session.lock().await.take();
-        if let Some(session) = session {
-            session.cancellation_token().cancel();
+        let open = self.session.lock().await.take();
+        if let Some(open) = open {
+            // Calls still holding the session see it closed and fail.
+            open.session.cancellation_token().cancel();
+            if tokio::time::timeout(CLOSE_TIMEOUT, open.closed.cancelled())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    server = %self.config.name,
+                    "the MCP server's connection did not close within {CLOSE_TIMEOUT:?}"
+                );
+            }
         }
+    }
+
+    /// Take the server out for good: its tools leave the registry in one
+    /// step, then its session is closed; nothing connects it again.
+    pub(crate) async fn retire(&self) {
+        self.retired.store(true, Ordering::SeqCst);
+        self.take_tools_out();
+        self.disconnect().await;
+    }
+
+    /// Take this server's tools out of the registry in one step.
+    fn take_tools_out(&self) {
+        let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(registry) = self.registry.upgrade() {
+            let owned = |name: &str| mounted.iter().any(|n| n == name);
+            // Removing only: nothing new can clash.
+            let _ = registry.replace(owned, Vec::new());
+        }
+        mounted.clear();
     }
 
     /// Call a tool, handing the server's progress notifications for the
@@ -187,16 +249,10 @@ impl ServerLink {
     /// a later [`refresh`](Self::refresh) (or `McpClients::connect`) mounts them again.
     pub async fn unmount(&self) {
         self.disconnect().await;
-        let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(registry) = self.registry.upgrade() {
-            let owned = |name: &str| mounted.iter().any(|n| n == name);
-            // Removing only: nothing new can clash.
-            let _ = registry.replace(owned, Vec::new());
-        }
-        mounted.clear();
+        self.take_tools_out();
     }
 
-    async fn connect(&self) -> Result<Session, String> {
+    async fn connect(&self) -> Result<Open, String> {
         let name = &self.config.name;
         let handler = ClientSide {
             link: self.me.clone(),
@@ -210,7 +266,8 @@ impl ServerLink {
         let failed = |e: &dyn std::fmt::Display| {
             format!("could not connect to the MCP server `{name}`: {e}")
         };
-        match &self.config.transport {
+        let closed = CancellationToken::new();
+        let session = match &self.config.transport {
             Transport::Stdio {
                 command,
                 args,
@@ -237,7 +294,7 @@ impl ServerLink {
                     });
                 }
                 handler
-                    .serve(self.tap(transport))
+                    .serve(self.tap(transport, &closed))
                     .await
                     .map_err(|e| failed(&e))
             }
@@ -246,7 +303,7 @@ impl ServerLink {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler
-                    .serve(self.tap(transport))
+                    .serve(self.tap(transport, &closed))
                     .await
                     .map_err(|e| failed(&e))
             }
@@ -256,18 +313,24 @@ impl ServerLink {
                     .await
                     .map_err(|e| failed(&e))?;
                 handler
-                    .serve(self.tap(transport))
+                    .serve(self.tap(transport, &closed))
                     .await
                     .map_err(|e| failed(&e))
             }
-        }
+        }?;
+        Ok(Open {
+            session: Arc::new(session),
+            closed,
+        })
     }
 
-    /// `transport`, with progress notifications routed as they arrive.
-    fn tap<T>(&self, transport: T) -> ProgressTap<T> {
+    /// `transport`, with progress notifications routed as they arrive, and
+    /// `closed` cancelled when it is dropped.
+    fn tap<T>(&self, transport: T, closed: &CancellationToken) -> ProgressTap<T> {
         ProgressTap {
             inner: transport,
             link: self.me.clone(),
+            _closed: closed.clone().drop_guard(),
         }
     }
 
@@ -284,6 +347,23 @@ impl ServerLink {
             .ok_or("the registry the MCP tools belong to is gone")?;
         let names: Vec<String> = tools.iter().map(|t| t.spec().name.to_string()).collect();
         let mut mounted = self.mounted.lock().unwrap_or_else(|e| e.into_inner());
+        // Checked under the lock `retire` takes out the tools under, so a
+        // removed server's tools are never mounted again.
+        if self.retired.load(Ordering::SeqCst) {
+            return Err(format!("the MCP server `{}` was removed", self.config.name));
+        }
+        // The names below become this server's: one already taken by a tool
+        // that is not (the host's own, another server's) is refused rather
+        // than replaced.
+        if let Some(taken) = names
+            .iter()
+            .find(|n| !mounted.contains(n) && registry.contains(n))
+        {
+            return Err(format!(
+                "the MCP server `{}`'s tools: `{taken}` is the name of a tool already in the registry",
+                self.config.name
+            ));
+        }
         let owned =
             |name: &str| mounted.iter().any(|n| n == name) || names.iter().any(|n| n == name);
         registry

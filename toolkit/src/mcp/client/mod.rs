@@ -8,12 +8,12 @@ mod tap;
 mod template;
 mod tools;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 pub use link::ServerLink;
 pub use sampling::{Sampled, Sampler, SamplingMessage, SamplingRequest};
 
-use crate::mcp::config::McpConfig;
+use crate::mcp::config::{McpConfig, ServerConfig};
 use crate::registry::ToolRegistry;
 
 /// The configured MCP servers, mounted into one registry.
@@ -23,6 +23,10 @@ use crate::registry::ToolRegistry;
 /// mounts its tools; a server that fails is left out and tried again on the
 /// next `connect`. Each mounted tool reconnects its server itself when the
 /// connection died (a crashed process is started again on the next call).
+///
+/// Servers can also come and go while the agent runs:
+/// [`add_server`](Self::add_server) connects one more and mounts its tools,
+/// [`remove_server`](Self::remove_server) takes one out and stops it.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -41,9 +45,23 @@ use crate::registry::ToolRegistry;
 /// assert!(registry.contains("mcp_fs_read_text_file"));
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
 pub struct McpClients {
-    links: Vec<Arc<ServerLink>>,
+    /// The servers, in the order they were configured or added. Never held
+    /// across an await: each use takes a copy.
+    links: Mutex<Vec<Arc<ServerLink>>>,
+    /// Where servers added later mount their tools.
+    registry: Weak<ToolRegistry>,
+    /// Given to servers added later too.
+    sampler: Option<Arc<dyn Sampler>>,
+}
+
+impl std::fmt::Debug for McpClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClients")
+            .field("servers", &self.servers())
+            .field("sampler", &self.sampler.is_some())
+            .finish()
+    }
 }
 
 impl McpClients {
@@ -54,7 +72,11 @@ impl McpClients {
             .into_iter()
             .map(|server| ServerLink::new(server, registry))
             .collect();
-        Self { links }
+        Self {
+            links: Mutex::new(links),
+            registry: Arc::downgrade(registry),
+            sampler: None,
+        }
     }
 
     /// Answer the servers' sampling requests (`sampling/createMessage`) with
@@ -62,7 +84,8 @@ impl McpClients {
     /// client offers sampling, and what it asks for goes to `sampler`.
     /// Without a sampler the capability is not declared and such requests
     /// are refused. Set it before [`connect`](Self::connect): sessions
-    /// already open keep what they were opened with.
+    /// already open keep what they were opened with. Servers added later
+    /// with [`add_server`](Self::add_server) get it too.
     ///
     /// ```no_run
     /// # use std::sync::Arc;
@@ -81,27 +104,34 @@ impl McpClients {
     /// clients.connect().await;
     /// # }
     /// ```
-    pub fn with_sampler(self, sampler: impl Sampler) -> Self {
+    pub fn with_sampler(mut self, sampler: impl Sampler) -> Self {
         let sampler: Arc<dyn Sampler> = Arc::new(sampler);
-        for link in &self.links {
+        for link in self.links() {
             link.set_sampler(Arc::clone(&sampler));
         }
+        self.sampler = Some(sampler);
         self
+    }
+
+    /// A copy of the list of links, so no lock is held while they work.
+    fn links(&self) -> Vec<Arc<ServerLink>> {
+        self.links.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Connect every server that has no session yet and mount its tools.
     /// Returns, per server, how many tools it has mounted or why it failed;
     /// servers already connected are not asked again.
     pub async fn connect(&self) -> Vec<(String, Result<usize, String>)> {
-        let mut outcomes = Vec::with_capacity(self.links.len());
-        let attempts = self.links.iter().map(|link| async move {
+        let links = self.links();
+        let mut outcomes = Vec::with_capacity(links.len());
+        let attempts = links.iter().map(|link| async move {
             if link.is_connected().await && !link.mounted().is_empty() {
                 return Ok(link.mounted().len());
             }
             link.refresh().await
         });
         let results = futures_util::future::join_all(attempts).await;
-        for (link, result) in self.links.iter().zip(results) {
+        for (link, result) in links.iter().zip(results) {
             if let Err(e) = &result {
                 tracing::warn!(server = %link.name(), "MCP server not connected (will retry): {e}");
             }
@@ -110,15 +140,88 @@ impl McpClients {
         outcomes
     }
 
-    /// The configured servers' names, in configuration order.
-    pub fn servers(&self) -> Vec<&str> {
-        self.links.iter().map(|l| l.name()).collect()
+    /// Connect one more server now and mount its tools, resources and
+    /// prompts in the registry, all in one step; returns how many it
+    /// mounted. A server of the same name already here is an error (remove
+    /// it first), and so is a server that cannot be reached or whose tools
+    /// the registry refuses: such a server is not kept, its process (if it
+    /// started one) is stopped, and nothing of it is mounted.
+    ///
+    /// ```no_run
+    /// # async fn run(clients: toolsmith::mcp::McpClients) -> Result<(), Box<dyn std::error::Error>> {
+    /// use serde_json::json;
+    /// use toolsmith::mcp::ServerConfig;
+    ///
+    /// let git = ServerConfig::from_json("git", &json!({"command": "uvx", "args": ["mcp-server-git"]}))?;
+    /// let mounted = clients.add_server(git).await?;
+    /// println!("git: {mounted} tools");
+    /// // ... later, when the user turns it off:
+    /// clients.remove_server("git").await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_server(&self, config: ServerConfig) -> Result<usize, String> {
+        let name = config.name.clone();
+        let registry = self
+            .registry
+            .upgrade()
+            .ok_or("the registry the MCP tools belong to is gone")?;
+        let link = ServerLink::new(config, &registry);
+        if let Some(sampler) = &self.sampler {
+            link.set_sampler(Arc::clone(sampler));
+        }
+        {
+            // Checked and reserved in one step, so two adds of one name
+            // cannot both go on.
+            let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+            if links.iter().any(|l| l.name() == name) {
+                return Err(format!(
+                    "an MCP server named `{name}` is already there; remove it first"
+                ));
+            }
+            links.push(Arc::clone(&link));
+        }
+        match link.refresh().await {
+            Ok(count) => Ok(count),
+            Err(e) => {
+                self.links
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .retain(|l| !Arc::ptr_eq(l, &link));
+                link.retire().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Take the server called `name` out: its tools, resources and prompts
+    /// leave the registry in one step, then its session is closed and, for
+    /// a stdio server, its process stopped and waited for (10 s at most).
+    /// Calls to it still running fail, and nothing connects it again.
+    /// Returns whether there was such a server.
+    pub async fn remove_server(&self, name: &str) -> bool {
+        let removed = {
+            let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+            let index = links.iter().position(|l| l.name() == name);
+            index.map(|i| links.remove(i))
+        };
+        match removed {
+            Some(link) => {
+                link.retire().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The servers' names, in the order they were configured or added.
+    pub fn servers(&self) -> Vec<String> {
+        self.links().iter().map(|l| l.name().to_owned()).collect()
     }
 
     /// The names of the servers with an open session now.
     pub async fn connected(&self) -> Vec<String> {
         let mut names = Vec::new();
-        for link in &self.links {
+        for link in self.links() {
             if link.is_connected().await {
                 names.push(link.name().to_owned());
             }
@@ -127,14 +230,16 @@ impl McpClients {
     }
 
     /// The link to the server called `name`.
-    pub fn server(&self, name: &str) -> Option<&Arc<ServerLink>> {
-        self.links.iter().find(|l| l.name() == name)
+    pub fn server(&self, name: &str) -> Option<Arc<ServerLink>> {
+        self.links().into_iter().find(|l| l.name() == name)
     }
 
-    /// Close every session (stdio servers' processes are stopped).
+    /// Close every session (stdio servers' processes are stopped and waited
+    /// for, 10 s at most). The servers stay: the next
+    /// [`connect`](Self::connect), or a call to one of their tools,
+    /// connects them again.
     pub async fn disconnect(&self) {
-        for link in &self.links {
-            link.disconnect().await;
-        }
+        let links = self.links();
+        futures_util::future::join_all(links.iter().map(|link| link.disconnect())).await;
     }
 }

@@ -21,6 +21,10 @@ use crate::context::Progress;
 pub(crate) struct ProgressTap<T> {
     pub(crate) inner: T,
     pub(crate) link: Weak<ServerLink>,
+    /// Dropped after `inner` (fields drop in order), so whoever waits on its
+    /// token learns the connection is gone only once it is: a stdio
+    /// server's process has exited by then.
+    pub(crate) _closed: tokio_util::sync::DropGuard,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
