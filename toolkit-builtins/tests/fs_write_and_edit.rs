@@ -332,6 +332,125 @@ async fn edit_understands_parameters_written_in_camel_case() {
 }
 
 #[tokio::test]
+async fn regex_mode_replaces_with_capture_groups() {
+    let env = Env::new();
+    env.write("cfg.txt", "name = alpha\nport = 8080\n");
+    let out = env
+        .ok(
+            "edit_file",
+            json!({"path": "cfg.txt", "old_text": r"port = (\d+)", "new_text": "port = 1$1", "regex": true}),
+        )
+        .await;
+    assert_eq!(env.read("cfg.txt"), "name = alpha\nport = 18080\n");
+    assert_eq!(
+        out.content,
+        "Edited `cfg.txt`: replaced 1 match at line 2 (+1 -1 lines).\n 1|name = alpha\n-2|port = 8080\n+2|port = 18080\n"
+    );
+    assert!(
+        out.display
+            .unwrap()
+            .contains("-port = 8080\n+port = 18080\n")
+    );
+    // Named groups, `${1}` before a letter, `$$` for a dollar sign.
+    env.ok(
+        "edit_file",
+        json!({"path": "cfg.txt", "old_text": r"(?P<key>\w+) = (?P<value>[a-z]+)", "new_text": "${key}: $${value} ${2}x", "regex": true}),
+    )
+    .await;
+    assert_eq!(env.read("cfg.txt"), "name: ${value} alphax\nport = 18080\n");
+}
+
+#[tokio::test]
+async fn regex_mode_has_the_ambiguity_rules_of_exact_mode() {
+    let env = Env::new();
+    env.write("t.txt", "v1 = 1\nv2 = 2\nv3 = 3\n");
+    let args = |extra: serde_json::Value| {
+        let mut args = json!({"path": "t.txt", "old_text": r"(?m)^v(\d) = \d$", "new_text": "v$1 = 0", "regex": true});
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let err = env.err("edit_file", args(json!({}))).await;
+    assert!(
+        err.contains("the pattern matches 3 times in `t.txt` (at lines 1, 2, 3)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("replace_all=true") && err.contains("occurrence=N"),
+        "{err}"
+    );
+    let out = env.ok("edit_file", args(json!({"occurrence": 2}))).await;
+    assert!(
+        out.content
+            .starts_with("Edited `t.txt`: replaced 1 match at line 2 (+1 -1 lines).")
+    );
+    assert_eq!(env.read("t.txt"), "v1 = 1\nv2 = 0\nv3 = 3\n");
+    let err = env.err("edit_file", args(json!({"occurrence": 9}))).await;
+    assert!(
+        err.contains("occurrence 9 asked for, but the pattern matches 3 time(s)"),
+        "{err}"
+    );
+    let out = env
+        .ok("edit_file", args(json!({"replace_all": true})))
+        .await;
+    assert!(
+        out.content
+            .starts_with("Edited `t.txt`: replaced 3 matches, the first at line 1 (+2 -2 lines)."),
+        "{}",
+        out.content
+    );
+    assert_eq!(env.read("t.txt"), "v1 = 0\nv2 = 0\nv3 = 0\n");
+    // Matching again changes nothing, and says so.
+    let err = env
+        .err("edit_file", args(json!({"replace_all": true})))
+        .await;
+    assert!(err.contains("leaves `t.txt` as it is"), "{err}");
+}
+
+#[tokio::test]
+async fn regex_mode_explains_what_it_refuses() {
+    let env = Env::new();
+    env.write("f.rs", "call(x);\nother();\n");
+    let regex = |old: &str, new: &str| json!({"path": "f.rs", "old_text": old, "new_text": new, "regex": true});
+    // No match: the literal text is there, unescaped.
+    let err = env.err("edit_file", regex("call(x);", "y")).await;
+    assert!(
+        err.contains("the pattern `call(x);` matches nothing in `f.rs`"),
+        "{err}"
+    );
+    assert!(err.contains("As plain text it occurs 1 time(s)"), "{err}");
+    let err = env.err("edit_file", regex("^other", "y")).await;
+    assert!(err.contains("start the pattern with (?m)"), "{err}");
+    // Not a regex, a group that does not exist, a pattern too large.
+    let err = env.err("edit_file", regex("call(", "y")).await;
+    assert!(err.contains("is not a valid regular expression"), "{err}");
+    let err = env.err("edit_file", regex(r"call\((\w)\)", "$2")).await;
+    assert!(
+        err.contains("refers to group `2`, which the pattern does not have"),
+        "{err}"
+    );
+    let err = env.err("edit_file", regex(r"(\w)", "$1_x")).await;
+    assert!(err.contains("write `${1}_x`"), "{err}");
+    let err = env.err("edit_file", regex(r"\w{1000}{1000}", "y")).await;
+    assert!(err.contains("too large once compiled"), "{err}");
+    assert_eq!(env.read("f.rs"), "call(x);\nother();\n");
+}
+
+#[tokio::test]
+async fn regex_mode_can_insert_at_every_line() {
+    let env = Env::new();
+    env.write("s.sh", "a\nb\n");
+    env.ok(
+        "edit_file",
+        json!({"path": "s.sh", "old_text": "(?m)^", "new_text": "# ", "regex": true, "replace_all": true}),
+    )
+    .await;
+    // `^` with (?m) also matches after the last line break: an empty line.
+    assert_eq!(env.read("s.sh"), "# a\n# b\n# ");
+}
+
+#[tokio::test]
 async fn a_huge_edit_shows_the_model_a_bounded_diff() {
     let env = Env::new();
     let content: String = (0..5000).map(|i| format!("item {i}\n")).collect();

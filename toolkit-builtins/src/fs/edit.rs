@@ -1,5 +1,5 @@
-//! `edit_file`: replace a passage of a file, showing the model the changed
-//! lines and the user the whole diff.
+//! `edit_file`: replace a passage of a file, or what a regex matches,
+//! showing the model the changed lines and the user the whole diff.
 
 use std::ops::Range;
 
@@ -8,6 +8,7 @@ use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 
 use super::diff::{self, Replaced};
 use super::matching::{self, How, MAX_MATCHES};
+use super::rewrite;
 use super::state::FileState;
 use super::write::{Previous, Prior, read_previous};
 use super::{FsLimits, sniff};
@@ -16,18 +17,22 @@ use crate::sandbox::Workspace;
 /// Replace text in a file.
 ///
 /// `old_text` is looked up exactly first, then ignoring differences in
-/// whitespace and indentation. It must occur once, unless `replace_all` is
-/// set or `occurrence` picks one. When it is not found, the error shows the
-/// most similar passage of the file. The answer shows the changed lines
-/// with their new line numbers. Read the file first.
+/// whitespace and indentation. With `regex` set, `old_text` is a regular
+/// expression (Rust syntax; `(?m)` makes `^`/`$` match at every line, `(?s)`
+/// lets `.` match line breaks) and `new_text` may use its groups as `$1`,
+/// `${1}` or `${name}` (`$$` is a `$`). It must match once, unless
+/// `replace_all` is set or `occurrence` picks one. When nothing matches, the
+/// error says why (for literal text, with the most similar passage). The
+/// answer shows the changed lines with their new line numbers. Read the
+/// file first.
 #[tool(destructive, exclusive, category = filesystem_write, risk = medium)]
-#[allow(clippy::too_many_arguments)]
 pub async fn edit_file(
     ctx: &ToolContext,
     /// Path of the file, relative to the workspace root.
     #[arg(min_length = 1)]
     path: String,
-    /// The text to replace, including enough surrounding lines to be unique.
+    /// The text to replace, including enough surrounding lines to be
+    /// unique; a regular expression when `regex` is set.
     #[arg(min_length = 1)]
     old_text: String,
     /// The text to put in its place.
@@ -38,6 +43,10 @@ pub async fn edit_file(
     /// Which occurrence to replace when there are several, 1-based.
     #[arg(minimum = 1)]
     occurrence: Option<u64>,
+    /// Take `old_text` as a regular expression and `new_text` as its
+    /// replacement, with `$1` or `${name}` for groups.
+    #[arg(default = false)]
+    regex: bool,
 ) -> Result<ToolOutput, ToolError> {
     let ctx = ctx.clone();
     let edit = Edit {
@@ -46,6 +55,7 @@ pub async fn edit_file(
         new_text,
         replace_all,
         occurrence,
+        regex,
     };
     super::blocking::run(move |stop| edit_file_blocking(&ctx, stop, edit)).await?
 }
@@ -57,22 +67,20 @@ struct Edit {
     new_text: String,
     replace_all: bool,
     occurrence: Option<u64>,
+    regex: bool,
 }
 
 /// The body of [`edit_file`], on a blocking thread.
-fn edit_file_blocking(
-    ctx: &ToolContext,
-    _stop: &Stop,
-    edit: Edit,
-) -> Result<ToolOutput, ToolError> {
+fn edit_file_blocking(ctx: &ToolContext, stop: &Stop, edit: Edit) -> Result<ToolOutput, ToolError> {
     let Edit {
         path,
         old_text,
         new_text,
         replace_all,
         occurrence,
+        regex,
     } = edit;
-    if old_text == new_text {
+    if !regex && old_text == new_text {
         return Err(ToolError::failed(
             "old_text and new_text are the same; nothing would change",
         ));
@@ -82,6 +90,14 @@ fn edit_file_blocking(
             "give either replace_all or occurrence, not both",
         ));
     }
+    // A bad pattern is refused before the file is read.
+    let pattern = if regex {
+        let pattern = rewrite::compile(&old_text).map_err(ToolError::failed)?;
+        rewrite::check_template(&pattern, &new_text).map_err(ToolError::failed)?;
+        Some(pattern)
+    } else {
+        None
+    };
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
     let state = FileState::of(ctx);
@@ -104,26 +120,39 @@ fn edit_file_blocking(
     if let (Some(state), Some((key, version))) = (state, &seen) {
         state.check_write(&path, key, version)?;
     }
-    let Some(found) = matching::find(&content, &old_text) else {
-        return Err(ToolError::failed(not_found(&path, &content, &old_text)));
+    let (ranges, how, what) = match &pattern {
+        Some(pattern) => {
+            let ranges =
+                rewrite::find(pattern, &content, MAX_MATCHES, stop).ok_or(ToolError::Cancelled)?;
+            if ranges.is_empty() {
+                return Err(ToolError::failed(rewrite::no_match(
+                    &path, &content, &old_text,
+                )));
+            }
+            (ranges, None, "the pattern matches")
+        }
+        None => {
+            let Some(found) = matching::find(&content, &old_text) else {
+                return Err(ToolError::failed(not_found(&path, &content, &old_text)));
+            };
+            (found.ranges, Some(found.how), "old_text occurs")
+        }
     };
-    let (ranges, how) = (found.ranges, found.how);
-    let chosen = choose(
-        &ranges,
-        &content,
-        &path,
-        "old_text occurs",
-        replace_all,
-        occurrence,
-    )?;
-    let texts: Vec<String> = chosen
-        .iter()
-        .map(|&i| match how {
-            How::Crlf => new_text.replace("\r\n", "\n").replace('\n', "\r\n"),
-            How::Whitespace => matching::adapt(&content, &ranges[i], &old_text, &new_text),
-            How::Exact => new_text.clone(),
-        })
-        .collect();
+    let chosen = choose(&ranges, &content, &path, what, replace_all, occurrence)?;
+    let texts: Vec<String> = match (&pattern, how) {
+        (Some(pattern), _) => rewrite::expand(pattern, &content, &new_text, &chosen, stop)
+            .ok_or(ToolError::Cancelled)?,
+        (None, how) => chosen
+            .iter()
+            .map(|&i| match how {
+                Some(How::Crlf) => new_text.replace("\r\n", "\n").replace('\n', "\r\n"),
+                Some(How::Whitespace) => {
+                    matching::adapt(&content, &ranges[i], &old_text, &new_text)
+                }
+                _ => new_text.clone(),
+            })
+            .collect(),
+    };
     let chosen_ranges: Vec<Range<usize>> = chosen.iter().map(|&i| ranges[i].clone()).collect();
     let edited = splice(
         &content,
@@ -151,15 +180,17 @@ fn edit_file_blocking(
         .collect();
     let compact = diff::compact(&content, &edited, &replaced);
     let first_line = matching::line_of(&content, chosen_ranges[0].start);
-    let what = if chosen.len() == 1 {
-        format!("1 occurrence at line {first_line}")
+    let (one, many) = if regex {
+        ("match", "matches")
     } else {
-        format!(
-            "{} occurrences, the first at line {first_line}",
-            chosen.len()
-        )
+        ("occurrence", "occurrences")
     };
-    let how = if how == How::Whitespace {
+    let what = if chosen.len() == 1 {
+        format!("1 {one} at line {first_line}")
+    } else {
+        format!("{} {many}, the first at line {first_line}", chosen.len())
+    };
+    let how = if how == Some(How::Whitespace) {
         " (matched ignoring whitespace differences)"
     } else {
         ""

@@ -9,8 +9,14 @@
 //! read of unchanged lines gets a short note instead of the same text.
 //!
 //! `edit_file` replaces literal text (exactly, then ignoring whitespace
-//! differences). The model reads the changed lines with their numbers,
-//! bounded; the user gets the whole unified diff as display text.
+//! differences) or, with `regex`, what a bounded regular expression matches
+//! (the `regex` crate: linear time, compiled size capped). The model reads
+//! the changed lines with their numbers, bounded; the user gets the whole
+//! unified diff as display text. Why these crates: `similar` makes the unified diffs shown to
+//! the user (the one diff crate with a unified-diff writer and no extra
+//! dependencies); `base64` encodes images for models that can see them;
+//! file types are told by a short table of magic numbers in [`sniff`]
+//! rather than a detection crate, since only a handful of types matter.
 
 pub(crate) mod blocking;
 mod diff;
@@ -21,6 +27,7 @@ mod matching;
 pub mod noise;
 mod notebook;
 mod read;
+mod rewrite;
 pub mod sniff;
 mod state;
 mod write;
