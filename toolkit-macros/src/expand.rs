@@ -5,11 +5,13 @@
 //! nothing else enters the user's namespace.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::Type;
+use syn::spanned::Spanned;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
 use crate::tool_type;
+use crate::valid::{borrow_inside, borrowed_argument, impl_trait};
 
 pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let item = &tool.item;
@@ -249,9 +251,9 @@ fn argument_field(arg: &Argument) -> TokenStream {
     quote!(#(#out)* #ident: #ty)
 }
 
-/// The spanned type checks (see `fallback::type_checks`), in a constant.
+/// The spanned type checks (see `type_checks`), in a constant.
 fn checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
-    let checks = crate::fallback::type_checks(tool, private);
+    let checks = type_checks(tool, private);
     quote!(const _: () = { #checks };)
 }
 
@@ -281,6 +283,87 @@ fn assumed_bounds(tool: &ToolFn, private: &TokenStream, args_type: &TokenStream)
         bounds.push(quote!(for<'__x> #ty: ::core::marker::Send + 'static,));
     }
     quote!(#(#bounds)*)
+}
+
+/// One spanned assertion per parameter and for the return type, each
+/// reported at that type. Types the macro already refused are skipped, so
+/// each mistake is reported once; a generic function is skipped whole,
+/// because its type parameters are not in scope here.
+///
+/// Emitted by the expansion (in `checks`) and by `fallback`, so a wrong
+/// type is reported in the same build as the macro's own errors.
+pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
+    let sig = &tool.item.sig;
+    if !sig.generics.params.is_empty() || sig.receiver().is_some() {
+        return TokenStream::new();
+    }
+    let checkable = |ty: &Type| impl_trait(ty).is_none();
+    let mut checks = Vec::new();
+    for param in &tool.params {
+        match param {
+            // A borrow inside is refused already; the compiler would only
+            // add errors about lifetimes.
+            Param::Argument(arg) if checkable(&arg.ty) && borrow_inside(&arg.ty).is_none() => {
+                let ty = &arg.ty;
+                checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
+                // A constraint that does not fit the type would be left out
+                // of the schema and never checked: refused at the key. (Text
+                // and list keys together are refused already, once.)
+                let a = &arg.attrs;
+                let both = (a.min_length.is_some() || a.max_length.is_some())
+                    && (a.min_items.is_some() || a.max_items.is_some());
+                for key in a.keys.iter().filter(|_| !both) {
+                    let check = match key.to_string().as_str() {
+                        "minimum" | "maximum" => quote!(assert_number),
+                        "min_length" | "max_length" | "pattern" => quote!(assert_text),
+                        "min_items" | "max_items" => quote!(assert_list),
+                        _ => continue,
+                    };
+                    // The type carries the key's span, so the compiler
+                    // points at the constraint rather than at the type.
+                    let at_key = respan(quote!(#ty), key.span());
+                    checks.push(quote_spanned!(key.span()=> #private::#check::<#at_key>();));
+                }
+            }
+            Param::Injected { ty, mutable, .. }
+                if !mutable && checkable(ty) && borrowed_argument(ty).is_none() =>
+            {
+                checks.push(quote_spanned!(ty.span()=> #private::assert_injectable::<#ty>();));
+            }
+            _ => {}
+        }
+    }
+    if let Output::Type { ty, ok, err } = &tool.output
+        && checkable(ty)
+    {
+        let ok_ty: &Type = ok.as_deref().unwrap_or(ty);
+        checks.push(quote_spanned!(ok_ty.span()=> #private::assert_return::<#ok_ty>();));
+        if let Some(err) = err {
+            checks.push(quote_spanned!(err.span()=> #private::assert_error::<#err>();));
+        }
+        if sig.asyncness.is_none() {
+            checks.push(quote_spanned!(ty.span()=> #private::assert_blocking_return::<#ty>();));
+        }
+    }
+    quote!(#(#checks)*)
+}
+
+/// `tokens` with every token (nested groups included) given `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }
 
 /// A type as serde and schemars read it from a string attribute.
