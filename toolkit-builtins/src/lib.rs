@@ -42,6 +42,11 @@ pub const FILE_TOOLS: [&str; 7] = [
 
 pub use sandbox::{Access, SandboxError, Workspace};
 
+#[cfg(feature = "fs")]
+mod defaults;
+#[cfg(feature = "fs")]
+pub use defaults::{DefaultTools, SetupError, default_tools};
+
 #[cfg(all(feature = "shell", unix))]
 pub mod shell;
 
