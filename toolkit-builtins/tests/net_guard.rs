@@ -1,9 +1,13 @@
 //! The network guard at the address check: no connection is made here.
 #![cfg(feature = "net")]
 
+use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 
-use toolsmith_builtins::net::{AddressKind, NetError, NetPolicy, classify_ip};
+use toolsmith_builtins::net::{
+    AddressKind, LocalName, NetError, NetPolicy, Resolve, classify_ip, classify_name,
+};
 use url::Url;
 
 fn kind(ip: &str) -> AddressKind {
@@ -74,8 +78,6 @@ async fn non_public_destinations_are_refused_in_any_spelling() {
         ("http://0x7f000001/", AddressKind::Loopback),
         ("http://127.1/", AddressKind::Loopback),
         ("http://017700000001/", AddressKind::Loopback),
-        ("http://localhost:8080/", AddressKind::Loopback),
-        ("http://LOCALHOST/", AddressKind::Loopback),
         ("http://[::1]/", AddressKind::Loopback),
         ("http://[::ffff:127.0.0.1]/", AddressKind::Ipv4Mapped),
         ("http://[::ffff:7f00:1]/", AddressKind::Ipv4Mapped),
@@ -164,13 +166,17 @@ async fn the_allow_list_opens_exactly_its_entries() {
         "http://127.0.0.2:8080/",
         "http://[::1]:8080/",
         "http://[::ffff:127.0.0.1]:8080/",
-        "http://localhost:9001/",
     ] {
         assert!(
             matches!(check(&policy, url).await, Err(NetError::Blocked { .. })),
             "{url}"
         );
     }
+    // A local name on a port its entry does not name stays closed, by name.
+    assert!(matches!(
+        check(&policy, "http://localhost:9001/").await,
+        Err(NetError::LocalName { .. })
+    ));
     // A domain entry matches the name, wherever it resolves.
     let by_name = check(&policy, "http://localhost:9000/").await.unwrap();
     assert!(
@@ -217,5 +223,138 @@ async fn errors_read_well() {
     assert_eq!(
         err.to_string(),
         "only http and https URLs are allowed, not `file`"
+    );
+}
+
+/// A resolver that records every name it is asked for and answers with a
+/// public address, so a refusal can only come from the name itself.
+#[derive(Clone, Default)]
+struct RecordingDns {
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl RecordingDns {
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+#[toolsmith::async_trait]
+impl Resolve for RecordingDns {
+    async fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        self.asked.lock().unwrap().push(host.to_owned());
+        Ok(vec![SocketAddr::from(([93, 184, 216, 34], port))])
+    }
+}
+
+#[test]
+fn names_local_by_themselves_are_classified() {
+    let table = [
+        ("localhost", Some(LocalName::Loopback)),
+        ("LocalHost.", Some(LocalName::Loopback)),
+        ("app.localhost", Some(LocalName::Loopback)),
+        ("printer.local", Some(LocalName::MulticastDns)),
+        ("db.internal", Some(LocalName::PrivateNetwork)),
+        ("metadata.google.internal", Some(LocalName::PrivateNetwork)),
+        ("wiki.intranet", Some(LocalName::PrivateNetwork)),
+        ("nas.lan", Some(LocalName::PrivateNetwork)),
+        ("router.home.arpa", Some(LocalName::PrivateNetwork)),
+        ("host.localdomain", Some(LocalName::PrivateNetwork)),
+        ("intranet", Some(LocalName::SingleLabel)),
+        ("router", Some(LocalName::SingleLabel)),
+        ("example.com", None),
+        ("localhost.example.com", None),
+        ("internal.example.org", None),
+        ("mylocal", Some(LocalName::SingleLabel)),
+        ("my-local.com", None),
+    ];
+    for (name, expected) in table {
+        assert_eq!(classify_name(name), expected, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn local_names_are_refused_before_any_lookup() {
+    let dns = RecordingDns::default();
+    let policy = NetPolicy::new().with_resolver(dns.clone());
+    let refused = [
+        ("http://localhost/", LocalName::Loopback),
+        ("http://LOCALHOST:8080/", LocalName::Loopback),
+        ("http://localhost./", LocalName::Loopback),
+        ("http://api.localhost/", LocalName::Loopback),
+        ("http://printer.local/", LocalName::MulticastDns),
+        ("https://db.internal/", LocalName::PrivateNetwork),
+        (
+            "http://metadata.google.internal/computeMetadata/v1/",
+            LocalName::PrivateNetwork,
+        ),
+        ("http://nas.home.arpa/", LocalName::PrivateNetwork),
+        ("http://intranet/", LocalName::SingleLabel),
+        ("http://wiki:8080/page", LocalName::SingleLabel),
+        // The URL parser folds these spellings into the names above.
+        ("http://%6c%6fcalhost/", LocalName::Loopback),
+        (
+            "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}/",
+            LocalName::Loopback,
+        ),
+    ];
+    for (url, expected) in refused {
+        match check(&policy, url).await {
+            Err(NetError::LocalName { kind, .. }) => assert_eq!(kind, expected, "{url}"),
+            other => panic!("{url} should be refused as a {expected} name, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        dns.asked(),
+        Vec::<String>::new(),
+        "a local name was looked up"
+    );
+    // A public name goes to the resolver as before.
+    assert!(check(&policy, "http://example.com/").await.is_ok());
+    assert_eq!(dns.asked(), ["example.com"]);
+}
+
+#[tokio::test]
+async fn the_allow_list_opens_a_local_name_by_name_only() {
+    let dns = RecordingDns::default();
+    let policy = NetPolicy::new()
+        .allow("intranet:8080")
+        .unwrap()
+        .allow("93.184.216.34")
+        .unwrap()
+        .with_resolver(dns.clone());
+    // Named with its port: looked up, and its address allowed by the entry.
+    assert_eq!(
+        check(&policy, "http://intranet:8080/").await.unwrap(),
+        ["93.184.216.34:8080".parse::<SocketAddr>().unwrap()]
+    );
+    assert_eq!(dns.asked(), ["intranet"]);
+    // Another port, or an entry for its address only, does not open a name.
+    for url in ["http://intranet:9090/", "http://wiki.internal/"] {
+        assert!(
+            matches!(check(&policy, url).await, Err(NetError::LocalName { .. })),
+            "{url}"
+        );
+    }
+    assert_eq!(dns.asked(), ["intranet"]);
+}
+
+#[tokio::test]
+async fn a_local_name_refusal_says_why() {
+    let err = check(&NetPolicy::new(), "http://localhost:3000/")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`localhost` leads to this machine by its name alone, a loopback name; it is refused without a lookup: only public addresses may be reached, or hosts the allow list names"
+    );
+    let err = check(&NetPolicy::new(), "http://printer.local/")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "`printer.local` leads to a device on the local network by its name alone, a multicast DNS name;"
+        ),
+        "{err}"
     );
 }

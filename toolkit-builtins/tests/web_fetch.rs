@@ -489,3 +489,70 @@ async fn extract_mode_is_optional_and_names_its_two_choices() {
     assert!(out.is_error);
     assert!(out.content.contains("extract_mode"), "{}", out.content);
 }
+
+/// A resolver that records every name it is asked for and answers
+/// 127.0.0.1, where the test's servers listen.
+#[derive(Clone, Default)]
+struct RecordingDns {
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[toolsmith::async_trait]
+impl toolsmith_builtins::net::Resolve for RecordingDns {
+    async fn resolve(&self, host: &str, port: u16) -> std::io::Result<Vec<std::net::SocketAddr>> {
+        self.asked.lock().unwrap().push(host.to_owned());
+        Ok(vec![std::net::SocketAddr::from(([127, 0, 0, 1], port))])
+    }
+}
+
+#[tokio::test]
+async fn local_names_are_refused_before_any_lookup_or_connection() {
+    let server = Server::start(|_| Reply::ok("text/plain", "internal page")).await;
+    let other = Server::start(|_| Reply::ok("text/plain", "other")).await;
+    let port = server.port();
+    let dns = RecordingDns::default();
+    // The allow list names another loopback port only.
+    let net = NetPolicy::new()
+        .allow(&format!("127.0.0.1:{}", other.port()))
+        .unwrap()
+        .with_resolver(dns.clone());
+    let ctx = ToolContext::new().with_state(WebPolicy::new().with_net(net));
+    for host in [
+        "localhost",
+        "app.localhost",
+        "printer.local",
+        "db.internal",
+        "nas.home.arpa",
+        "intranet",
+    ] {
+        let out = fetch(&ctx, &format!("http://{host}:{port}/")).await;
+        assert!(out.is_error, "{host}: {}", out.content);
+        assert!(
+            out.content.contains(&format!("`{host}` leads to")),
+            "{host}: {}",
+            out.content
+        );
+        assert!(
+            out.content.contains("by its name alone"),
+            "{host}: {}",
+            out.content
+        );
+    }
+    assert!(
+        dns.asked.lock().unwrap().is_empty(),
+        "a local name was looked up"
+    );
+    assert!(server.requests().is_empty(), "the server was contacted");
+
+    // Named in the allow list, the same name is looked up and fetched.
+    let net = NetPolicy::new()
+        .allow(&format!("intranet:{port}"))
+        .unwrap()
+        .with_resolver(dns.clone());
+    let ctx = ToolContext::new().with_state(WebPolicy::new().with_net(net));
+    let out = fetch(&ctx, &format!("http://intranet:{port}/")).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("internal page"), "{}", out.content);
+    assert_eq!(*dns.asked.lock().unwrap(), ["intranet"]);
+    assert_eq!(server.requests().len(), 1);
+}

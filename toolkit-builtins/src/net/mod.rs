@@ -1,15 +1,18 @@
 //! The network guard shared by `web_fetch`, `http_request` and any other
 //! tool that connects somewhere a model names: [`NetPolicy`] checks a URL
-//! at the addresses it resolves to, and [`classify_ip`] says what kind of
+//! by its host name and at the addresses it resolves to, [`classify_name`]
+//! says whether a name is local by itself, and [`classify_ip`] what kind of
 //! address an IP is. See [`crate::guards`] for what it stops and what not.
 
 mod classify;
+mod names;
 mod policy;
 mod resolve;
 
 use std::net::SocketAddr;
 
 pub use classify::{AddressKind, classify_ip};
+pub use names::{LocalName, classify_name};
 pub use policy::NetPolicy;
 pub use resolve::{Resolve, SystemResolver};
 /// The URL type [`NetPolicy::check_url`] takes, re-exported so callers use
@@ -28,6 +31,20 @@ pub enum NetError {
     /// The URL cannot be used.
     #[error("`{0}` is not a usable URL")]
     InvalidUrl(String),
+    /// The host name is local by its name alone (`localhost`, `*.local`,
+    /// `*.internal`, one label, …) and the allow list does not name it:
+    /// refused before any lookup.
+    #[error(
+        "`{host}` leads to {} by its name alone, a {} name; it is refused without a lookup: only public addresses may be reached, or hosts the allow list names",
+        kind.place(),
+        kind.name()
+    )]
+    LocalName {
+        /// The host as the URL names it.
+        host: String,
+        /// Why the name is local.
+        kind: LocalName,
+    },
     /// The host name did not resolve.
     #[error("cannot resolve `{host}`: {message}")]
     Resolve {

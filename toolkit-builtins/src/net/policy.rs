@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use url::{Host, Url};
 
-use super::{AddressKind, NetError, Resolve, SystemResolver, classify_ip};
+use super::{AddressKind, NetError, Resolve, SystemResolver, classify_ip, classify_name};
 
 /// One allow entry: a host, and a port or any port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +27,13 @@ enum AllowHost {
 /// By default only public addresses are reachable: loopback, private,
 /// link-local, carrier-grade NAT, multicast, unspecified, broadcast,
 /// documentation, reserved and IPv4-mapped IPv6 addresses are refused,
-/// whatever name or spelling leads to them. An explicit allow list of
-/// `host[:port]` entries opens particular destinations (an internal API, or
-/// a test server on loopback).
+/// whatever name or spelling leads to them. Host names that are local by
+/// their name alone (`localhost`, `*.localhost`, `*.local`, `*.internal`
+/// and the other suffixes of [`LocalName`](super::LocalName), names of one
+/// label such as `intranet`) are refused before any lookup. An explicit
+/// allow list of `host[:port]` entries opens particular destinations (an
+/// internal API, or a test server on loopback); a local name is opened
+/// only by an entry that names it.
 ///
 /// [`check_url`](Self::check_url) resolves a URL's host once and returns the
 /// addresses it checked; connect to those, never to a fresh lookup of the
@@ -103,6 +107,15 @@ impl NetPolicy {
         self
     }
 
+    /// Whether a domain entry of the allow list names `name` on `port`.
+    fn allows_name(&self, name: &str, port: u16) -> bool {
+        let name = name.trim_end_matches('.');
+        self.allow.iter().any(|entry| {
+            entry.port.is_none_or(|p| p == port)
+                && matches!(&entry.host, AllowHost::Domain(allowed) if allowed.eq_ignore_ascii_case(name))
+        })
+    }
+
     /// Whether the allow list opens `ip` reached as `host` on `port`.
     fn allows(&self, host: &Host<&str>, ip: IpAddr, port: u16) -> bool {
         self.allow.iter().any(|entry| {
@@ -132,9 +145,10 @@ impl NetPolicy {
         }
     }
 
-    /// Check `url`: http or https, a host, and every address the host
-    /// resolves to allowed or public. Returns the checked addresses to
-    /// connect to.
+    /// Check `url`: http or https, a host that is not local by its name
+    /// alone (unless allowed by name; no lookup happens for one that is),
+    /// and every address the host resolves to allowed or public. Returns
+    /// the checked addresses to connect to.
     pub async fn check_url(&self, url: &Url) -> Result<Vec<SocketAddr>, NetError> {
         let scheme = url.scheme();
         if scheme != "http" && scheme != "https" {
@@ -148,6 +162,14 @@ impl NetPolicy {
             Host::Ipv4(ip) => vec![SocketAddr::new(IpAddr::V4(*ip), port)],
             Host::Ipv6(ip) => vec![SocketAddr::new(IpAddr::V6(*ip), port)],
             Host::Domain(name) => {
+                if let Some(kind) = classify_name(name)
+                    && !self.allows_name(name, port)
+                {
+                    return Err(NetError::LocalName {
+                        host: name.to_string(),
+                        kind,
+                    });
+                }
                 let looked_up = match &self.resolver {
                     Some(resolver) => resolver.resolve(name, port).await,
                     None => SystemResolver.resolve(name, port).await,

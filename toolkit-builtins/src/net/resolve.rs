@@ -29,14 +29,15 @@ use toolsmith::async_trait;
 ///
 /// # async fn demo() {
 /// let policy = NetPolicy::new().with_resolver(Internal);
-/// let url = url::Url::parse("http://api.internal/").unwrap();
+/// let url = url::Url::parse("http://api.example.com/").unwrap();
 /// // 10.0.0.7 is private, and the allow list does not open it.
 /// assert!(policy.check_url(&url).await.is_err());
 /// # }
 /// ```
 #[async_trait]
 pub trait Resolve: Send + Sync + 'static {
-    /// The addresses `host` (a domain name, never an IP literal) has on `port`.
+    /// The addresses `host` (a domain name, never an IP literal, never a
+    /// name local by itself that the allow list does not name) has on `port`.
     ///
     /// Only the IP of each answer counts: the guard checks, and the tool
     /// connects to, each IP on `port` (the URL's), whatever port is answered.
