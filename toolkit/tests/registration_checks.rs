@@ -1,8 +1,12 @@
-//! A tool's metadata beyond its schemas: input examples are checked when
-//! the tool is registered, and title, tags, deprecation and examples reach
-//! the definitions a provider and an MCP client are sent.
+//! What registration checks of a tool's spec, and where its metadata goes:
+//! - every provider sends a call's arguments as one JSON object, so a tool
+//!   whose input schema does not describe an object is refused when it is
+//!   registered, instead of failing every call;
+//! - input examples are checked against the schema at registration;
+//! - title, tags, deprecation and examples reach the definitions a provider
+//!   and an MCP client are sent.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolsmith::{
     Arguments, DefinitionFormat, RegistryError, Tool, ToolContext, ToolError, ToolOutput,
     ToolRegistry, ToolSpec, async_trait,
@@ -81,4 +85,35 @@ fn metadata_reaches_every_definition_that_has_a_place_for_it() {
             "{format:?}: {text}"
         );
     }
+}
+
+fn register(schema: Value) -> Result<(), RegistryError> {
+    ToolRegistry::new().register(Plain(ToolSpec::new("t", "A tool.", schema)))
+}
+
+#[test]
+fn roots_that_are_not_objects_are_refused_with_the_reason() {
+    for schema in [
+        json!({"type": "string"}),
+        json!({"type": ["object", "null"]}),
+        json!({"properties": {"x": {"type": "integer"}}}),
+        json!({"anyOf": [{"type": "object"}, {"type": "string"}]}),
+        json!(true),
+        json!([]),
+    ] {
+        let error = register(schema.clone()).expect_err(&schema.to_string());
+        match &error {
+            RegistryError::InvalidSchema { tool, reason } => {
+                assert_eq!(tool, "t");
+                assert!(reason.contains("\"object\""), "{schema}: {reason}");
+            }
+            other => panic!("{schema}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn object_roots_are_accepted() {
+    register(json!({"type": "object"})).unwrap();
+    register(json!({"type": "object", "properties": {"x": {"type": "integer"}}})).unwrap();
 }
