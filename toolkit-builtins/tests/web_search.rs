@@ -283,3 +283,183 @@ async fn backend_errors_name_the_backend_and_status() {
 fn no_results_read_as_such() {
     assert_eq!(format_results("zzz", &[]), "No results for: zzz");
 }
+
+/// An environment of its own for each test (the machine's is never read),
+/// recording which variables were asked for.
+#[derive(Default)]
+struct FakeEnv {
+    vars: std::collections::HashMap<&'static str, &'static str>,
+    asked: std::cell::RefCell<Vec<String>>,
+}
+
+impl FakeEnv {
+    fn with(vars: &[(&'static str, &'static str)]) -> Self {
+        Self {
+            vars: vars.iter().copied().collect(),
+            asked: Default::default(),
+        }
+    }
+
+    fn lookup(&self) -> impl Fn(&str) -> Option<String> + '_ {
+        |name| {
+            self.asked.borrow_mut().push(name.to_owned());
+            self.vars.get(name).map(|v| v.to_string())
+        }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.borrow().clone()
+    }
+}
+
+/// The key a fake backend received: Brave's token header, Tavily's bearer.
+fn key_sent(server: &Server) -> Option<String> {
+    let requests = server.requests();
+    let request = requests.last()?;
+    request
+        .header("x-subscription-token")
+        .map(str::to_owned)
+        .or_else(|| {
+            request
+                .header("authorization")
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::to_owned)
+        })
+}
+
+#[tokio::test]
+async fn api_keys_come_from_the_settings_then_the_environment() {
+    let brave = serving_json("brave_web_search.json").await;
+    let tavily = serving_json("tavily_search.json").await;
+    let env = FakeEnv::with(&[
+        ("BRAVE_API_KEY", "brave-from-env"),
+        ("TAVILY_API_KEY", "tavily-from-env"),
+    ]);
+    for (provider, server, from_env) in [
+        ("brave", &brave, "brave-from-env"),
+        ("tavily", &tavily, "tavily-from-env"),
+    ] {
+        let base = Some(server.url("/"));
+        // Given in the settings: that key, and the environment is not read.
+        let config = SearchConfig::from_settings_with_env(
+            provider,
+            Some("from-settings".into()),
+            base.clone(),
+            env.lookup(),
+        )
+        .unwrap();
+        config.search("rust", 1).await.unwrap();
+        assert_eq!(key_sent(server).as_deref(), Some("from-settings"));
+        assert_eq!(env.asked(), Vec::<String>::new());
+        // None given, or a blank one: the conventional variable.
+        for none in [None, Some("  ".to_string())] {
+            let config =
+                SearchConfig::from_settings_with_env(provider, none, base.clone(), env.lookup())
+                    .unwrap();
+            config.search("rust", 1).await.unwrap();
+            assert_eq!(key_sent(server).as_deref(), Some(from_env));
+        }
+        let var = format!("{}_API_KEY", provider.to_uppercase());
+        assert_eq!(env.asked(), [var.clone(), var]);
+        env.asked.borrow_mut().clear();
+    }
+}
+
+#[tokio::test]
+async fn without_a_key_in_the_settings_or_the_environment_the_error_names_the_variable() {
+    let server = serving_json("brave_web_search.json").await;
+    let empty = FakeEnv::default();
+    let blank = FakeEnv::with(&[("BRAVE_API_KEY", " "), ("TAVILY_API_KEY", "")]);
+    for env in [&empty, &blank] {
+        for (provider, var) in [("brave", "BRAVE_API_KEY"), ("tavily", "TAVILY_API_KEY")] {
+            let err = SearchConfig::from_settings_with_env(
+                provider,
+                None,
+                Some(server.url("/")),
+                env.lookup(),
+            )
+            .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "the {provider} search backend is not configured: it needs an API key; give one, or set {var}"
+                )
+            );
+        }
+    }
+    // Backends without keys never read the environment.
+    let env = FakeEnv::default();
+    SearchConfig::from_settings_with_env("duckduckgo", None, None, env.lookup()).unwrap();
+    SearchConfig::from_settings_with_env("searxng", None, Some(server.url("/")), env.lookup())
+        .unwrap();
+    assert_eq!(env.asked(), Vec::<String>::new());
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn web_search_uses_a_key_from_the_environment_end_to_end() {
+    let server = serving_json("brave_web_search.json").await;
+    let env = FakeEnv::with(&[("BRAVE_API_KEY", "brave-from-env")]);
+    let config =
+        SearchConfig::from_settings_with_env("brave", None, Some(server.url("/")), env.lookup())
+            .unwrap();
+    let ctx = ToolContext::new().with_state(config);
+    let out = ToolRegistry::from_inventory(&ToolFilter::default().names(["web_search"]))
+        .unwrap()
+        .call(
+            "web_search",
+            json!({"query": "rust async runtime", "count": 1}),
+            &ctx,
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("https://tokio.rs/"), "{}", out.content);
+    assert_eq!(key_sent(&server).as_deref(), Some("brave-from-env"));
+}
+
+/// `from_settings` reads the process's environment: checked in a child
+/// process of this test binary whose environment the test sets itself
+/// (`BRAVE_API_KEY` set, `TAVILY_API_KEY` removed), so the machine's own
+/// variables play no part.
+#[tokio::test]
+async fn from_settings_reads_the_process_environment() {
+    const TEST: &str = "from_settings_reads_the_process_environment";
+    const CHILD: &str = "TOOLSMITH_ENV_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let server = serving_json("brave_web_search.json").await;
+        let config = SearchConfig::from_settings("brave", None, Some(server.url("/"))).unwrap();
+        config.search("rust", 1).await.unwrap();
+        assert_eq!(key_sent(&server).as_deref(), Some("brave-from-process"));
+        let err = SearchConfig::from_settings("tavily", None, None).unwrap_err();
+        assert!(err.to_string().contains("set TAVILY_API_KEY"), "{err}");
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([TEST, "--exact", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("BRAVE_API_KEY", "brave-from-process")
+        .env_remove("TAVILY_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child test did not finish in time");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -199,11 +199,12 @@ fn allowing_host_of(net: &NetPolicy, url: &Url) -> NetPolicy {
 /// use toolsmith_builtins::web::{SearchConfig, Searxng};
 ///
 /// let config = SearchConfig::new(Searxng::new("http://searx.internal:8080"));
-/// // Or from configuration values, with a clear error when one is missing:
-/// let err = SearchConfig::from_settings("brave", None, None).unwrap_err();
+/// // Or from configuration values, with a clear error when one is missing
+/// // (here from an empty environment, so that `BRAVE_API_KEY` is unset):
+/// let err = SearchConfig::from_settings_with_env("brave", None, None, |_| None).unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
-///     "the brave search backend is not configured: it needs an API key"
+///     "the brave search backend is not configured: it needs an API key; give one, or set BRAVE_API_KEY"
 /// );
 /// ```
 #[derive(Debug, Clone)]
@@ -240,30 +241,65 @@ impl SearchConfig {
 
     /// A backend by name (`brave`, `tavily`, `searxng`, `duckduckgo`) with
     /// an optional API key and base URL, as configuration files give them.
+    ///
+    /// Brave and Tavily need a key: the one given, or when none is given
+    /// (or a blank one), the one in the process's environment variable
+    /// [`BRAVE_API_KEY`](Self::BRAVE_API_KEY_VAR) or
+    /// [`TAVILY_API_KEY`](Self::TAVILY_API_KEY_VAR), read here, once. Without
+    /// either, the error names the variable.
     pub fn from_settings(
         provider: &str,
         api_key: Option<String>,
         base_url: Option<String>,
     ) -> Result<Self, SearchError> {
-        let key = |backend: &'static str| {
-            api_key
+        Self::from_settings_with_env(provider, api_key, base_url, |name| std::env::var(name).ok())
+    }
+
+    /// The environment variable Brave's API key is read from.
+    pub const BRAVE_API_KEY_VAR: &'static str = "BRAVE_API_KEY";
+
+    /// The environment variable Tavily's API key is read from.
+    pub const TAVILY_API_KEY_VAR: &'static str = "TAVILY_API_KEY";
+
+    /// [`from_settings`](Self::from_settings), with environment variables
+    /// read through `env` instead of the process's environment (a host's
+    /// own settings store, or a test's map). `env` is asked only for the
+    /// variable of the chosen backend, and only when `api_key` gives none.
+    ///
+    /// ```
+    /// use toolsmith_builtins::web::SearchConfig;
+    ///
+    /// let env = |name: &str| (name == "TAVILY_API_KEY").then(|| "tvly-from-env".to_string());
+    /// let config = SearchConfig::from_settings_with_env("tavily", None, None, env).unwrap();
+    /// assert_eq!(config.backend_name(), "tavily");
+    /// ```
+    pub fn from_settings_with_env(
+        provider: &str,
+        api_key: Option<String>,
+        base_url: Option<String>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, SearchError> {
+        let given = api_key.filter(|k| !k.trim().is_empty());
+        // The key given in the settings first, then the conventional variable.
+        let key = |backend: &'static str, var: &'static str| {
+            given
                 .clone()
-                .filter(|k| !k.trim().is_empty())
-                .ok_or(SearchError::NotConfigured {
+                .or_else(|| env(var).filter(|k| !k.trim().is_empty()))
+                .ok_or_else(|| SearchError::NotConfigured {
                     backend,
-                    missing: "it needs an API key".into(),
+                    missing: format!("it needs an API key; give one, or set {var}"),
                 })
         };
         let config = match provider.trim().to_ascii_lowercase().as_str() {
             "brave" => {
-                let backend = Brave::new(key("brave")?);
+                let backend = Brave::new(key("brave", Self::BRAVE_API_KEY_VAR)?);
                 Self::new(match base_url {
                     Some(url) => backend.with_base_url(url),
                     None => backend,
                 })
             }
             "tavily" => {
-                let backend = Tavily::new(key("tavily")?);
+                let backend = Tavily::new(key("tavily", Self::TAVILY_API_KEY_VAR)?);
                 Self::new(match base_url {
                     Some(url) => backend.with_base_url(url),
                     None => backend,
@@ -275,7 +311,7 @@ impl SearchConfig {
                     missing: "it needs the base URL of a SearXNG instance".into(),
                 })?;
                 let backend = Searxng::new(base);
-                Self::new(match api_key {
+                Self::new(match given {
                     Some(key) => backend.with_api_key(key),
                     None => backend,
                 })
