@@ -304,3 +304,186 @@ async fn the_tool_is_off_until_the_host_enables_it() {
         out.content
     );
 }
+
+/// What a model sees when it asks `exec` for too long a timeout: above the
+/// schema's maximum the call is refused before the tool runs, and above a
+/// lower maximum of the host the tool refuses it naming that limit; either
+/// way nothing runs and the message says what to ask for.
+#[tokio::test]
+async fn a_timeout_above_the_maximum_is_an_error_the_model_can_act_on() {
+    let (dir, _ws) = workspace();
+    let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["exec"])).unwrap();
+    let ctx = ToolContext::new()
+        .with_workspace(dir.path())
+        .with_state(ShellPolicy::new().with_max_timeout(Duration::from_secs(120)));
+    let out = registry
+        .call(
+            "exec",
+            json!({"command": "touch ran", "timeout": 900}),
+            &ctx,
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(out.content.contains("timeout"), "{}", out.content);
+    assert!(out.content.contains("600"), "{}", out.content);
+    let out = registry
+        .call(
+            "exec",
+            json!({"command": "touch ran", "timeout": 300}),
+            &ctx,
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .contains("the timeout of 300 s is above the limit of 120 s; ask for 120 s or less"),
+        "{}",
+        out.content
+    );
+    assert!(!dir.path().join("ran").exists());
+}
+
+/// A directory outside the workspace holding `hello-tool`, a script that
+/// prints where it runs from and whether it could write next to itself,
+/// and `ls`, a script that would stand in for the system's.
+fn tool_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = [
+        (
+            "hello-tool",
+            "#!/bin/sh\necho \"hello from $0\"\n\
+             if touch \"$(dirname \"$0\")/written\" 2>/dev/null; then echo wrote; else echo cannot write; fi\n",
+        ),
+        ("ls", "#!/bin/sh\necho FAKE-LS\n"),
+    ];
+    for (name, body) in scripts {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+async fn run_with(
+    policy: &ShellPolicy,
+    ws: &Workspace,
+    command: &str,
+) -> Result<CommandOutput, ShellError> {
+    run_command(policy, ws, &request(command, 30), &CancellationToken::new()).await
+}
+
+#[tokio::test]
+async fn path_append_runs_a_script_from_an_appended_directory_under_the_kernel_wall() {
+    let (_dir, ws) = workspace();
+    let tools = tool_dir();
+    let policy = ShellPolicy::new().with_path_append([tools.path()]).unwrap();
+    let out = run_with(&policy, &ws, "hello-tool").await.unwrap();
+    assert!(out.success(), "{}", out.to_model_text());
+    let script = tools.path().join("hello-tool");
+    let stdout = out.stdout.text();
+    assert!(
+        stdout.starts_with(&format!("hello from {}\n", script.display())),
+        "{stdout}"
+    );
+    // Under Landlock the directory is readable and runnable, never writable.
+    let walls = toolsmith_builtins::shell::KernelWalls::current();
+    if walls.landlock_abi.is_some() {
+        assert!(stdout.ends_with("cannot write\n"), "{stdout}");
+        assert!(!tools.path().join("written").exists());
+        // The grant is the setting's: with the filter's workspace check off,
+        // the kernel alone refuses the directory until it is appended.
+        let read = format!(
+            "cat {}",
+            toolsmith_builtins::shell::quote(script.to_str().unwrap())
+        );
+        let open = ShellPolicy::new().restrict_to_workspace(false);
+        let out = run_with(&open, &ws, &read).await.unwrap();
+        assert_ne!(out.exit_code, Some(0), "{}", out.to_model_text());
+        assert!(
+            out.stderr.text().contains("Permission denied"),
+            "{}",
+            out.to_model_text()
+        );
+        let granted = open.with_path_append([tools.path()]).unwrap();
+        let out = run_with(&granted, &ws, &read).await.unwrap();
+        assert!(
+            out.stdout.text().starts_with("#!/bin/sh"),
+            "{}",
+            out.to_model_text()
+        );
+    } else {
+        println!("no Landlock here: the write check is skipped");
+    }
+    // Without the policy setting the script is not found by name.
+    let out = run_with(&ShellPolicy::new(), &ws, "hello-tool")
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(127), "{}", out.to_model_text());
+}
+
+#[tokio::test]
+async fn appended_directories_come_after_the_system_ones() {
+    let (_dir, ws) = workspace();
+    let tools = tool_dir();
+    let appended = tools.path().to_str().unwrap().to_owned();
+    // Without the host's PATH: the standard system directories, then ours.
+    let policy = ShellPolicy::new()
+        .with_path_append([tools.path(), std::path::Path::new("/opt/none/bin")])
+        .unwrap();
+    let out = run_with(&policy, &ws, "echo \"$PATH\"; ls -d .")
+        .await
+        .unwrap();
+    assert_eq!(
+        out.stdout.text(),
+        format!(
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{appended}:/opt/none/bin\n.\n"
+        ),
+        "the system's ls must win over the appended one"
+    );
+    // With the host's PATH passed on: the host's entries, then ours.
+    let policy = ShellPolicy::new()
+        .allow_env(["PATH"])
+        .with_path_append([tools.path()])
+        .unwrap();
+    let out = run_with(&policy, &ws, "echo \"$PATH\"").await.unwrap();
+    let host: Vec<String> = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let expected = if host.is_empty() {
+        format!("{appended}\n")
+    } else {
+        format!("{}:{appended}\n", host.join(":"))
+    };
+    assert_eq!(out.stdout.text(), expected);
+    // Without path_append, no directory of ours is searched.
+    let out = run_with(&ShellPolicy::new(), &ws, "echo \"$PATH\"")
+        .await
+        .unwrap();
+    assert!(
+        !out.stdout.text().contains(&appended),
+        "{}",
+        out.stdout.text()
+    );
+}
+
+#[test]
+fn path_append_refuses_what_cannot_be_a_path_entry() {
+    for (dir, reason) in [
+        ("bin", "it is not an absolute path"),
+        ("./tools", "it is not an absolute path"),
+        (
+            "/opt/a:/opt/b",
+            "it holds `:` or a NUL byte, which would split PATH",
+        ),
+    ] {
+        let err = ShellPolicy::new().with_path_append([dir]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("cannot append `{dir}` to PATH: {reason}")
+        );
+    }
+}

@@ -5,9 +5,10 @@
 //! safe; the child only calls `restrict_self` between `fork` and `exec`. The
 //! child may then:
 //! - read and run programs from the system directories and `/etc` (less its
-//!   secrets, see [`readable`](super::readable)), read the extra directories
-//!   the policy and the workspace name, and read and write the workspace and
-//!   a temporary directory of its own, nothing else;
+//!   secrets, see [`readable`](super::readable)), read (and run from) the
+//!   extra directories the policy and the workspace name and those the
+//!   policy appends to `PATH`, and read and write the workspace and a
+//!   temporary directory of its own, nothing else;
 //! - connect or bind TCP only on the ports the policy allows (ABI 4+);
 //! - neither reach abstract Unix sockets nor signal processes outside its
 //!   own domain, the host and the keeper among them (ABI 6+).
@@ -175,9 +176,12 @@ fn build(
     }
     let mut created = ruleset.scope(Scope::from_all(TARGET_ABI))?.create()?;
 
+    // Reading includes running: the directories appended to `PATH` hold
+    // programs the command runs by name.
     let readable = super::readable::system_paths()
         .into_iter()
         .chain(policy.extra_read_dirs.iter().cloned())
+        .chain(policy.path_append.iter().cloned())
         .chain(paths.read_only.iter().cloned());
     for path in readable {
         created = add_path(created, &path, AccessFs::from_read(TARGET_ABI))?;

@@ -92,14 +92,24 @@ pub enum ShellError {
     /// A deny or allow pattern is not a valid regular expression.
     #[error("invalid command pattern: {0}")]
     Pattern(String),
+    /// A directory given to [`ShellPolicy::with_path_append`] cannot be
+    /// put in `PATH`.
+    #[error("cannot append `{}` to PATH: {reason}", dir.display())]
+    PathAppend {
+        /// The directory.
+        dir: PathBuf,
+        /// Why not.
+        reason: &'static str,
+    },
 }
 
 impl From<ShellError> for ToolError {
     fn from(error: ShellError) -> Self {
         match error {
-            ShellError::Spawn { .. } | ShellError::Confinement(_) | ShellError::Pattern(_) => {
-                ToolError::internal(error)
-            }
+            ShellError::Spawn { .. }
+            | ShellError::Confinement(_)
+            | ShellError::Pattern(_)
+            | ShellError::PathAppend { .. } => ToolError::internal(error),
             _ => ToolError::failed(error),
         }
     }

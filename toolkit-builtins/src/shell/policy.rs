@@ -84,6 +84,7 @@ pub struct ShellPolicy {
     pub(crate) network: NetAccess,
     pub(crate) pid_namespace: bool,
     pub(crate) extra_read_dirs: Vec<PathBuf>,
+    pub(crate) path_append: Vec<PathBuf>,
 }
 
 impl Default for ShellPolicy {
@@ -120,6 +121,7 @@ impl ShellPolicy {
             network: NetAccess::None,
             pid_namespace: true,
             extra_read_dirs: Vec::new(),
+            path_append: Vec::new(),
         }
     }
 
@@ -250,6 +252,50 @@ impl ShellPolicy {
     pub fn with_confined_read_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.extra_read_dirs.push(dir.into());
         self
+    }
+
+    /// Append `dirs` to the command's `PATH`, so that programs installed
+    /// there (a toolchain's `bin`, a project's tools) run by name.
+    ///
+    /// They come after the host's own `PATH` when [`allow_env`](Self::allow_env)
+    /// passes it, or else after the standard system directories
+    /// (`/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`), so a
+    /// program of theirs never stands in for a system one of the same name.
+    /// Under confinement the command may read and run what is in them, and
+    /// never write there. Each must be an absolute path in UTF-8 without `:`
+    /// (which would split it); anything else is refused here. A directory
+    /// that does not exist is kept in `PATH` and opens nothing.
+    ///
+    /// ```
+    /// use toolsmith_builtins::shell::ShellPolicy;
+    ///
+    /// let policy = ShellPolicy::new().with_path_append(["/opt/toolchain/bin"]).unwrap();
+    /// assert!(ShellPolicy::new().with_path_append(["bin"]).is_err());
+    /// ```
+    pub fn with_path_append<P: Into<PathBuf>>(
+        mut self,
+        dirs: impl IntoIterator<Item = P>,
+    ) -> Result<Self, ShellError> {
+        for dir in dirs {
+            let dir = dir.into();
+            let refuse = |reason: &'static str| ShellError::PathAppend {
+                dir: dir.clone(),
+                reason,
+            };
+            let Some(text) = dir.to_str() else {
+                return Err(refuse("it is not UTF-8"));
+            };
+            if !dir.is_absolute() {
+                // A relative entry is looked up from wherever the command
+                // is: the workspace, where a model can put a program.
+                return Err(refuse("it is not an absolute path"));
+            }
+            if text.contains(':') || text.contains('\0') {
+                return Err(refuse("it holds `:` or a NUL byte, which would split PATH"));
+            }
+            self.path_append.push(dir);
+        }
+        Ok(self)
     }
 
     /// The timeout for a request: the default when it gives none, at least

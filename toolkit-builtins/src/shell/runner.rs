@@ -251,7 +251,12 @@ fn working_dir(
     .map_err(|_| not_a_dir())
 }
 
-/// The environment: `HOME`, `LANG`, `TERM`, `TMPDIR` and the allowed names.
+/// The search path a command gets when the host passes none of its own:
+/// what shells use when `PATH` is unset.
+const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The environment: `HOME`, `LANG`, `TERM`, `TMPDIR` and the allowed names,
+/// and `PATH` with the policy's directories appended, if it has any.
 /// Under confinement `HOME` is the command's own temporary directory (the
 /// host's home is closed to it anyway, and tools want a home to write to).
 fn child_env(policy: &ShellPolicy, temp: &std::path::Path) -> Vec<(String, String)> {
@@ -273,6 +278,20 @@ fn child_env(policy: &ShellPolicy, temp: &std::path::Path) -> Vec<(String, Strin
         if let Ok(value) = std::env::var(name) {
             env.push((name.clone(), value));
         }
+    }
+    if !policy.path_append.is_empty() {
+        let base = match env.iter().position(|(name, _)| name == "PATH") {
+            Some(index) => env.remove(index).1,
+            None => SYSTEM_PATH.to_string(),
+        };
+        // Empty entries are left out: an empty entry means the current
+        // directory, where a model can put a program.
+        let entries: Vec<&str> = base
+            .split(':')
+            .filter(|entry| !entry.is_empty())
+            .chain(policy.path_append.iter().filter_map(|dir| dir.to_str()))
+            .collect();
+        env.push(("PATH".to_string(), entries.join(":")));
     }
     env
 }
