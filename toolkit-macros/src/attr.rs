@@ -92,9 +92,20 @@ pub struct ArgAttrs {
     pub min_items: Option<Spanned<u64>>,
     pub max_items: Option<Spanned<u64>>,
     pub pattern: Option<Spanned<String>>,
+    pub one_of: Option<OneOf>,
     pub flatten: Option<Span>,
     /// Every key as written, across all of the parameter's `#[arg]`s.
     pub keys: Vec<Ident>,
+}
+
+/// `one_of = [...]`: the values as written, judged against the parameter's
+/// type by `one_of`.
+pub struct OneOf {
+    pub values: Vec<Expr>,
+    /// The key, where a check that concerns the whole list points.
+    pub key: Ident,
+    /// The brackets, where an empty list is reported.
+    pub list: Span,
 }
 
 const ARG_KEYS: &[&str] = &[
@@ -108,6 +119,7 @@ const ARG_KEYS: &[&str] = &[
     "min_items",
     "max_items",
     "pattern",
+    "one_of",
     "flatten",
 ];
 
@@ -207,6 +219,7 @@ pub fn parse_arg_attrs(
             "min_items" => attrs.min_items = Some(count_value(input, &key)?),
             "max_items" => attrs.max_items = Some(count_value(input, &key)?),
             "pattern" => attrs.pattern = Some(string_value(input, &key)?),
+            "one_of" => attrs.one_of = one_of_value(input, &key, errors)?,
             "flatten" => {
                 if flag(input, &key, errors)? {
                     attrs.flatten = Some(span);
@@ -227,8 +240,13 @@ pub fn parse_arg_attrs(
 /// Spellings other libraries use for our keys.
 const KEY_ALIASES: &[(&str, &str)] = &[
     ("alias", "rename"),
+    ("allowed", "one_of"),
+    ("allowed_values", "one_of"),
+    ("choices", "one_of"),
     ("desc", "description"),
     ("doc", "description"),
+    ("enum", "one_of"),
+    ("enum_values", "one_of"),
     ("examples", "example"),
     ("icons", "icon"),
     ("input_example", "example"),
@@ -236,11 +254,15 @@ const KEY_ALIASES: &[(&str, &str)] = &[
     ("max", "maximum"),
     ("mime", "mime_type"),
     ("min", "minimum"),
+    ("oneof", "one_of"),
+    ("options", "one_of"),
+    ("possible_values", "one_of"),
     ("regex", "pattern"),
     ("size", "sizes"),
     ("tag", "tags"),
     ("timeout_ms", "timeout"),
     ("timeout_secs", "timeout"),
+    ("values", "one_of"),
 ];
 
 /// `place` is where the key was written, as shown: "`#[tool]`".
@@ -322,6 +344,33 @@ fn string_list(
         }
     }
     Ok(values)
+}
+
+/// `one_of = [1, 2, 4]` or `one_of = ["celsius", "fahrenheit"]`: a list of
+/// expressions, each judged later against the parameter's type. A value
+/// that is not a list is reported here, and the key then sets nothing.
+fn one_of_value(
+    input: ParseStream,
+    key: &Ident,
+    errors: &mut Errors,
+) -> syn::Result<Option<OneOf>> {
+    const USAGE: &str = "`one_of` takes a list of the values the parameter may take, e.g. `one_of = [\"celsius\", \"fahrenheit\"]` or `one_of = [1, 2, 4]`";
+    input
+        .parse::<Token![=]>()
+        .map_err(|_| syn::Error::new(key.span(), USAGE))?;
+    if !input.peek(syn::token::Bracket) {
+        let value: Expr = input.parse()?;
+        errors.at(value, USAGE);
+        return Ok(None);
+    }
+    let content;
+    let brackets = syn::bracketed!(content in input);
+    let values = content.parse_terminated(Expr::parse, Token![,])?;
+    Ok(Some(OneOf {
+        values: values.into_iter().collect(),
+        key: key.clone(),
+        list: brackets.span.join(),
+    }))
 }
 
 /// `icon = "https://..."`, or `icon(src = "...", ...)` for more than the source.
@@ -528,7 +577,7 @@ fn expected_value(key: &Ident, what: &str) -> syn::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{ICON_KEYS, TOOL_KEYS, parse_duration_ms, unknown_key};
+    use super::{ARG_KEYS, ICON_KEYS, TOOL_KEYS, parse_duration_ms, unknown_key};
 
     #[test]
     fn unknown_keys_are_told_the_metadata_keys() {
@@ -553,6 +602,23 @@ mod tests {
             unknown_key("`icon(...)`", "size", ICON_KEYS),
             "unknown key `size` in `icon(...)`: did you mean `sizes`?"
         );
+    }
+
+    #[test]
+    fn other_names_for_a_list_of_values_mean_one_of() {
+        for written in [
+            "enum",
+            "choices",
+            "allowed",
+            "values",
+            "possible_values",
+            "oneof",
+        ] {
+            assert_eq!(
+                unknown_key("`#[arg]`", written, ARG_KEYS),
+                format!("unknown key `{written}` in `#[arg]`: did you mean `one_of`?")
+            );
+        }
     }
 
     #[test]

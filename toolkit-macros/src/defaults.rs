@@ -7,6 +7,9 @@
 //! numbers, `bool`, `char`, `String` and `PathBuf`. Everything else (an
 //! enum variant, `Vec::new()`, a constant) is checked by the compiler, at
 //! the expression, against the parameter's type.
+//!
+//! The same judgement of a literal serves the values of `one_of` (see
+//! `one_of`), with the words of what to write instead fitted to each.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -18,7 +21,7 @@ use crate::valid::{borrow_inside, impl_trait, is_option};
 
 /// What a parameter's type is, when its spelling says so.
 #[derive(Clone, Copy, PartialEq)]
-enum Kind {
+pub enum Kind {
     /// An integer type, with its range (`None` for `usize`/`isize`, whose
     /// width depends on the target).
     Integer {
@@ -34,7 +37,7 @@ enum Kind {
 
 /// The kind of `ty` and its name as written, for the types a literal can
 /// be judged against.
-fn kind_of(ty: &Type) -> Option<(Kind, String)> {
+pub fn kind_of(ty: &Type) -> Option<(Kind, String)> {
     let path = match ty {
         Type::Path(path) if path.qself.is_none() => &path.path,
         Type::Paren(paren) => return kind_of(&paren.elem),
@@ -95,7 +98,7 @@ fn path_is(path: &syn::Path, segments: &[&str]) -> bool {
 }
 
 /// "a `u32`", "an `i64`", "an `f64`".
-fn a(ty: &str) -> String {
+pub fn a(ty: &str) -> String {
     let article = if ty.starts_with(['i', 'f']) {
         "an"
     } else {
@@ -104,8 +107,8 @@ fn a(ty: &str) -> String {
     format!("{article} `{ty}`")
 }
 
-/// The literal a default is, with its sign: `10`, `-1`, `"ten"`.
-fn literal(expr: &Expr) -> Option<(bool, &Lit)> {
+/// The literal an expression is, with its sign: `10`, `-1`, `"ten"`.
+pub fn literal(expr: &Expr) -> Option<(bool, &Lit)> {
     match expr {
         Expr::Lit(lit) => Some((false, &lit.lit)),
         Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => match &*unary.expr {
@@ -118,16 +121,85 @@ fn literal(expr: &Expr) -> Option<(bool, &Lit)> {
     }
 }
 
+/// Where a literal is written, for the words of what to write instead.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Place {
+    /// `#[arg(default = ...)]`.
+    Default,
+    /// One value of `#[arg(one_of = [...])]`.
+    OneOf,
+}
+
+impl Place {
+    /// What to write, as the message shows it: `default = 1`, or `1`.
+    fn write(self, value: &str) -> String {
+        match self {
+            Place::Default => format!("`default = {value}`"),
+            Place::OneOf => format!("`{value}`"),
+        }
+    }
+
+    /// "its default is a number", "`one_of` lists numbers".
+    fn numbers(self) -> &'static str {
+        match self {
+            Place::Default => "its default is a number",
+            Place::OneOf => "`one_of` lists numbers",
+        }
+    }
+
+    /// "its default is text", "`one_of` lists text".
+    fn text(self) -> &'static str {
+        match self {
+            Place::Default => "its default is text",
+            Place::OneOf => "`one_of` lists text",
+        }
+    }
+}
+
+/// The value a literal is judged for.
+pub struct Target {
+    pub kind: Kind,
+    /// The type's name as written: `u32`.
+    pub ty: String,
+    /// What holds the value, as a message names it: "`limit`", or "an item
+    /// of `ids`".
+    pub holder: String,
+    /// What to give another type: "`limit`", or "the item type".
+    pub retype: String,
+}
+
 /// Why `arg`'s literal default cannot be a value of its type, with what to
 /// write instead; `None` when it fits, or when only the compiler can tell.
 pub fn mismatch(arg: &Argument) -> Option<String> {
     let default = &arg.attrs.default.as_ref()?.value;
     let (negative, lit) = literal(default)?;
     let (kind, ty) = kind_of(&arg.ty)?;
-    let ident = arg.ident.to_string();
-    let ident = ident.trim_start_matches("r#");
+    let ident = format!("`{}`", arg.ident.to_string().trim_start_matches("r#"));
+    let target = Target {
+        kind,
+        ty,
+        holder: ident.clone(),
+        retype: ident,
+    };
+    judge(&target, negative, lit, Place::Default)
+}
+
+/// Why the literal (`-` before it when `negative`) cannot be a value of
+/// `target`, with what to write at `place` instead; `None` when it fits.
+///
+/// A value of `one_of` goes into the schema as JSON, where `1` and `1.0`
+/// are one number, so an integer is taken for a float there; a default is
+/// Rust code, where it is not.
+pub fn judge(target: &Target, negative: bool, lit: &Lit, place: Place) -> Option<String> {
+    let Target {
+        kind,
+        ty,
+        holder,
+        retype,
+    } = target;
+    let (kind, ty) = (*kind, ty.as_str());
     let sign = if negative { "-" } else { "" };
-    let is = format!("`{ident}` is {}", a(&ty));
+    let is = format!("{holder} is {}", a(ty));
     // A suffix says the literal's own type: `10u64` is never a `u32`.
     let suffix = match lit {
         Lit::Int(i) => i.suffix(),
@@ -144,13 +216,18 @@ pub fn mismatch(arg: &Argument) -> Option<String> {
             let digits = int.base10_digits();
             if !suffix.is_empty() && suffix != ty {
                 return Some(format!(
-                    "`{sign}{int}` is {}, but {is}: write `default = {sign}{digits}`",
-                    a(suffix)
+                    "`{sign}{int}` is {}, but {is}: write {}",
+                    a(suffix),
+                    place.write(&format!("{sign}{digits}"))
                 ));
             }
             if negative && !signed {
+                let instead = match place {
+                    Place::Default => "give a default of 0 or more",
+                    Place::OneOf => "list values of 0 or more",
+                };
                 return Some(format!(
-                    "{is}, which cannot be negative: give a default of 0 or more, or make `{ident}` a signed type such as `i64`"
+                    "{is}, which cannot be negative: {instead}, or make {retype} a signed type such as `i64`"
                 ));
             }
             let (min, max) = range?;
@@ -159,20 +236,27 @@ pub fn mismatch(arg: &Argument) -> Option<String> {
                 Ok(value) => value <= max,
                 Err(_) => false,
             };
+            let instead = match place {
+                Place::Default => "give a smaller default",
+                Place::OneOf => "list values in that range",
+            };
             (!fits).then(|| {
-                format!("`{sign}{digits}` does not fit in `{ident}`, {} from {min} to {max}: give a smaller default, or a wider type", a(&ty))
+                format!(
+                    "`{sign}{digits}` does not fit in {holder}, {} from {min} to {max}: {instead}, or a wider type",
+                    a(ty)
+                )
             })
         }
         (Kind::Integer { .. }, Lit::Float(float)) => {
             let value: f64 = float.base10_digits().parse().ok()?;
             Some(if value.fract() == 0.0 && value.abs() < 1e18 {
                 format!(
-                    "{is}, a whole number: write `default = {sign}{}`",
-                    value as i128
+                    "{is}, a whole number: write {}",
+                    place.write(&format!("{sign}{}", value as i128))
                 )
             } else {
                 format!(
-                    "{is}, a whole number, and `{sign}{}` has a fraction: give a whole number, or make `{ident}` an `f64`",
+                    "{is}, a whole number, and `{sign}{}` has a fraction: give a whole number, or make {retype} an `f64`",
                     float.base10_digits()
                 )
             })
@@ -186,14 +270,16 @@ pub fn mismatch(arg: &Argument) -> Option<String> {
             };
             if !suffix.is_empty() && suffix != ty {
                 Some(format!(
-                    "`{sign}{}` is {}, but {is}: write `default = {sign}{as_float}`",
+                    "`{sign}{}` is {}, but {is}: write {}",
                     crate::names::tokens_text(quote!(#lit)),
-                    a(suffix)
+                    a(suffix),
+                    place.write(&format!("{sign}{as_float}"))
                 ))
-            } else if matches!(lit, Lit::Int(_)) && suffix.is_empty() {
+            } else if matches!(lit, Lit::Int(_)) && suffix.is_empty() && place == Place::Default {
                 // Rust never reads an integer literal as a float.
                 Some(format!(
-                    "{is}, and `{sign}{digits}` is an integer: write `default = {sign}{as_float}`"
+                    "{is}, and `{sign}{digits}` is an integer: write {}",
+                    place.write(&format!("{sign}{as_float}"))
                 ))
             } else {
                 None
@@ -207,35 +293,46 @@ pub fn mismatch(arg: &Argument) -> Option<String> {
             } else {
                 number.parse::<i128>().is_ok()
             };
+            let numbers = place.numbers();
             Some(if parses {
                 format!(
-                    "{is}, so its default is a number, not text: write `default = {number}`, without quotes"
+                    "{is}, so {numbers}, not text: write {}, without quotes",
+                    place.write(number)
                 )
             } else {
                 format!(
-                    "{is}, so its default is a number, not text: write a number, such as `default = {}`",
-                    if kind == Kind::Float { "1.0" } else { "1" }
+                    "{is}, so {numbers}, not text: write a number, such as {}",
+                    place.write(if kind == Kind::Float { "1.0" } else { "1" })
                 )
             })
         }
         (Kind::Integer { .. } | Kind::Float, _) => Some(format!(
-            "{is}, so its default is a number: write one, such as `default = {}`",
-            if kind == Kind::Float { "1.0" } else { "1" }
+            "{is}, so {}: write one, such as {}",
+            place.numbers(),
+            place.write(if kind == Kind::Float { "1.0" } else { "1" })
         )),
         (Kind::Bool, Lit::Bool(_)) | (Kind::Char, Lit::Char(_)) | (Kind::Text, Lit::Str(_)) => None,
         (Kind::Bool, Lit::Str(text)) if matches!(text.value().trim(), "true" | "false") => {
             Some(format!(
-                "{is}, so its default is a flag, not text: write `default = {}`, without quotes",
-                text.value().trim()
+                "{is}, so its default is a flag, not text: write {}, without quotes",
+                place.write(text.value().trim())
             ))
         }
-        (Kind::Bool, _) => Some(format!("{is}: write `default = true` or `default = false`")),
+        (Kind::Bool, _) => Some(format!(
+            "{is}: write {} or {}",
+            place.write("true"),
+            place.write("false")
+        )),
         (Kind::Char, Lit::Str(text)) if text.value().chars().count() == 1 => Some(format!(
-            "{is}, so its default is a character in single quotes: write `default = {:?}`",
-            text.value().chars().next().unwrap_or_default()
+            "{is}, so its default is a character in single quotes: write {}",
+            place.write(&format!(
+                "{:?}",
+                text.value().chars().next().unwrap_or_default()
+            ))
         )),
         (Kind::Char, _) => Some(format!(
-            "{is}: write one character in single quotes, such as `default = 'a'`"
+            "{is}: write one character in single quotes, such as {}",
+            place.write("'a'")
         )),
         (Kind::Text, _) => {
             let text = match lit {
@@ -245,13 +342,17 @@ pub fn mismatch(arg: &Argument) -> Option<String> {
                     Some(digits) => format!("{sign}{digits}"),
                     None => {
                         return Some(format!(
-                            "{is}, so its default is text: write it in double quotes, such as `default = \"...\"`"
+                            "{is}, so {}: write it in double quotes, such as {}",
+                            place.text(),
+                            place.write("\"...\"")
                         ));
                     }
                 },
             };
             Some(format!(
-                "{is}, so its default is text: write `default = {text:?}`"
+                "{is}, so {}: write {}",
+                place.text(),
+                place.write(&format!("{text:?}"))
             ))
         }
     }

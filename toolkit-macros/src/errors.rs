@@ -22,6 +22,12 @@ impl Errors {
         self.errors.push(error);
     }
 
+    /// Each error's message, in the order reported.
+    #[cfg(test)]
+    pub fn messages(&self) -> Vec<String> {
+        self.errors.iter().map(ToString::to_string).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()
     }

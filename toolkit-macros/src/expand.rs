@@ -10,6 +10,7 @@ use syn::Type;
 use syn::spanned::Spanned;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
+use crate::one_of::Holds;
 use crate::tool_type;
 use crate::valid::{borrow_inside, borrowed_argument, impl_trait};
 
@@ -148,7 +149,10 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     // serde cannot combine `deny_unknown_fields` with `flatten`; the
     // validator rejects unknown parameters either way.
     let deny = (!any_flatten).then(|| quote!(#[serde(deny_unknown_fields)]));
-    let fields: Vec<TokenStream> = tool.arguments().map(argument_field).collect();
+    let fields: Vec<TokenStream> = tool
+        .arguments()
+        .map(|arg| argument_field(arg, private))
+        .collect();
     let defaults = crate::defaults::functions(tool);
     // The derives would each report a field type that does not fit. With its
     // bounds stated, a derived impl is checked assuming them, and only
@@ -180,7 +184,7 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     }
 }
 
-fn argument_field(arg: &Argument) -> TokenStream {
+fn argument_field(arg: &Argument, private: &TokenStream) -> TokenStream {
     let ident = &arg.ident;
     let ty = &arg.ty;
     let attrs = &arg.attrs;
@@ -247,6 +251,11 @@ fn argument_field(arg: &Argument) -> TokenStream {
     if let Some(pattern) = &attrs.pattern {
         let p = &pattern.value;
         out.push(quote!(#[schemars(regex(pattern = #p))]));
+    }
+    if let Some(values) = crate::one_of::values_json(arg) {
+        // Applied to the field's finished schema: `enum` on the value, or
+        // on the items of a list, with `null` where `None` is allowed.
+        out.push(quote!(#[schemars(transform = #private::OneOf(#values))]));
     }
     quote!(#(#out)* #ident: #ty)
 }
@@ -323,6 +332,16 @@ pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
                     // points at the constraint rather than at the type.
                     let at_key = respan(quote!(#ty), key.span());
                     checks.push(quote_spanned!(key.span()=> #private::#check::<#at_key>();));
+                }
+                // `one_of` on a type the macro could not read: checked at
+                // the first value of each kind the list holds.
+                for (holds, span) in crate::one_of::compiler_checks(arg) {
+                    let check = match holds {
+                        Holds::Numbers => quote!(assert_one_of_numbers),
+                        Holds::Text => quote!(assert_one_of_text),
+                    };
+                    let at_value = respan(quote!(#ty), span);
+                    checks.push(quote_spanned!(span=> #private::#check::<#at_value>();));
                 }
             }
             Param::Injected { ty, mutable, .. }

@@ -3,8 +3,9 @@
 //!
 //! `lib.rs` only dispatches: `attr` parses the attribute keys, `ast` builds
 //! the typed model of the function (`docs` reads its doc comment), `valid`
-//! checks it, `expand` writes the code, and `fallback` stands in when there
-//! were errors.
+//! checks it (with `defaults` and `one_of` for the literals written in
+//! `#[arg]`), `expand` writes the code, and `fallback` stands in when there
+//! were errors, reusing parts of `expand`.
 
 mod ast;
 mod attr;
@@ -17,6 +18,7 @@ mod fallback;
 mod foreign;
 mod krate;
 mod names;
+mod one_of;
 mod tool_type;
 mod valid;
 

@@ -360,6 +360,7 @@ fn check_param(param: &Param, errors: &mut Errors) {
                 errors,
             );
             check_pattern(attrs.pattern.as_ref(), errors);
+            crate::one_of::check(arg, errors);
             // Both become one `length` rule in the schema: a string has a
             // length, a list has items, a parameter is one or the other.
             for (length, items) in [

@@ -173,6 +173,91 @@ impl<T, S> ListArgument for std::collections::HashSet<T, S> {}
 impl<T> ListArgument for std::collections::BTreeSet<T> {}
 impl<T, const N: usize> ListArgument for [T; N] {}
 
+/// A parameter `#[arg(one_of = [...])]` lists numbers for, checked at the
+/// first number when the macro cannot read the type.
+#[diagnostic::on_unimplemented(
+    message = "`one_of` lists a number here, and `{Self}` is not a number",
+    label = "does not fit this parameter's type",
+    note = "`one_of` lists the values a number or text parameter may take (for an `Option`, the value it holds; for a list, each item): list values of the parameter's type, or drop `one_of`",
+    note = "for a fixed set of named choices, take an enum that derives `Deserialize` and `JsonSchema`: its schema lists the variants by itself"
+)]
+pub trait OneOfNumbers {}
+
+/// A parameter `#[arg(one_of = [...])]` lists text for, checked at the
+/// first string when the macro cannot read the type.
+#[diagnostic::on_unimplemented(
+    message = "`one_of` lists text here, and `{Self}` is not text",
+    label = "does not fit this parameter's type",
+    note = "`one_of` lists the values a number or text parameter may take (for an `Option`, the value it holds; for a list, each item): list values of the parameter's type, or drop `one_of`",
+    note = "for a fixed set of named choices, take an enum that derives `Deserialize` and `JsonSchema`: its schema lists the variants by itself"
+)]
+pub trait OneOfText {}
+
+marked!(OneOfNumbers: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+marked!(OneOfNumbers: std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64, std::num::NonZeroUsize);
+marked!(OneOfNumbers: std::num::NonZeroI8, std::num::NonZeroI16, std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroIsize);
+marked!(OneOfText: String, Box<str>, std::sync::Arc<str>, std::borrow::Cow<'static, str>, std::path::PathBuf);
+
+macro_rules! one_of_through_containers {
+    ($($marker:ident),*) => {$(
+        impl<T: $marker> $marker for Option<T> {}
+        impl<T: $marker> $marker for Vec<T> {}
+        impl<T: $marker> $marker for Box<[T]> {}
+        impl<T: $marker> $marker for std::collections::VecDeque<T> {}
+        impl<T: $marker, S> $marker for std::collections::HashSet<T, S> {}
+        impl<T: $marker> $marker for std::collections::BTreeSet<T> {}
+        impl<T: $marker, const N: usize> $marker for [T; N] {}
+    )*};
+}
+one_of_through_containers!(OneOfNumbers, OneOfText);
+
+/// Asserts `T: OneOfNumbers` at the caller's span.
+pub const fn assert_one_of_numbers<T: OneOfNumbers + ?Sized>() {}
+/// Asserts `T: OneOfText` at the caller's span.
+pub const fn assert_one_of_text<T: OneOfText + ?Sized>() {}
+
+/// `#[arg(one_of = [...])]`: the values, a JSON list the macro wrote, become
+/// the field schema's `enum`. For a list (`type` `array` with `items`) they
+/// go on the items, at any depth, so each item must be one of them; where
+/// the schema allows `null` (an `Option`), `null` is added, so leaving the
+/// value out or sending `null` stays allowed.
+pub struct OneOf(pub &'static str);
+
+impl schemars::transform::Transform for OneOf {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        let values: Vec<Value> =
+            serde_json::from_str(self.0).expect("#[tool] writes `one_of` as a JSON list");
+        if let Some(map) = schema.as_object_mut() {
+            set_one_of(map, values);
+        }
+    }
+}
+
+fn set_one_of(map: &mut serde_json::Map<String, Value>, mut values: Vec<Value>) {
+    let has_type = |map: &serde_json::Map<String, Value>, name: &str| match map.get("type") {
+        Some(Value::String(t)) => t == name,
+        Some(Value::Array(types)) => types.iter().any(|t| t == name),
+        _ => false,
+    };
+    if has_type(map, "array")
+        && let Some(Value::Object(items)) = map.get_mut("items")
+    {
+        return set_one_of(items, values);
+    }
+    let null_schema = |v: &Value| v.as_object().is_some_and(|m| has_type(m, "null"));
+    let nullable = has_type(map, "null")
+        || map.get("nullable") == Some(&Value::Bool(true))
+        || ["anyOf", "oneOf"].iter().any(|key| {
+            map.get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|schemas| schemas.iter().any(null_schema))
+        });
+    if nullable {
+        values.push(Value::Null);
+    }
+    map.insert("enum".to_owned(), Value::Array(values));
+}
+
 /// Asserts `T: NumberArgument` at the caller's span.
 pub const fn assert_number<T: NumberArgument + ?Sized>() {}
 /// Asserts `T: TextArgument` at the caller's span.
