@@ -148,7 +148,41 @@ pub use tool::{
 ///
 /// `#[arg(...)]` keys: `default = expr`, `rename = "name"`,
 /// `description = "..."`, `minimum`, `maximum`, `min_length`, `max_length`
-/// (text), `min_items`, `max_items` (lists), `pattern = "regex"`, `flatten`.
+/// (text), `min_items`, `max_items` (lists), `pattern = "regex"`,
+/// `one_of = [...]` (numbers and text), `flatten`.
+///
+/// `one_of = ["celsius", "fahrenheit"]` or `one_of = [1, 2, 4]` lists the
+/// values a number or text parameter may take. They become the schema's
+/// `enum`, so the model is shown them, and a call with another value is
+/// refused with an error that names them (a value cast first, `"2"` for
+/// `2`, passes when it is one). On an `Option` they are the values it may
+/// hold, and `null` stays allowed; on a list (`Vec<T>`, a set, an array),
+/// the values each item may take. The list is checked when the crate
+/// compiles: each value of the parameter's type (written as a Rust literal
+/// of it, except that an integer is taken for a float), none given twice,
+/// not empty, and a literal default among them. For a fixed set of named
+/// choices, take an enum that derives `Deserialize` and `JsonSchema`: its
+/// schema lists the variants by itself.
+///
+/// ```
+/// use toolsmith::{Tool, tool};
+///
+/// /// Convert a temperature.
+/// #[tool]
+/// async fn convert(
+///     degrees: f64,
+///     #[arg(one_of = ["celsius", "fahrenheit"])] to: String,
+///     /// Digits after the point.
+///     #[arg(one_of = [0, 1, 2], default = 1)]
+///     digits: u8,
+/// ) -> String {
+///     format!("{degrees:.*} {to}", usize::from(digits))
+/// }
+///
+/// let schema = &ConvertTool.spec().input_schema["properties"];
+/// assert_eq!(schema["to"]["enum"], serde_json::json!(["celsius", "fahrenheit"]));
+/// assert_eq!(schema["digits"]["enum"], serde_json::json!([0, 1, 2]));
+/// ```
 ///
 /// # Return types
 ///
