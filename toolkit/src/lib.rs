@@ -81,7 +81,6 @@ pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{
     Arguments, IconTheme, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolIcon, ToolSpec,
-    meta_keys,
 };
 /// Turn a function into a tool.
 ///

@@ -192,7 +192,9 @@ pub struct ToolSpec {
     pub input_examples: Vec<Value>,
     /// Anything else for clients, sent as MCP's `_meta` and kept from an MCP
     /// server's tool. Keys follow MCP's rules; those under `toolsmith/` are
-    /// this crate's own (see [`meta_keys`](crate::meta_keys)).
+    /// this crate's own: `toolsmith/tags`, `toolsmith/deprecated` and
+    /// `toolsmith/inputExamples` carry `tags`, `deprecated` and
+    /// `input_examples` over MCP, both ways.
     pub meta: Map<String, Value>,
 }
 
@@ -263,7 +265,7 @@ pub enum IconTheme {
 
 /// The keys this crate writes in MCP's `_meta` for what MCP's tool
 /// definition has no field for, and reads back from a server's tools.
-pub mod meta_keys {
+pub(crate) mod meta_keys {
     /// [`ToolSpec::tags`](super::ToolSpec::tags): a list of strings.
     pub const TAGS: &str = "toolsmith/tags";
     /// [`ToolSpec::deprecated`](super::ToolSpec::deprecated): a string.

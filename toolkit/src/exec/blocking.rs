@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How many synchronous tool bodies may run at once unless the host says
-/// otherwise with [`set_blocking_tool_limit`].
-pub const DEFAULT_BLOCKING_TOOL_LIMIT: usize = 64;
+/// otherwise with [`set_blocking_tool_limit`]: 64.
+const DEFAULT_BLOCKING_TOOL_LIMIT: usize = 64;
 
 struct Limit {
     permits: Arc<Semaphore>,
@@ -40,7 +40,7 @@ fn limit() -> &'static Limit {
 }
 
 /// Let at most `max` synchronous tool bodies run at once in this process
-/// (at least 1). Lowering the limit takes effect as running bodies return.
+/// (at least 1; 64 until this is called). Lowering the limit takes effect as running bodies return.
 pub fn set_blocking_tool_limit(max: usize) {
     let max = max.max(1);
     let limit = limit();

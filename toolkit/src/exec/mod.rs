@@ -13,7 +13,7 @@ mod wire;
 pub use approval::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable,
 };
-pub use blocking::{DEFAULT_BLOCKING_TOOL_LIMIT, set_blocking_tool_limit};
+pub use blocking::set_blocking_tool_limit;
 pub use hooks::{BeforeCall, CallInfo, Hook};
 pub use lifecycle::{BatchState, CallRecord, CallStatus, LifecycleError, ToolCall};
 pub use runner::{Checkpoint, Runner};

@@ -319,7 +319,7 @@ fn description(spec: &ToolSpec, compact: bool) -> String {
 }
 
 /// MCP's `_meta` for a tool: its own entries, and under
-/// [`meta_keys`](crate::meta_keys) what MCP's definition has no field for.
+/// `meta_keys` what MCP's definition has no field for.
 fn mcp_meta(spec: &ToolSpec) -> Map<String, Value> {
     let mut meta = spec.meta.clone();
     if !spec.tags.is_empty() {
