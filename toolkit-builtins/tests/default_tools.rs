@@ -32,7 +32,11 @@ async fn the_default_tools_work_in_their_workspace_and_exec_only_when_enabled() 
     let edit = json!({"path": "plan.md", "old_text": "two", "new_text": "three"});
     let out = registry.call("edit_file", edit.clone(), &ctx).await;
     assert!(out.is_error, "{}", out.content);
-    assert!(out.content.to_lowercase().contains("read"), "{}", out.content);
+    assert!(
+        out.content.to_lowercase().contains("read"),
+        "{}",
+        out.content
+    );
     // ...and goes through once the file was read.
     let out = registry
         .call("read_file", json!({"path": "plan.md"}), &ctx)
