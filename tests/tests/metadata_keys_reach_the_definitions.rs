@@ -26,6 +26,7 @@ use tk::{
     deprecated = "use `transform` with `scale`",
     example = r#"{"path": "a.png", "width": 64}"#,
     example = r#"{"width": 1024, "path": "photos/b.jpg"}"#,
+    meta = r#"{"com.example/owner": "imaging", "com.example/cost": 2}"#,
 )]
 async fn resize(
     /// The image.
@@ -144,6 +145,8 @@ fn the_mcp_definition_carries_them() {
     assert_eq!(
         mcp["_meta"],
         json!({
+            "com.example/owner": "imaging",
+            "com.example/cost": 2,
             "toolsmith/tags": ["images", "files"],
             "toolsmith/deprecated": "use `transform` with `scale`",
             "toolsmith/inputExamples": [

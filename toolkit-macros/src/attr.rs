@@ -35,6 +35,8 @@ pub struct ToolAttrs {
     pub deprecated: Option<Spanned<String>>,
     /// Each `example = "..."` as written, checked to be a JSON object.
     pub examples: Vec<LitStr>,
+    /// `meta = "..."`: MCP's `_meta` entries, a JSON object in a string.
+    pub meta: Option<LitStr>,
     pub krate: Option<syn::Path>,
     /// Every key as written, so a check can point at the one to change.
     pub keys: Vec<Ident>,
@@ -63,6 +65,7 @@ const TOOL_KEYS: &[&str] = &[
     "icon",
     "deprecated",
     "example",
+    "meta",
     "crate",
 ];
 
@@ -168,6 +171,17 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
                     )
                 })?);
             }
+            "meta" => {
+                input
+                    .parse::<Token![=]>()
+                    .map_err(|_| expected_value(&key, "a JSON object in a string"))?;
+                attrs.meta = Some(input.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`meta` takes a JSON object in a string, e.g. `meta = r#\"{\"com.example/owner\": \"ops\"}\"#`",
+                    )
+                })?);
+            }
             "crate" => {
                 input.parse::<Token![=]>()?;
                 attrs.krate = Some(if input.peek(LitStr) {
@@ -251,6 +265,8 @@ const KEY_ALIASES: &[(&str, &str)] = &[
     ("icons", "icon"),
     ("input_example", "example"),
     ("input_examples", "example"),
+    ("_meta", "meta"),
+    ("metadata", "meta"),
     ("max", "maximum"),
     ("mime", "mime_type"),
     ("min", "minimum"),

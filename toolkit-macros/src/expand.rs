@@ -494,6 +494,19 @@ fn metadata(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenS
             );
         });
     }
+    if let Some(meta) = &a.meta {
+        // Checked to be a JSON object when the tool was compiled.
+        out.push(quote! {
+            if let #private::serde_json::Value::Object(entries) =
+                #private::serde_json::from_str(#meta)
+                    .expect("#[tool] checked that `meta` is a JSON object")
+            {
+                for (key, value) in entries {
+                    spec = spec.with_meta(key, value);
+                }
+            }
+        });
+    }
     quote!(#(#out)*)
 }
 

@@ -189,8 +189,18 @@ fn check_metadata(tool: &ToolFn, errors: &mut Errors) {
         }
     }
     for example in &attrs.examples {
-        check_example(example, errors);
+        check_json_object(example, Written::Example, errors);
     }
+    if let Some(meta) = &attrs.meta {
+        check_json_object(meta, Written::Meta, errors);
+    }
+}
+
+/// Which key holds a JSON object in a string.
+#[derive(Clone, Copy, PartialEq)]
+enum Written {
+    Example,
+    Meta,
 }
 
 /// The rule of `ToolIcon::is_safe`, which this crate cannot call: the
@@ -200,12 +210,28 @@ fn is_safe_icon_source(src: &str) -> bool {
     matches!(scheme, Some(s) if s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("data"))
 }
 
-/// An example is the arguments of one call: a JSON object. Whether it fits
-/// the schema is checked when the tool is registered, where the schema is.
-fn check_example(example: &syn::LitStr, errors: &mut Errors) {
+/// An example is the arguments of one call, and `meta` is MCP's `_meta`:
+/// each a JSON object. Whether an example fits the schema is checked when
+/// the tool is registered, where the schema is; `meta` may not set the keys
+/// this crate writes for other `#[tool]` keys.
+fn check_json_object(example: &syn::LitStr, written: Written, errors: &mut Errors) {
     let text = example.value();
+    let key = match written {
+        Written::Example => "example",
+        Written::Meta => "meta",
+    };
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(_)) => {}
+        Ok(serde_json::Value::Object(map)) => {
+            let own = map.keys().find(|k| k.starts_with("toolsmith/"));
+            if written == Written::Meta
+                && let Some(own) = own
+            {
+                errors.at(
+                    example,
+                    format!("`meta` may not set `{own}`: keys under `toolsmith/` carry `tags`, `deprecated` and `example`; use those keys"),
+                );
+            }
+        }
         Ok(other) => {
             let kind = match other {
                 serde_json::Value::Null => "`null`",
@@ -215,10 +241,11 @@ fn check_example(example: &syn::LitStr, errors: &mut Errors) {
                 serde_json::Value::Array(_) => "an array",
                 serde_json::Value::Object(_) => unreachable!(),
             };
-            errors.at(
-                example,
-                format!("an `example` is the arguments of one call, a JSON object such as `{{\"path\": \"a.png\"}}`; this one is {kind}"),
-            );
+            let what = match written {
+                Written::Example => "an `example` is the arguments of one call, a JSON object such as `{\"path\": \"a.png\"}`",
+                Written::Meta => "`meta` holds MCP's `_meta` entries, a JSON object such as `{\"com.example/owner\": \"ops\"}`",
+            };
+            errors.at(example, format!("{what}; this one is {kind}"));
         }
         Err(error) => {
             let mut at = json_error_offset(&text, &error);
@@ -242,7 +269,7 @@ fn check_example(example: &syn::LitStr, errors: &mut Errors) {
             errors.at_span(
                 literal_subspan(example, &text, at).unwrap_or(example.span()),
                 format!(
-                    "this `example` is not valid JSON: {what} at line {line}, column {column}:\n{}",
+                    "this `{key}` is not valid JSON: {what} at line {line}, column {column}:\n{}",
                     pointer(&text, at)
                 ),
             );

@@ -25,6 +25,7 @@ use tk::tool;
         "path": "photos/b.jpg",
         "width": 1024
     }"#,
+    meta = r#"{"com.example/owner": "imaging"}"#,
 )]
 async fn resize(path: String, width: u32) -> String {
     format!("{path} at {width} px")
