@@ -265,7 +265,12 @@ impl Seen {
                 };
                 self.code(&joined, "`eval`", depth);
             }
-            "." | "source" => match args.first() {
+            // Both shells end `.`'s options at `--`: the file is the next word.
+            "." | "source" => match args
+                .iter()
+                .position(|a| a.text != "--" || a.uncertain())
+                .and_then(|first| args.get(first))
+            {
                 Some(file)
                     if file.uncertain()
                         || file.text == "-"
@@ -282,24 +287,40 @@ impl Seen {
             "trap" => self.trap(args, depth),
             "alias" if args.iter().any(|a| a.text.contains('=') || a.uncertain()) => self
                 .refuse("`alias` makes a command name run something the text does not show".into()),
+            // An option only known at run time may be the one refused here.
             "hash"
-                if args
-                    .iter()
-                    .any(|a| a.text.starts_with('-') && a.text.contains('p')) =>
+                if args.iter().any(|a| {
+                    a.uncertain() || (a.text.starts_with('-') && a.text.contains('p'))
+                }) =>
             {
                 self.refuse("`hash -p` makes a command name run another program".into())
             }
             "enable"
-                if args
-                    .iter()
-                    .any(|a| a.text.starts_with('-') && a.text.contains('f')) =>
+                if args.iter().any(|a| {
+                    a.uncertain() || (a.text.starts_with('-') && a.text.contains('f'))
+                }) =>
             {
                 self.refuse("`enable -f` loads a builtin from a library".into())
             }
+            // `fc` runs an editor (any program) on the history, or runs
+            // history entries again; `history -s` writes an entry to run.
+            "fc" => self
+                .refuse("`fc` runs commands from the history, which the filter cannot read".into()),
+            "history"
+                if args.iter().any(|a| {
+                    a.uncertain() || (a.text.starts_with('-') && a.text.contains('s'))
+                }) =>
+            {
+                self.refuse("`history -s` adds a command to the history, to be run later".into())
+            }
+            "set" if sets_keyword_option(args) => self.refuse(
+                "`set -k` makes assignments anywhere on a command line reach its environment"
+                    .into(),
+            ),
             "shopt"
-                if args
-                    .iter()
-                    .any(|a| a.text == "expand_aliases" || a.text == "extdebug") =>
+                if args.iter().any(|a| {
+                    a.uncertain() || a.text == "expand_aliases" || a.text == "extdebug"
+                }) =>
             {
                 self.refuse(format!(
                     "`shopt {}` changes how commands are read",
@@ -428,7 +449,8 @@ impl Seen {
             }
             if text.len() > 1 && (text.starts_with('-') || text.starts_with('+')) {
                 let letters = &text[1..];
-                command_text |= text.starts_with('-') && letters.contains('c');
+                // `+c` is `-c` too: both shells read the letter, whatever its sign.
+                command_text |= letters.contains('c');
                 from_stdin |= letters.contains('s');
                 if letters.contains(['o', 'O']) {
                     i += 1;
@@ -483,12 +505,23 @@ impl Seen {
 
     /// `trap ACTION SIGNAL…`: the action is shell code run later.
     fn trap(&mut self, args: &[Word], depth: usize) {
-        let args = match args.first() {
-            Some(first) if first.text == "--" => &args[1..],
-            _ => args,
+        let (args, after_dashes) = match args.first() {
+            Some(first) if first.text == "--" && !first.uncertain() => (&args[1..], true),
+            _ => (args, false),
+        };
+        // `trap [-lpP] [action signal…]`: only `-` alone resets a signal,
+        // and only before `--` are `-l`, `-p` and `-P` options. Anything
+        // else in the action's place, `-;rm -rf x` included, is code both
+        // shells run when the signal comes.
+        let is_option = |text: &str| {
+            !after_dashes
+                && text.strip_prefix('-').is_some_and(|letters| {
+                    !letters.is_empty() && letters.chars().all(|c| "lpP".contains(c))
+                })
         };
         match args.first() {
-            Some(action) if action.text.starts_with('-') && !action.uncertain() => {}
+            Some(action) if action.uncertain() => self.code(action, "`trap`", depth),
+            Some(action) if action.text == "-" || is_option(&action.text) => {}
             Some(action) => self.code(action, "`trap`", depth),
             None => {}
         }
@@ -757,6 +790,18 @@ impl Seen {
             ));
         }
     }
+}
+
+/// Whether `set`'s options (the words before `--`) turn on `keyword`
+/// (`-k`, `-o keyword`), or are only known at run time.
+fn sets_keyword_option(args: &[Word]) -> bool {
+    args.iter()
+        .take_while(|a| a.text != "--" || a.uncertain())
+        .any(|a| {
+            a.uncertain()
+                || a.text == "keyword"
+                || ((a.text.starts_with('-') || a.text.starts_with('+')) && a.text.contains('k'))
+        })
 }
 
 /// Programs whose options decide what a rule of this filter sees, or make

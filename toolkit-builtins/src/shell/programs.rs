@@ -135,6 +135,12 @@ pub(crate) fn is_descriptor_path(text: &str) -> bool {
 /// their value.
 pub(crate) fn runs_code_from_env(name: &str) -> bool {
     const NAMES: &[&str] = &[
+        // bash's command hash table and alias table: a name in them runs
+        // whatever path or text the assignment gave.
+        "BASH_CMDS",
+        "BASH_ALIASES",
+        // `fc` runs its editor on the history.
+        "FCEDIT",
         "BASH_ENV",
         "ENV",
         "PS1",

@@ -315,6 +315,20 @@ fn resolve_from(words: &[Word], mut i: usize, mut via_data: bool) -> Resolved<'_
         if !word.uncertain() && matches!(text, "case" | "for" | "select") {
             return Resolved::Nothing;
         }
+        // `function NAME { …`: the name is defined, not run; so is
+        // `coproc NAME {` (or `(`, or a keyword) — the body runs.
+        let names_next = !word.uncertain()
+            && (text == "function"
+                || (text == "coproc"
+                    && words.get(i + 2).is_some_and(|after| {
+                        !after.uncertain()
+                            && (matches!(after.text.as_str(), "{" | "(" | "((")
+                                || KEYWORDS.contains(&after.text.as_str()))
+                    })));
+        if names_next {
+            i += 2;
+            continue;
+        }
         if is_assignment(word) || (!word.uncertain() && KEYWORDS.contains(&text)) {
             i += 1;
             continue;
