@@ -202,9 +202,9 @@ impl Caster<'_> {
                     .any(|&branch| self.touches(branch, value, depth)))
     }
 
-    /// `anyOf`/`oneOf`: a value that fits a branch is cast into the first
-    /// branch it fits; otherwise take the first branch that casting makes it
-    /// fit, with that branch's casts only.
+    /// `anyOf`/`oneOf`: leave a value that fits a branch as it is (but for
+    /// integral floats, written as integers); otherwise take the first
+    /// branch that casting makes it fit, with that branch's casts only.
     fn alternatives(
         &self,
         node: &Node,
@@ -213,19 +213,18 @@ impl Caster<'_> {
         depth: usize,
         casts: &mut Vec<Cast>,
     ) {
-        if let Some(&fitting) = node
+        if node
             .any_of
             .iter()
-            .find(|&&b| is_valid(self.nodes, b, value, depth, self.budget))
+            .any(|&b| is_valid(self.nodes, b, value, depth, self.budget))
         {
             // Fitting is not enough: `-0` or `2.0` fits `{"type": "integer"}`
-            // but does not deserialize as an `i8`. Casting into the branch
-            // writes such integral floats as integers; it changes nothing
-            // else in a value the branch accepts (no type to convert, no
-            // unknown key to rename, no refused `null` to drop).
-            if self.touches(fitting, value, depth) {
-                self.node(fitting, value, path, depth, casts);
-            }
+            // but serde refuses it for an `i8`. Such floats are written as
+            // integers, in one pass over the value, which a number anywhere
+            // in it accepts as well. (Casting into the branch instead would
+            // walk every nested `anyOf` again, which costs more than the
+            // value is long.)
+            self.integral_floats_as_integers(value, path, depth, casts);
             return;
         }
         // A number is text only where no branch is for numbers: `300` for
@@ -270,6 +269,45 @@ impl Caster<'_> {
         if let Some((trial, mut trial_casts)) = fallback {
             *value = trial;
             casts.append(&mut trial_casts);
+        }
+    }
+}
+
+impl Caster<'_> {
+    /// Every integral float in `value` as an integer, each a cast; one step
+    /// of the budget a value, so the pass is as long as the value at most.
+    fn integral_floats_as_integers(
+        &self,
+        value: &mut Value,
+        path: &Path<'_>,
+        depth: usize,
+        casts: &mut Vec<Cast>,
+    ) {
+        if depth > MAX_DEPTH || !self.budget.spend() {
+            return;
+        }
+        match value {
+            Value::Number(n) if n.is_f64() => {
+                if let Some(integer) = n.as_f64().and_then(integral_float) {
+                    casts.push(Cast {
+                        path: path.render(),
+                        from: describe::value(value),
+                        to: "integer".into(),
+                    });
+                    *value = Value::Number(integer);
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter_mut().enumerate() {
+                    self.integral_floats_as_integers(item, &path.index(index), depth + 1, casts);
+                }
+            }
+            Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    self.integral_floats_as_integers(child, &path.key(key), depth + 1, casts);
+                }
+            }
+            _ => {}
         }
     }
 }

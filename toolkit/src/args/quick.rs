@@ -44,13 +44,21 @@ pub(super) fn is_clean(nodes: &Nodes, value: &Value) -> bool {
 
 /// [`is_clean`] with `steps` instead of the full walks' budget.
 pub(super) fn is_clean_within(nodes: &Nodes, value: &Value, steps: u32) -> bool {
-    Quick { nodes, left: steps }.node(nodes.root, value, 0)
+    Quick {
+        nodes,
+        left: steps,
+        float_free: 0,
+    }
+    .node(nodes.root, value, 0)
 }
 
 struct Quick<'n> {
     nodes: &'n Nodes,
     /// Visits left before the full walks would run out of budget.
     left: u32,
+    /// How many `anyOf` values around this one were found to hold no
+    /// integral float (so the values inside need no second look).
+    float_free: usize,
 }
 
 impl Quick<'_> {
@@ -195,9 +203,35 @@ impl Quick<'_> {
                 }
                 continue;
             }
-            return self.node(branch, value, depth);
+            // The full walks write integral floats in a value that fits a
+            // branch as integers (see `cast`): such a value is not clean.
+            if self.float_free == 0 && has_integral_float(value, depth) {
+                return false;
+            }
+            self.float_free += 1;
+            let clean = self.node(branch, value, depth);
+            self.float_free -= 1;
+            return clean;
         }
         false
+    }
+}
+
+/// Whether `value` holds a float with no fraction (`2.0`, `-0`) anywhere
+/// within [`MAX_DEPTH`] levels.
+fn has_integral_float(value: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .is_some_and(|f| n.is_f64() && f.is_finite() && f.fract() == 0.0),
+        Value::Array(items) => items.iter().any(|item| has_integral_float(item, depth + 1)),
+        Value::Object(map) => map
+            .values()
+            .any(|child| has_integral_float(child, depth + 1)),
+        _ => false,
     }
 }
 
