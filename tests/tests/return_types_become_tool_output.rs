@@ -1,6 +1,7 @@
 //! What a tool returns becomes the model's text, the user's text and
 //! structured content: strings, `ToolOutput`, `()`, serializable structs
-//! (with an output schema), and both sides of `Result`s.
+//! (with an output schema), numbers (structured under `result`), and both
+//! sides of `Result`s.
 
 use serde_json::json;
 use tk::{CallError, ToolContext, ToolError, ToolOutput, ToolRegistry};
@@ -80,17 +81,21 @@ async fn a_struct_is_structured_content_and_json_text() {
 }
 
 #[tokio::test]
-async fn a_number_is_text_without_structured_content() {
+async fn a_number_reads_as_text_and_is_structured_under_result() {
     let out = call("divide", json!({"a": 1, "b": 4})).await;
     assert_eq!(out.content, "0.25");
-    assert!(out.structured.is_none());
+    assert_eq!(out.structured.as_deref(), Some(&json!({"result": 0.25})));
     let tool = registry().get("divide").expect("registered");
-    assert!(
-        tool.spec().output_schema.is_none(),
-        "only objects get an output schema"
+    let schema = tool.spec().output_schema.clone().expect("an output schema");
+    assert_eq!(
+        schema["properties"]["result"]["type"],
+        json!("number"),
+        "the number's schema is wrapped in an object"
     );
+    assert_eq!(schema["x-toolsmith-wrapped"], json!(true));
     let out = call("word_count", json!({"text": "one two  three"})).await;
     assert_eq!(out.content, "3");
+    assert_eq!(out.structured.as_deref(), Some(&json!({"result": 3})));
 }
 
 #[tokio::test]

@@ -575,7 +575,11 @@ fn call_body(
         #invoke
         match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
             ::core::result::Result::Ok(value) => {
-                ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value))
+                // Read from the spec once: whether the output schema wraps the value.
+                static WRAPPED: #private::OnceLock<bool> = #private::OnceLock::new();
+                let wrapped = *WRAPPED
+                    .get_or_init(|| #private::output_is_wrapped(#krate::Tool::spec(&Self)));
+                ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value, wrapped))
             }
             ::core::result::Result::Err(error) => {
                 ::core::result::Result::Err((&&#private::ErrorOf::of(&error)).to_tool_error(error))

@@ -283,6 +283,37 @@ impl ToolOutput {
         }
     }
 
+    /// A structured result for a value that is not an object, wrapped the
+    /// way MCP (which wants an object) and FastMCP have it: the structured
+    /// content is `{"result": value}`, while the model reads the value itself
+    /// as [`from_json`](Self::from_json) renders it.
+    ///
+    /// This goes with an output schema that wraps the value's schema the
+    /// same way and carries `"x-toolsmith-wrapped": true`, which `#[tool]`
+    /// writes for a return type whose schema is not an object at its root.
+    ///
+    /// ```
+    /// use toolsmith::ToolOutput;
+    /// use serde_json::json;
+    ///
+    /// let out = ToolOutput::from_json_wrapped(json!([1, 2]));
+    /// assert_eq!(out.content, "[1,2]");
+    /// assert_eq!(out.structured.as_deref(), Some(&json!({"result": [1, 2]})));
+    /// ```
+    pub fn from_json_wrapped(value: Value) -> Self {
+        let content = match &value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let mut wrapper = Map::new();
+        wrapper.insert("result".to_owned(), value);
+        Self {
+            content,
+            structured: Some(Box::new(Value::Object(wrapper))),
+            ..Self::default()
+        }
+    }
+
     /// Add text for the user.
     pub fn with_display(mut self, display: impl Into<String>) -> Self {
         self.display = Some(display.into());
@@ -397,6 +428,22 @@ mod tests {
         assert_eq!(out.content, "plain");
         assert!(out.structured.is_none());
         assert_eq!(ToolOutput::from(json!([1, 2])).content, "[1,2]");
+    }
+
+    #[test]
+    fn wrapped_values_read_as_themselves_and_travel_under_result() {
+        let out = ToolOutput::from_json_wrapped(json!("plain"));
+        assert_eq!(out.content, "plain");
+        assert_eq!(out.structured.as_deref(), Some(&json!({"result": "plain"})));
+        let out = ToolOutput::from_json_wrapped(json!({"a": 1}));
+        assert_eq!(out.content, r#"{"a":1}"#);
+        assert_eq!(
+            out.structured.as_deref(),
+            Some(&json!({"result": {"a": 1}}))
+        );
+        let out = ToolOutput::from_json_wrapped(Value::Null);
+        assert_eq!(out.content, "null");
+        assert_eq!(out.structured.as_deref(), Some(&json!({"result": null})));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::args::{ArgumentSchema, SchemaError};
 use crate::context::{FromContext, ToolContext};
 use crate::error::{ArgumentError, Problem, ToolError};
 use crate::output::ToolOutput;
+use crate::schema::generate::is_wrapped;
 use crate::schema::schema_for_output;
 use crate::tool::{Arguments, ToolSpec};
 
@@ -35,6 +36,13 @@ pub fn compiled_once(
 ) -> Result<ArgumentSchema, SchemaError> {
     cell.get_or_init(|| ArgumentSchema::compile(&spec.input_schema))
         .clone()
+}
+
+/// Whether a generated tool's output is wrapped as `{"result": value}`:
+/// the marker on its spec's output schema. Generated code reads it once
+/// into the tool's own static, so a call costs one load.
+pub fn output_is_wrapped(spec: &ToolSpec) -> bool {
+    spec.output_schema.as_ref().is_some_and(is_wrapped)
 }
 
 /// Step 5 for generated tools: deserialize into the arguments struct.
@@ -472,14 +480,14 @@ impl DirectOutput for Box<str> {
 
 /// Level 1: direct output, no output schema.
 pub trait OutputDirect<T> {
-    /// The value as text output.
-    fn to_output(self, value: T) -> ToolOutput;
+    /// The value as text output (`wrapped` is always false here).
+    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
     /// None: text has no output schema.
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
-    fn to_output(self, value: T) -> ToolOutput {
+    fn to_output(self, value: T, _wrapped: bool) -> ToolOutput {
         value.into_tool_output()
     }
     fn output_schema(self) -> Option<Value> {
@@ -489,31 +497,39 @@ impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
 
 /// Level 2: a serializable value with a schema: structured output with an output schema.
 pub trait OutputWithSchema<T> {
-    /// The value as structured output (and as JSON text for the model).
-    fn to_output(self, value: T) -> ToolOutput;
-    /// The value's schema, when it describes an object (MCP requires one).
+    /// The value as structured output (and as JSON text for the model);
+    /// `wrapped`, from the output schema, puts it under `result`.
+    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
+    /// The value's schema, wrapped in an object when it is not one (MCP
+    /// requires an object).
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
-    fn to_output(self, value: T) -> ToolOutput {
-        ToolOutput::structured(&value)
+    fn to_output(self, value: T, wrapped: bool) -> ToolOutput {
+        if !wrapped {
+            return ToolOutput::structured(&value);
+        }
+        match serde_json::to_value(&value) {
+            Ok(value) => ToolOutput::from_json_wrapped(value),
+            Err(e) => ToolOutput::error(format!("the tool's result could not be serialized: {e}")),
+        }
     }
     fn output_schema(self) -> Option<Value> {
-        schema_for_output::<T>()
+        Some(schema_for_output::<T>())
     }
 }
 
 /// Level 3: any serializable value: structured output without a schema.
 pub trait OutputSerialized<T> {
     /// The value as structured output (and as JSON text for the model).
-    fn to_output(self, value: T) -> ToolOutput;
+    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
     /// None: the type has no schema to offer.
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
-    fn to_output(self, value: T) -> ToolOutput {
+    fn to_output(self, value: T, _wrapped: bool) -> ToolOutput {
         ToolOutput::structured(&value)
     }
     fn output_schema(self) -> Option<Value> {
@@ -524,13 +540,13 @@ impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
 /// Level 4: unreachable in compiled code ([`assert_return`] rejects such a type).
 pub trait OutputOpaque<T> {
     /// An error output naming the type that could not be serialized.
-    fn to_output(self, value: T) -> ToolOutput;
+    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
     /// None.
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T> OutputOpaque<T> for OutputOf<T> {
-    fn to_output(self, _value: T) -> ToolOutput {
+    fn to_output(self, _value: T, _wrapped: bool) -> ToolOutput {
         ToolOutput::error(format!(
             "the tool's result, a {}, cannot be serialized",
             std::any::type_name::<T>()
@@ -655,16 +671,38 @@ mod tests {
     #[test]
     fn outputs_pick_the_most_specific_conversion() {
         let text = String::from("hi");
-        assert_eq!((&&&OutputOf::of(&text)).to_output(text).content, "hi");
+        assert_eq!(
+            (&&&OutputOf::of(&text)).to_output(text, false).content,
+            "hi"
+        );
         let report = Report { ok: true };
         assert!((&&&OutputOf::of(&report)).output_schema().is_some());
-        let out = (&&&OutputOf::of(&report)).to_output(report);
+        let out = (&&&OutputOf::of(&report)).to_output(report, false);
         assert_eq!(
             out.structured.as_deref(),
             Some(&serde_json::json!({"ok": true}))
         );
         assert!((&&&OutputOf::<String>::new()).output_schema().is_none());
         assert!((&&&OutputOf::<ToolOutput>::new()).output_schema().is_none());
+    }
+
+    #[test]
+    fn values_that_are_not_objects_are_wrapped_as_their_schema_says() {
+        let schema = (&&&OutputOf::<Vec<u32>>::new()).output_schema().unwrap();
+        assert!(is_wrapped(&schema));
+        let spec = ToolSpec::new("t", "T.", serde_json::json!({"type": "object"}))
+            .with_output_schema(schema);
+        let wrapped = output_is_wrapped(&spec);
+        assert!(wrapped);
+        let list = vec![1u32, 2];
+        let out = (&&&OutputOf::of(&list)).to_output(list, wrapped);
+        assert_eq!(out.content, "[1,2]");
+        assert_eq!(
+            out.structured.as_deref(),
+            Some(&serde_json::json!({"result": [1, 2]}))
+        );
+        let plain = ToolSpec::new("t", "T.", serde_json::json!({"type": "object"}));
+        assert!(!output_is_wrapped(&plain));
     }
 
     #[test]

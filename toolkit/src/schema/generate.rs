@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 /// The JSON Schema (2020-12) of a tool's argument type, ready for the registry.
 ///
@@ -83,20 +83,107 @@ fn integer_bounds(format: &str) -> Option<(Value, Value)> {
     Some((number(min), number(max)))
 }
 
-/// The JSON Schema of a tool's structured result, when it is an object.
+/// The key that marks an output schema as a wrapper: the tool's value is
+/// not an object, so its structured content is `{"result": value}` and the
+/// value's own schema is the `result` property. Named in the docs (and the
+/// book's outputs chapter) rather than exported, like the `_meta` keys.
+pub(crate) const WRAPPED_KEY: &str = "x-toolsmith-wrapped";
+
+/// The name of the wrapper's one property, as FastMCP names it.
+pub(crate) const RESULT_KEY: &str = "result";
+
+/// The JSON Schema of a tool's structured result.
 ///
-/// MCP requires `outputSchema` to describe an object, so other shapes
-/// (strings, lists) get no output schema and travel as text.
-pub(crate) fn schema_for_output<T: JsonSchema>() -> Option<Value> {
+/// MCP requires `outputSchema` to describe an object. A type whose schema
+/// is an object at the root (`"type": "object"`) is described as it is;
+/// any other (a list, a number, text, an `Option`, an enum of several
+/// shapes) is wrapped, as FastMCP does:
+/// `{"type": "object", "properties": {"result": <schema>}, "required": ["result"], "x-toolsmith-wrapped": true}`,
+/// and its structured content is `{"result": value}`. The decision is the
+/// schema's, never the value's, so the content always fits the schema.
+pub(crate) fn schema_for_output<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12().into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    let root = schema.as_object_mut()?;
-    if root.get("type") != Some(&Value::String("object".into())) {
-        return None;
+    output_schema_from(generator.into_root_schema_for::<T>().to_value())
+}
+
+/// [`schema_for_output`] for a schema already generated.
+pub(crate) fn output_schema_from(mut schema: Value) -> Value {
+    if let Value::Object(root) = &mut schema {
+        root.remove("$schema");
+        if root.get("type") == Some(&Value::String("object".into())) {
+            root.remove("title");
+            return schema;
+        }
     }
-    root.remove("$schema");
-    root.remove("title");
-    Some(schema)
+    wrap(schema)
+}
+
+/// Whether an output schema is a wrapper made by [`schema_for_output`].
+pub(crate) fn is_wrapped(schema: &Value) -> bool {
+    schema.get(WRAPPED_KEY) == Some(&Value::Bool(true))
+}
+
+/// The wrapper around `inner`. Its `$defs` move to the wrapper's root, where
+/// their `#/$defs/...` references still find them; a schema that refers to
+/// its own root (`"$ref": "#"`, a recursive type) moves into `$defs` too,
+/// under its title, with those references pointing there.
+fn wrap(mut inner: Value) -> Value {
+    let mut defs = match inner.as_object_mut().and_then(|root| root.remove("$defs")) {
+        Some(Value::Object(defs)) => defs,
+        _ => Map::new(),
+    };
+    let title = inner
+        .as_object_mut()
+        .and_then(|root| root.remove("title"))
+        .and_then(|t| t.as_str().map(str::to_owned));
+    if refers_to_root(&inner) {
+        let base = title.unwrap_or_else(|| "Result".to_owned());
+        let mut name = base.clone();
+        let mut n = 1;
+        while defs.contains_key(&name) {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        let pointer = format!("#/$defs/{name}");
+        repoint_root(&mut inner, &pointer);
+        defs.insert(name, inner);
+        inner = json!({"$ref": pointer});
+    }
+    let mut root = Map::new();
+    root.insert("type".into(), "object".into());
+    root.insert("properties".into(), json!({ RESULT_KEY: inner }));
+    root.insert("required".into(), json!([RESULT_KEY]));
+    root.insert(WRAPPED_KEY.into(), Value::Bool(true));
+    if !defs.is_empty() {
+        root.insert("$defs".into(), Value::Object(defs));
+    }
+    Value::Object(root)
+}
+
+fn refers_to_root(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| (key == "$ref" && value == "#") || refers_to_root(value)),
+        Value::Array(items) => items.iter().any(refers_to_root),
+        _ => false,
+    }
+}
+
+fn repoint_root(schema: &mut Value, pointer: &str) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key == "$ref" && value == "#" {
+                    *value = pointer.into();
+                } else {
+                    repoint_root(value, pointer);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| repoint_root(v, pointer)),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -167,9 +254,75 @@ mod tests {
     }
 
     #[test]
-    fn only_objects_get_an_output_schema() {
-        assert!(schema_for_output::<Args>().is_some());
-        assert!(schema_for_output::<String>().is_none());
-        assert!(schema_for_output::<Vec<u8>>().is_none());
+    fn objects_are_output_schemas_as_they_are() {
+        let schema = schema_for_output::<Args>();
+        assert_eq!(schema["type"], json!("object"));
+        assert!(!is_wrapped(&schema));
+        assert!(schema.get("title").is_none() && schema.get("$schema").is_none());
+        assert_eq!(schema["properties"]["path"]["type"], json!("string"));
+    }
+
+    #[test]
+    fn other_outputs_are_wrapped_in_a_result_property() {
+        let schema = schema_for_output::<String>();
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {"result": {"type": "string"}},
+                "required": ["result"],
+                "x-toolsmith-wrapped": true,
+            })
+        );
+        let schema = schema_for_output::<Vec<u8>>();
+        assert!(is_wrapped(&schema));
+        assert_eq!(schema["properties"]["result"]["type"], json!("array"));
+        assert_eq!(
+            schema["properties"]["result"]["items"]["format"],
+            json!("uint8")
+        );
+    }
+
+    #[test]
+    fn wrapped_definitions_move_to_the_root_and_still_resolve() {
+        let list = schema_for_output::<Vec<Inner>>();
+        let maybe = schema_for_output::<Option<Inner>>();
+        for schema in [&list, &maybe] {
+            assert!(is_wrapped(schema), "{schema}");
+            let result = &schema["properties"]["result"];
+            assert!(result.get("$defs").is_none(), "{schema}");
+            assert!(result.get("title").is_none(), "{schema}");
+            assert_eq!(schema["$defs"]["Inner"]["type"], json!("object"));
+            assert!(result.to_string().contains("\"#/$defs/Inner\""), "{schema}");
+        }
+        let valid = |schema: &Value, value: Value| {
+            let compiled = crate::args::ArgumentSchema::compile(schema).unwrap();
+            compiled.validate(&value).is_ok()
+        };
+        assert!(valid(&list, json!({"result": [{"flag": true}]})));
+        assert!(!valid(&list, json!({"result": [{"flag": 1}]})));
+        assert!(!valid(&list, json!([{"flag": true}])));
+        assert!(valid(&maybe, json!({"result": {"flag": true}})));
+        assert!(valid(&maybe, json!({"result": null})));
+        assert!(!valid(&maybe, json!({"flag": true})));
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    enum Tree {
+        Leaf(u32),
+        Branch(Vec<Tree>),
+    }
+
+    #[test]
+    fn a_recursive_root_moves_into_the_definitions() {
+        let schema = schema_for_output::<Tree>();
+        assert!(is_wrapped(&schema), "{schema}");
+        assert!(!refers_to_root(&schema), "{schema}");
+        let compiled = crate::args::ArgumentSchema::compile(&schema).unwrap();
+        let tree = json!({"result": {"Branch": [{"Leaf": 1}, {"Branch": [{"Leaf": 2}]}]}});
+        assert!(compiled.validate(&tree).is_ok(), "{schema}");
+        let bad = json!({"result": {"Branch": [{"Leaf": "x"}]}});
+        assert!(compiled.validate(&bad).is_err(), "{schema}");
     }
 }
