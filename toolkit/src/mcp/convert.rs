@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::ArgumentSchema;
 use crate::output::{Attachment, ToolOutput};
+use crate::schema::generate::{RESULT_KEY, WRAPPED_KEY, is_wrapped};
 use crate::tool::{ToolAnnotations, ToolIcon, ToolSpec, meta_keys};
 
 /// Our annotations from an MCP tool's `annotations` object, with the
@@ -66,11 +67,21 @@ pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &
     };
     let mut spec = ToolSpec::new(wrapped_name.to_owned(), description, input_schema)
         .with_annotations(annotations_from_mcp(definition.get("annotations")));
-    if let Some(output @ Value::Object(_)) = definition.get("outputSchema") {
-        spec = spec.with_output_schema(output.clone());
+    if let Some(Value::Object(output)) = definition.get("outputSchema") {
+        let mut output = output.clone();
+        // FastMCP's marker for the wrapper we also make: one marker to read
+        // when a call's result comes back.
+        if output.get(FASTMCP_WRAPPED_KEY) == Some(&Value::Bool(true)) {
+            output.insert(WRAPPED_KEY.into(), Value::Bool(true));
+        }
+        spec = spec.with_output_schema(Value::Object(output));
     }
     metadata_from_mcp(spec, definition)
 }
+
+/// FastMCP's mark on an output schema that wraps a value that is not an
+/// object as `{"result": value}`; ours is [`WRAPPED_KEY`].
+const FASTMCP_WRAPPED_KEY: &str = "x-fastmcp-wrap-result";
 
 /// What a server's tool says beyond its schemas, kept within bounds: the
 /// definition comes from a server that may be hostile, and what is kept
@@ -168,6 +179,38 @@ fn valid_examples(schema: &Value, examples: Option<&Value>) -> Vec<Value> {
 /// The length of `value` as compact JSON.
 fn json_size(value: &Value) -> usize {
     serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
+}
+
+/// Our result from the `CallToolResult` of a tool whose output schema is
+/// `output_schema`: as [`output_from_call_result`], but where the schema is
+/// marked as a wrapper (ours, or FastMCP's, see [`spec_from_mcp_tool`]) the
+/// structured content is the value under `result`, not the wrapper, and a
+/// result without text reads as that value.
+pub(crate) fn output_from_tool_call_result(
+    result: &Value,
+    output_schema: Option<&Value>,
+) -> ToolOutput {
+    let wrapped = output_schema.is_some_and(|schema| {
+        is_wrapped(schema) || schema.get(FASTMCP_WRAPPED_KEY) == Some(&Value::Bool(true))
+    });
+    let inner = result
+        .get("structuredContent")
+        .and_then(|structured| structured.get(RESULT_KEY))
+        .filter(|_| wrapped);
+    let Some(inner) = inner else {
+        return output_from_call_result(result);
+    };
+    let mut unwrapped = result.clone();
+    unwrapped["structuredContent"] = inner.clone();
+    let mut out = output_from_call_result(&unwrapped);
+    // `null` is a value here (`None`), not the absence of one.
+    if inner.is_null() {
+        if out.content.is_empty() && !out.is_error {
+            out.content = "null".into();
+        }
+        out.structured = Some(Box::new(Value::Null));
+    }
+    out
 }
 
 /// Our result from an MCP `CallToolResult` (or a prompt's messages' content):
@@ -272,7 +315,13 @@ pub(crate) fn call_result_from_output(output: &ToolOutput) -> Value {
     let mut result = Map::new();
     result.insert("content".into(), Value::Array(content));
     if let Some(structured) = &output.structured {
-        result.insert("structuredContent".into(), (**structured).clone());
+        // MCP's structured content is an object: anything else (a mounted
+        // tool's unwrapped value, served on) goes back under `result`.
+        let structured = match &**structured {
+            object @ Value::Object(_) => object.clone(),
+            other => json!({ RESULT_KEY: other }),
+        };
+        result.insert("structuredContent".into(), structured);
     }
     if output.is_error {
         result.insert("isError".into(), Value::Bool(true));
@@ -444,6 +493,49 @@ mod tests {
         assert_eq!(spec.input_schema["properties"]["a"]["type"], "number");
         assert_eq!(spec.output_schema, Some(json!({"type": "object"})));
         assert!(spec.annotations.read_only);
+    }
+
+    #[test]
+    fn wrapped_results_come_back_as_the_value_itself() {
+        let list = json!({"type": "array", "items": {"type": "integer"}});
+        let ours = json!({"type": "object", "properties": {"result": list},
+                          "required": ["result"], "x-toolsmith-wrapped": true});
+        let fastmcp = json!({"type": "object", "properties": {"result": list},
+                             "required": ["result"], "x-fastmcp-wrap-result": true});
+        for schema in [&ours, &fastmcp] {
+            let definition = json!({"name": "t", "outputSchema": schema});
+            let spec = spec_from_mcp_tool("t", "srv", &definition);
+            let output_schema = spec.output_schema.as_ref().unwrap();
+            assert!(is_wrapped(output_schema), "{output_schema}");
+
+            let call = json!({"content": [{"type": "text", "text": "[1,2]"}],
+                              "structuredContent": {"result": [1, 2]}});
+            let out = output_from_tool_call_result(&call, Some(output_schema));
+            assert_eq!(out.content, "[1,2]");
+            assert_eq!(out.structured.as_deref(), Some(&json!([1, 2])));
+
+            // Without text, the value is the text; `null` is a value.
+            let call = json!({"content": [], "structuredContent": {"result": null}});
+            let out = output_from_tool_call_result(&call, Some(output_schema));
+            assert_eq!(out.content, "null");
+            assert_eq!(out.structured.as_deref(), Some(&Value::Null));
+            // Served on, it is wrapped again, as the schema says.
+            assert_eq!(
+                call_result_from_output(&out)["structuredContent"],
+                json!({"result": null})
+            );
+        }
+        // No marker: the structured content is kept as it came.
+        let call = json!({"content": [], "structuredContent": {"result": 1}});
+        let plain = json!({"type": "object", "properties": {"result": {"type": "integer"}}});
+        let out = output_from_tool_call_result(&call, Some(&plain));
+        assert_eq!(out.structured.as_deref(), Some(&json!({"result": 1})));
+        let out = output_from_tool_call_result(&call, None);
+        assert_eq!(out.structured.as_deref(), Some(&json!({"result": 1})));
+        // A marked schema but content without `result` (a misbehaving server): kept.
+        let call = json!({"content": [], "structuredContent": {"other": 1}});
+        let out = output_from_tool_call_result(&call, Some(&ours));
+        assert_eq!(out.structured.as_deref(), Some(&json!({"other": 1})));
     }
 
     #[test]

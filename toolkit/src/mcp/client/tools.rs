@@ -10,7 +10,9 @@ use super::link::{ServerLink, Session};
 use super::template::UriTemplate;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::mcp::convert::{add_content_block, output_from_call_result, spec_from_mcp_tool};
+use crate::mcp::convert::{
+    add_content_block, output_from_call_result, output_from_tool_call_result, spec_from_mcp_tool,
+};
 use crate::mcp::naming::{Kind, NameAllocator};
 use crate::output::ToolOutput;
 use crate::tool::{Arguments, Tool, ToolAnnotations, ToolSpec};
@@ -260,8 +262,9 @@ impl Tool for McpTool {
             )
             .await?
         };
-        Ok(output_from_call_result(
+        Ok(output_from_tool_call_result(
             &serde_json::to_value(&result).unwrap_or_default(),
+            self.spec.output_schema.as_ref(),
         ))
     }
 }
