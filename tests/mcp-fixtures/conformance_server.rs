@@ -219,6 +219,24 @@ async fn weather(
     Weather { city, celsius: 21 }
 }
 
+/// The weather in a city for the next days (a list: its output schema and
+/// structured content are wrapped under `result`).
+#[tool(read_only, idempotent, open_world)]
+async fn forecast(
+    /// The city.
+    city: String,
+    /// How many days.
+    #[arg(maximum = 7)]
+    days: u32,
+) -> Vec<Weather> {
+    (0..days)
+        .map(|day| Weather {
+            city: city.clone(),
+            celsius: 21 - i32::try_from(day).unwrap_or(0),
+        })
+        .collect()
+}
+
 /// Echoes back the input (the round-trip benchmark's tool).
 #[tool(read_only, idempotent)]
 async fn echo(
@@ -447,6 +465,7 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(TestElicitationSep1330EnumsTool),
         Arc::new(EchoTool),
         Arc::new(WeatherTool),
+        Arc::new(ForecastTool),
         Arc::new(SlowTool),
         Arc::new(CrashTool),
         Arc::new(WaitForCancelTool),

@@ -65,6 +65,13 @@ async def main():
         result = await client.call_tool("weather", {"city": "Oslo"})
         seen["weather"] = result.structured_content
 
+        forecast = next(t for t in tools if t.name == "forecast")
+        seen["forecast_output_schema"] = forecast.output_schema
+        # The SDK checks the structured content against the output schema.
+        result = await client.call_tool("forecast", {"city": "Oslo", "days": 2})
+        seen["forecast"] = result.structured_content
+        seen["forecast_text"] = text_of(result)
+
         result = await client.call_tool("test_image_content", {})
         seen["image"] = [c.type for c in result.content]
     print(json.dumps(seen))

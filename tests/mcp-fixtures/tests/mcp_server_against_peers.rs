@@ -74,6 +74,17 @@ fn check_python_session(seen: &Value) {
     );
     assert_eq!(seen["weather_open_world"], true);
     assert_eq!(seen["weather"], json!({"city": "Oslo", "celsius": 21}));
+    // A list is wrapped under `result`, in the schema and in the content.
+    let forecast_schema = &seen["forecast_output_schema"];
+    assert_eq!(forecast_schema["type"], "object", "{seen}");
+    assert_eq!(forecast_schema["x-toolsmith-wrapped"], true, "{seen}");
+    assert_eq!(
+        forecast_schema["properties"]["result"]["items"]["$ref"], "#/$defs/Weather",
+        "{seen}"
+    );
+    let days = json!([{"city": "Oslo", "celsius": 21}, {"city": "Oslo", "celsius": 20}]);
+    assert_eq!(seen["forecast"], json!({"result": days}));
+    assert_eq!(seen["forecast_text"], json!([days.to_string()]));
 }
 
 #[test]
@@ -215,6 +226,51 @@ fn the_inspector_cli_over_stdio_and_stateless_http() {
             "{prompt}"
         );
     }
+}
+
+/// A list from our server reaches our client as the list itself: the
+/// output schema is marked as a wrapper, so the client takes the value
+/// from `result`; served on from a second registry, it is wrapped again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrapped_result_round_trips_through_our_server_and_client() {
+    let config = McpConfig::from_json(&json!({"mcpServers": {"fx": {
+        "command": peers::fixture_server(), "args": ["--stdio"]
+    }}}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    assert!(clients.connect().await[0].1.is_ok());
+    let spec = registry
+        .get("mcp_fx_forecast")
+        .expect("mounted")
+        .spec()
+        .clone();
+    let schema = spec.output_schema.expect("an output schema");
+    assert_eq!(schema["x-toolsmith-wrapped"], true, "{schema}");
+    let out = registry
+        .call(
+            "mcp_fx_forecast",
+            json!({"city": "Oslo", "days": 2}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    let days = json!([{"city": "Oslo", "celsius": 21}, {"city": "Oslo", "celsius": 20}]);
+    assert_eq!(out.structured.as_deref(), Some(&days));
+    assert_eq!(out.content, days.to_string());
+    // The wrapper's schema still describes what the server sent.
+    let compiled = tk::args::ArgumentSchema::compile(&schema).unwrap();
+    assert!(compiled.validate(&json!({"result": days})).is_ok());
+    // An empty list is a value too.
+    let out = registry
+        .call(
+            "mcp_fx_forecast",
+            json!({"city": "Oslo", "days": 0}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(out.structured.as_deref(), Some(&json!([])));
+    assert_eq!(out.content, "[]");
 }
 
 /// A progress reporter that listens and forgets.
