@@ -13,7 +13,7 @@ use arc_swap::ArcSwap;
 
 use serde_json::Value;
 
-use crate::args::{ArgumentSchema, Cast, discard, normalize_payload};
+use crate::args::{ArgumentSchema, Cast, discard, read_payload};
 use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{CallError, InvalidArguments, RegistryError, ToolError, UnknownTool};
@@ -596,14 +596,20 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 /// Steps 1, 3 and 4: the payload as checked arguments, and the casts applied.
 fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallError> {
     let tool_name = || entry.tool.spec().name.to_string();
-    let mut args = normalize_payload(payload, entry.takes_arguments).map_err(|error| {
-        CallError::InvalidPayload {
-            tool: tool_name(),
-            error,
-        }
-    })?;
+    let (mut args, mut repairs) =
+        read_payload(payload, entry.takes_arguments).map_err(|error| {
+            CallError::InvalidPayload {
+                tool: tool_name(),
+                error,
+            }
+        })?;
     match entry.schema.check(&mut args) {
-        Ok(casts) => Ok((args, casts)),
+        // Repairs of the payload's text come first, as they were made first.
+        Ok(casts) if repairs.is_empty() => Ok((args, casts)),
+        Ok(casts) => {
+            repairs.extend(casts);
+            Ok((args, repairs))
+        }
         Err(errors) => {
             // Refused arguments may nest too deep for a recursive drop.
             discard(args);

@@ -50,6 +50,7 @@ mod number;
 mod path;
 mod payload;
 mod quick;
+mod repair;
 mod validate;
 
 use std::sync::Arc;
@@ -60,7 +61,7 @@ use crate::error::ArgumentError;
 use node::{NodeId, Nodes};
 
 pub(crate) use depth::discard;
-pub(crate) use payload::normalize_payload;
+pub(crate) use payload::{normalize_payload, read_payload};
 
 /// A tool's input schema, compiled once for casting and validation.
 ///
@@ -114,20 +115,40 @@ pub struct SchemaError(pub String);
 /// let cast = Cast { path: "timeout".into(), from: "string \"60\"".into(), to: "integer".into() };
 /// assert_eq!(cast.to_string(), "timeout: string \"60\" -> integer");
 /// ```
+///
+/// A payload sent as text that was not valid JSON and was repaired gets
+/// one cast per kind of repair, before the casts of its arguments: the
+/// path is empty, `from` says what was repaired and where in the text, and
+/// `to` is `repaired`.
+///
+/// ```
+/// use toolsmith::args::Cast;
+///
+/// let repair = Cast {
+///     path: String::new(),
+///     from: "trailing comma at line 1, column 12".into(),
+///     to: "repaired".into(),
+/// };
+/// assert_eq!(repair.to_string(), "trailing comma at line 1, column 12 -> repaired");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cast {
-    /// Where, as `meta.flags[0]`.
+    /// Where, as `meta.flags[0]`; empty for a repair of the payload's text.
     pub path: String,
     /// What was sent, e.g. `string "60"`.
     pub from: String,
     /// What it became: a JSON type such as `integer`; `absent` for a `null`
     /// dropped from an optional parameter; `renamed` for a parameter name
-    /// sent in another spelling.
+    /// sent in another spelling; `repaired` for a repair of the payload's
+    /// text (then the path is empty).
     pub to: String,
 }
 
 impl std::fmt::Display for Cast {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            return write!(f, "{} -> {}", self.from, self.to);
+        }
         write!(f, "{}: {} -> {}", self.path, self.from, self.to)
     }
 }

@@ -3,13 +3,19 @@
 //! Providers and models disagree on the envelope: some send an object, some
 //! a JSON string of one, some `null` or nothing for a tool without
 //! parameters, and some wrap everything once more as `{"arguments": ...}`.
-//! All of these mean the same call; anything else cannot be read as named
-//! parameters and is refused with words the model can act on.
+//! All of these mean the same call. A string that is almost JSON is
+//! repaired where only one reading is possible, each repair reported like
+//! a cast (see [`repair`](super::repair)); anything else cannot be read as
+//! named parameters and is refused with words the model can act on, and
+//! text that does not parse with the line, column and an excerpt of where
+//! it went wrong.
 
 use serde_json::{Map, Value};
 
+use super::Cast;
 use super::depth::discard;
 use super::node::same_name;
+use super::repair;
 use crate::error::PayloadError;
 
 /// The key some clients wrap the real arguments in.
@@ -23,26 +29,45 @@ const WRAPPER: &str = "arguments";
 /// parameter of its own named `arguments` (`takes_arguments_param`), since
 /// then the object is an ordinary call.
 ///
+/// Text that is almost JSON is repaired where only one reading is possible
+/// (see [`repair`](super::repair) for the list: code fences, a label or
+/// prose around the object, comments, trailing commas, raw line breaks and
+/// tabs in strings, single quotes, Python's `True`/`False`/`None`, closing
+/// brackets missing at the very end), and each kind of repair made is
+/// returned as a [`Cast`] with an empty path and `to` set to `repaired`,
+/// so the host sees the payload was repaired. Text that still does not
+/// parse is refused with the line, column and an excerpt of where parsing
+/// failed.
+///
 /// The result is always a [`Value::Object`]. Nothing here recurses into
 /// the payload: text is parsed by serde_json, which refuses more than 128
-/// levels, and a refused payload is taken apart without recursion. How deep
-/// an object sent as such nests is measured by the schema's check.
-pub(crate) fn normalize_payload(
+/// levels, repaired in one loop with no recursion, and a refused payload
+/// is taken apart without recursion. How deep an object sent as such nests
+/// is measured by the schema's check.
+pub(crate) fn read_payload(
     payload: Value,
     takes_arguments_param: bool,
-) -> Result<Value, PayloadError> {
+) -> Result<(Value, Vec<Cast>), PayloadError> {
     // The usual call, an object of arguments, passes through untouched.
     if let Value::Object(object) = &payload
         && (takes_arguments_param || !is_envelope(object))
     {
-        return Ok(payload);
+        return Ok((payload, Vec::new()));
     }
-    let object = read_object(payload)?;
+    let (object, repairs) = read_object(payload)?;
     if takes_arguments_param || !is_envelope(&object) {
-        return Ok(Value::Object(object));
+        return Ok((Value::Object(object), repairs));
     }
     let inner = object.into_iter().next().map_or(Value::Null, |(_, v)| v);
-    read_object(inner).map(Value::Object)
+    read_object(inner).map(|(object, repairs)| (Value::Object(object), repairs))
+}
+
+/// [`read_payload`] without the repairs made.
+pub(crate) fn normalize_payload(
+    payload: Value,
+    takes_arguments_param: bool,
+) -> Result<Value, PayloadError> {
+    read_payload(payload, takes_arguments_param).map(|(args, _)| args)
 }
 
 /// Whether the object is `{"arguments": ...}` around the real arguments.
@@ -56,11 +81,12 @@ fn is_envelope(object: &Map<String, Value>) -> bool {
         })
 }
 
-/// An object, `null`, or a string holding an object, as an object.
-fn read_object(payload: Value) -> Result<Map<String, Value>, PayloadError> {
+/// An object, `null`, or a string holding an object, as an object, with
+/// the repairs made to the string.
+fn read_object(payload: Value) -> Result<(Map<String, Value>, Vec<Cast>), PayloadError> {
     match payload {
-        Value::Object(object) => Ok(object),
-        Value::Null => Ok(Map::new()),
+        Value::Object(object) => Ok((object, Vec::new())),
+        Value::Null => Ok((Map::new(), Vec::new())),
         Value::String(text) => parse_object(&text),
         other => {
             let what = describe(&other);
@@ -71,24 +97,23 @@ fn read_object(payload: Value) -> Result<Map<String, Value>, PayloadError> {
     }
 }
 
-fn parse_object(text: &str) -> Result<Map<String, Value>, PayloadError> {
-    let text = text.trim();
+fn parse_object(text: &str) -> Result<(Map<String, Value>, Vec<Cast>), PayloadError> {
     // Some providers send "" for a call without parameters.
-    if text.is_empty() {
-        return Ok(Map::new());
+    if text.trim().is_empty() {
+        return Ok((Map::new(), Vec::new()));
     }
-    match serde_json::from_str(text) {
-        Ok(Value::Object(object)) => Ok(object),
+    match repair::parse(text) {
+        Ok((Value::Object(object), repairs)) => Ok((object, repairs)),
         // `"null"` is as empty as `null`.
-        Ok(Value::Null) => Ok(Map::new()),
+        Ok((Value::Null, repairs)) => Ok((Map::new(), repairs)),
         // Arguments encoded twice (a JSON string of the JSON text), as some
         // models produce: read one more level, and no further.
-        Ok(Value::String(inner)) => match serde_json::from_str(inner.trim()) {
-            Ok(Value::Object(object)) => Ok(object),
+        Ok((Value::String(inner), _)) => match repair::parse(&inner) {
+            Ok((Value::Object(object), repairs)) => Ok((object, repairs)),
             _ => Err(PayloadError::NotAnObject(describe(&Value::String(inner)))),
         },
-        Ok(other) => Err(PayloadError::NotAnObject(describe(&other))),
-        Err(e) => Err(PayloadError::NotJson(e.to_string())),
+        Ok((other, _)) => Err(PayloadError::NotAnObject(describe(&other))),
+        Err(e) => Err(PayloadError::NotJson(e)),
     }
 }
 
@@ -226,6 +251,45 @@ mod tests {
         assert_eq!(
             normalize_payload(json!("42"), false),
             Err(PayloadError::NotAnObject("a number (42)".into()))
+        );
+    }
+
+    #[test]
+    fn almost_json_is_repaired_and_the_repairs_are_returned() {
+        let (args, repairs) = read_payload(json!("{'a': True,}"), false).unwrap();
+        assert_eq!(args, json!({"a": true}));
+        let repairs: Vec<String> = repairs.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            repairs,
+            [
+                "trailing comma at line 1, column 11 -> repaired",
+                "single-quoted string at line 1, column 2 -> repaired",
+                "Python literal (True, False or None) at line 1, column 7 -> repaired",
+            ]
+        );
+        // Inside the wrapper, and encoded twice.
+        let (args, repairs) = read_payload(json!({"arguments": "{\"a\": 1,}"}), false).unwrap();
+        assert_eq!((args, repairs.len()), (json!({"a": 1}), 1));
+        let twice = json!("{\"a\": 1,}").to_string();
+        let (args, repairs) = read_payload(json!(twice), false).unwrap();
+        assert_eq!((args, repairs.len()), (json!({"a": 1}), 1));
+        // An object, and valid text, need no repair.
+        assert!(read_payload(json!({"a": 1}), false).unwrap().1.is_empty());
+        assert!(
+            read_payload(json!("{\"a\": 1}"), false)
+                .unwrap()
+                .1
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn text_that_cannot_be_repaired_is_refused_where_it_fails() {
+        let err = normalize_payload(json!("{\"a\": 1,\n \"b\" 2}"), false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "arguments are not valid JSON (expected `:` at line 2, column 6:\n     \"b\" 2}\n         ^\n); \
+             send a JSON object of named parameters"
         );
     }
 
