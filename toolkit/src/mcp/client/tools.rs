@@ -10,9 +10,7 @@ use super::link::{ServerLink, Session};
 use super::template::UriTemplate;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::mcp::convert::{
-    add_content_block, output_from_call_result, output_from_tool_call_result, spec_from_mcp_tool,
-};
+use crate::mcp::convert::{add_content_block, output_from_tool_call_result, spec_from_mcp_tool};
 use crate::mcp::naming::{Kind, NameAllocator};
 use crate::output::ToolOutput;
 use crate::tool::{Arguments, Tool, ToolAnnotations, ToolSpec};
@@ -427,7 +425,10 @@ mod tests {
 
     #[test]
     fn outputs_from_results_are_converted() {
-        let out = output_from_call_result(&json!({"content": [{"type": "text", "text": "x"}]}));
+        let out = output_from_tool_call_result(
+            &json!({"content": [{"type": "text", "text": "x"}]}),
+            None,
+        );
         assert_eq!(out.content, "x");
     }
 }
