@@ -18,8 +18,8 @@ use tk::{
     tags = ["images", "files"],
     icon = "https://example.com/resize.png",
     icon(
-        src = "data:image/svg+xml;base64,PHN2Zy8+",
-        mime_type = "image/svg+xml",
+        src = "data:image/png;base64,iVBORw0KGgo=",
+        mime_type = "image/png",
         sizes = ["any"],
         theme = dark,
     ),
@@ -86,8 +86,8 @@ fn every_key_reaches_the_spec() {
         spec.icons,
         [
             ToolIcon::new("https://example.com/resize.png"),
-            ToolIcon::new("data:image/svg+xml;base64,PHN2Zy8+")
-                .with_mime_type("image/svg+xml")
+            ToolIcon::new("data:image/png;base64,iVBORw0KGgo=")
+                .with_mime_type("image/png")
                 .with_size("any")
                 .with_theme(IconTheme::Dark),
         ]
@@ -108,7 +108,10 @@ fn every_key_reaches_the_spec() {
         spec.input_examples[1].to_string(),
         r#"{"width":1024,"path":"photos/b.jpg"}"#
     );
-    assert!(spec.meta.is_empty());
+    assert_eq!(
+        tk::serde_json::Value::Object(spec.meta.clone()),
+        json!({"com.example/owner": "imaging", "com.example/cost": 2})
+    );
 }
 
 #[test]
@@ -131,8 +134,8 @@ fn the_mcp_definition_carries_them() {
         json!([
             {"src": "https://example.com/resize.png"},
             {
-                "src": "data:image/svg+xml;base64,PHN2Zy8+",
-                "mimeType": "image/svg+xml",
+                "src": "data:image/png;base64,iVBORw0KGgo=",
+                "mimeType": "image/png",
                 "sizes": ["any"],
                 "theme": "dark"
             }

@@ -176,7 +176,7 @@ fn check_metadata(tool: &ToolFn, errors: &mut Errors) {
         {
             errors.at_span(
                 src.span,
-                "an icon must be an `https:` URL or a `data:` URI: MCP clients load only those, and definitions leave any other icon out",
+                "an icon must be an `https://` URL or a `data:` URI of a PNG, JPEG, GIF, WebP, AVIF or icon image: MCP clients load only those, inline SVG can carry script, and definitions leave any other icon out",
             );
         }
         if let Some(theme) = &icon.theme
@@ -203,11 +203,28 @@ enum Written {
     Meta,
 }
 
-/// The rule of `ToolIcon::is_safe`, which this crate cannot call: the
-/// scheme is `https` or `data`, in any case.
+/// The source rule of `ToolIcon::is_safe`, which this crate cannot call
+/// (keep the two alike): an `https://` URL, or a `data:` URI of a raster
+/// image; never inline SVG, which can carry script.
 fn is_safe_icon_source(src: &str) -> bool {
-    let scheme = src.split_once(':').map(|(scheme, _)| scheme);
-    matches!(scheme, Some(s) if s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("data"))
+    const RASTER: [&str; 7] = [
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "image/avif",
+        "image/x-icon",
+        "image/vnd.microsoft.icon",
+    ];
+    let lower = src.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("https://") {
+        !rest.is_empty()
+    } else if let Some(rest) = lower.strip_prefix("data:") {
+        let media = rest.split([';', ',']).next().unwrap_or("");
+        RASTER.contains(&media) && rest.len() > media.len()
+    } else {
+        false
+    }
 }
 
 /// An example is the arguments of one call, and `meta` is MCP's `_meta`:
@@ -242,8 +259,12 @@ fn check_json_object(example: &syn::LitStr, written: Written, errors: &mut Error
                 serde_json::Value::Object(_) => unreachable!(),
             };
             let what = match written {
-                Written::Example => "an `example` is the arguments of one call, a JSON object such as `{\"path\": \"a.png\"}`",
-                Written::Meta => "`meta` holds MCP's `_meta` entries, a JSON object such as `{\"com.example/owner\": \"ops\"}`",
+                Written::Example => {
+                    "an `example` is the arguments of one call, a JSON object such as `{\"path\": \"a.png\"}`"
+                }
+                Written::Meta => {
+                    "`meta` holds MCP's `_meta` entries, a JSON object such as `{\"com.example/owner\": \"ops\"}`"
+                }
             };
             errors.at(example, format!("{what}; this one is {kind}"));
         }

@@ -245,11 +245,35 @@ impl ToolIcon {
     }
 
     /// Whether a client may load the picture without reaching a place the
-    /// tool's author did not mean: MCP allows `https:` URLs and `data:`
-    /// URIs only, and so does this check.
+    /// tool's author did not mean, or running what it holds: an `https://`
+    /// URL, or a `data:` URI of a raster image (PNG, JPEG, GIF, WebP, AVIF
+    /// or an icon file). SVG is refused inline, since it can carry script
+    /// and icons are served on to clients whose rendering is unknown; a
+    /// `mime_type`, when given, must be an image type.
     pub fn is_safe(&self) -> bool {
-        let scheme = self.src.split_once(':').map(|(scheme, _)| scheme);
-        matches!(scheme, Some(s) if s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("data"))
+        const RASTER: [&str; 7] = [
+            "image/png",
+            "image/jpeg",
+            "image/gif",
+            "image/webp",
+            "image/avif",
+            "image/x-icon",
+            "image/vnd.microsoft.icon",
+        ];
+        let lower = self.src.to_ascii_lowercase();
+        let source_ok = if let Some(rest) = lower.strip_prefix("https://") {
+            !rest.is_empty()
+        } else if let Some(rest) = lower.strip_prefix("data:") {
+            let media = rest.split([';', ',']).next().unwrap_or("");
+            RASTER.contains(&media) && rest.len() > media.len()
+        } else {
+            false
+        };
+        let mime_ok = self
+            .mime_type
+            .as_deref()
+            .is_none_or(|m| m.to_ascii_lowercase().starts_with("image/"));
+        source_ok && mime_ok
     }
 }
 
@@ -583,6 +607,7 @@ mod tests {
             "https://example.com/a.png",
             "HTTPS://x/y",
             "data:image/png;base64,AA==",
+            "DATA:image/webp;base64,AA==",
         ] {
             assert!(ToolIcon::new(safe).is_safe(), "{safe}");
         }
@@ -590,12 +615,22 @@ mod tests {
             "http://example.com/a.png",
             "file:///etc/passwd",
             "javascript:alert(1)",
+            "https:javascript:alert(1)",
+            "https://",
+            "data:text/html,<script>alert(1)</script>",
+            "data:image/svg+xml,<svg onload=alert(1)/>",
+            "data:image/svg+xml;base64,PHN2Zy8+",
+            "DATA:text/javascript,alert(1)",
+            "data:,hello",
+            "data:image/png",
             "/icon.png",
             "",
             "ftp://x/y",
         ] {
             assert!(!ToolIcon::new(unsafe_).is_safe(), "{unsafe_}");
         }
+        let html = ToolIcon::new("https://example.com/a").with_mime_type("text/html");
+        assert!(!html.is_safe());
     }
 
     #[test]

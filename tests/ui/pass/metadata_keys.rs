@@ -13,8 +13,8 @@ use tk::tool;
     tags = ["images", "files"],
     icon = "https://example.com/resize.png",
     icon(
-        src = "data:image/svg+xml;base64,PHN2Zy8+",
-        mime_type = "image/svg+xml",
+        src = "data:image/png;base64,iVBORw0KGgo=",
+        mime_type = "image/png",
         sizes = ["any"],
         theme = "dark",
     ),

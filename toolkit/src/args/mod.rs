@@ -287,6 +287,20 @@ impl ArgumentSchema {
         validate::validate(&self.nodes, args)
     }
 
+    /// Whether `args` are valid as they are: [`validate`](Self::validate)'s
+    /// answer without the report, so it costs no memory whatever the
+    /// arguments, and stops at the first problem.
+    pub(crate) fn accepts(&self, args: &Value) -> bool {
+        depth::fits(args, 0)
+            && validate::is_valid(
+                &self.nodes,
+                self.nodes.root,
+                args,
+                0,
+                &budget::Budget::new(),
+            )
+    }
+
     /// Steps 3 and 4 together: [`cast`](Self::cast), then
     /// [`validate`](Self::validate), with the same outcome, but fast for
     /// the usual call that is already valid and needs no cast.

@@ -64,15 +64,25 @@ trait Sink {
     fn detailed(&self) -> bool;
 }
 
-/// Keeps every problem, with its path.
+/// The most problems one call reports: enough for a model to fix its call,
+/// and a bound on the memory a hostile payload (thousands of wrong items
+/// against a long `enum`) can make the report take.
+pub(crate) const MAX_PROBLEMS: usize = 50;
+
+/// The most allowed values one problem lists.
+const MAX_LISTED: usize = 50;
+
+/// Keeps every problem, with its path, up to [`MAX_PROBLEMS`].
 struct Collect(Vec<ArgumentError>);
 
 impl Sink for Collect {
     fn report(&mut self, path: &Path<'_>, problem: impl FnOnce() -> Problem) {
-        self.0.push(ArgumentError::new(path.render(), problem()));
+        if self.0.len() < MAX_PROBLEMS {
+            self.0.push(ArgumentError::new(path.render(), problem()));
+        }
     }
     fn settled(&self) -> bool {
-        false
+        self.0.len() >= MAX_PROBLEMS
     }
     fn detailed(&self) -> bool {
         true
@@ -143,7 +153,9 @@ impl Validator<'_> {
         if let Some(allowed) = &node.allowed
             && !allowed.iter().any(|a| json_equal(a, value))
         {
-            sink.report(path, || Problem::NotOneOf(allowed.clone()));
+            sink.report(path, || {
+                Problem::NotOneOf(allowed.iter().take(MAX_LISTED).cloned().collect())
+            });
             return;
         }
         match value {
@@ -435,6 +447,11 @@ impl Validator<'_> {
                 if !values.iter().any(|v| json_equal(v, &value)) {
                     values.push(value);
                 }
+                // A list for the model, not the whole enum: also keeps the
+                // duplicate check above from growing with the square of it.
+                if values.len() >= MAX_LISTED {
+                    return Some(values);
+                }
             }
         }
         Some(values)
@@ -489,6 +506,21 @@ impl<'m> Entries<'m> {
 pub(super) mod tests {
     use super::super::compile::compile;
     use super::*;
+
+    #[test]
+    fn a_report_holds_at_most_fifty_problems_and_fifty_values_each() {
+        let values: Vec<String> = (0..1_000).map(|i| format!("v{i}")).collect();
+        let schema = json!({"type": "object", "properties": {
+            "x": {"type": "array", "items": {"enum": values}}
+        }});
+        let nodes = super::super::ArgumentSchema::compile(&schema).unwrap();
+        let errors = nodes.validate(&json!({"x": vec!["q"; 5_000]})).unwrap_err();
+        assert_eq!(errors.len(), MAX_PROBLEMS);
+        match &errors[0].problem {
+            Problem::NotOneOf(listed) => assert_eq!(listed.len(), MAX_LISTED),
+            other => panic!("{other:?}"),
+        }
+    }
     use serde_json::json;
 
     /// Every error for `args` against `schema`, as text.
