@@ -435,8 +435,11 @@ async fn dangerous_calls_ask_and_a_denial_cancels_with_a_readable_message() {
     );
 }
 
+/// Each tool an approver was asked about, with the request's warning.
+type Asked = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// Approves everything, and remembers each tool asked about with its warning.
-struct WarningsSeen(Arc<Mutex<Vec<(String, Option<String>)>>>);
+struct WarningsSeen(Asked);
 
 #[async_trait]
 impl Approver for WarningsSeen {

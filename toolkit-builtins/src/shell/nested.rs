@@ -77,6 +77,10 @@ impl Seen {
             self.refuse_as(Rule::ForkBomb, detail);
             return;
         }
+        if let Some(detail) = expansion_runs_code(command) {
+            self.refuse(detail);
+            return;
+        }
         let parsed = parse(command);
         if parsed.too_deep {
             self.refuse("expansions nest too deeply to be checked".into());
@@ -152,6 +156,118 @@ impl Seen {
             let numeric = rest.first().is_some_and(|w| w.text == "in")
                 && values.iter().all(|w| !w.uncertain() && is_integer(&w.text));
             self.mark(&name.text, numeric);
+            self.assigned_name(&name.text, first.text.as_str());
+        }
+    }
+
+    /// A variable a builtin assigns (`read NAME`, `printf -v NAME`, `for
+    /// NAME in`, `mapfile NAME`): the names that make programs load code
+    /// are refused as in a plain assignment, and a subscript is arithmetic.
+    fn assigned_name(&mut self, name: &str, by: &str) {
+        let (base, subscript) = match name.split_once('[') {
+            Some((base, sub)) => (base, Some(sub.trim_end_matches(']'))),
+            None => (name, None),
+        };
+        if programs::runs_code_from_env(base) {
+            self.refuse(format!(
+                "`{by}` sets `{base}`, which makes programs load or run code the filter cannot read"
+            ));
+        }
+        if let Some(subscript) = subscript {
+            self.arithmetic_word(subscript);
+        }
+    }
+
+    /// bash builtins that run text as code or assign variables by name,
+    /// beyond the ones with their own rules.
+    fn bash_builtin(&mut self, name: &str, args: &[Word], depth: usize) {
+        // The value of an option, attached (`-Cfoo`) or the next word.
+        let value_of = |flag: char| -> Option<Word> {
+            let mut words = args.iter();
+            while let Some(word) = words.next() {
+                if let Some(letters) = word.text.strip_prefix('-')
+                    && !letters.starts_with('-')
+                    && let Some(at) = letters.find(flag)
+                {
+                    let rest = &letters[at + 1..];
+                    return if rest.is_empty() {
+                        words.next().cloned()
+                    } else {
+                        Some(Word {
+                            text: rest.to_owned(),
+                            ..word.clone()
+                        })
+                    };
+                }
+            }
+            None
+        };
+        match name {
+            // `-C CODE` runs CODE for every chunk of lines read.
+            "mapfile" | "readarray" => {
+                if let Some(code) = value_of('C') {
+                    self.code(&code, &format!("`{name} -C`"), depth);
+                }
+                if let Some(array) = args.iter().rev().find(|a| !a.text.starts_with('-')) {
+                    self.assigned_name(&array.text, name);
+                }
+            }
+            // `compgen -C CODE` runs it; `-W WORDS` expands WORDS, command
+            // substitutions included; `-F FUNCTION` runs a function.
+            "compgen" | "complete" => {
+                if let Some(code) = value_of('C') {
+                    self.code(&code, &format!("`{name} -C`"), depth);
+                }
+                if let Some(words) = value_of('W') {
+                    self.code(&words, &format!("the words `{name} -W` expands"), depth);
+                }
+            }
+            "read" => {
+                let mut skip_value = false;
+                for arg in args {
+                    if skip_value {
+                        skip_value = false;
+                    } else if let Some(letters) = arg.text.strip_prefix('-') {
+                        // Options with a value: -a NAME, -d, -i, -n, -N, -p, -t, -u.
+                        if letters.ends_with(['d', 'i', 'n', 'N', 'p', 't', 'u']) {
+                            skip_value = true;
+                        } else if letters.ends_with('a') {
+                            skip_value = false;
+                        }
+                        if let Some(at) = letters.find('a') {
+                            let rest = &letters[at + 1..];
+                            if !rest.is_empty() {
+                                self.assigned_name(rest, name);
+                            }
+                        }
+                    } else {
+                        self.assigned_name(&arg.text, name);
+                    }
+                }
+                if let Some(array) = value_of('a') {
+                    self.assigned_name(&array.text, name);
+                }
+            }
+            "printf" => {
+                if let Some(variable) = value_of('v') {
+                    self.assigned_name(&variable.text, name);
+                }
+            }
+            // A name given to `-v` (test) or `-p` (wait) has its subscript
+            // evaluated as arithmetic.
+            "test" | "[" | "[[" => {
+                for pair in args.windows(2) {
+                    if pair[0].text == "-v" {
+                        self.assigned_name(&pair[1].text, name);
+                    }
+                }
+            }
+            "wait" => {
+                if let Some(variable) = value_of('p') {
+                    self.assigned_name(&variable.text, name);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -244,6 +360,7 @@ impl Seen {
             self.refuse(reason);
             return;
         }
+        self.bash_builtin(name, args, depth);
         match name {
             "eval" => {
                 // bash's `eval` ends its options at a first `--` and skips
@@ -790,6 +907,38 @@ impl Seen {
             ));
         }
     }
+}
+
+/// bash expansions that run text the command does not show: `${x@P}`
+/// expands a prompt string (command substitutions included), and
+/// `${!x}` reads the variable `x` names, whose subscript may be code.
+/// (`${!x[@]}` and `${!x[*]}`, an array's keys, and `${!prefix*}` are
+/// plain lists and pass.)
+fn expansion_runs_code(command: &str) -> Option<String> {
+    if command.contains("@P}") {
+        return Some("`${…@P}` expands its value as a prompt, running the commands in it".into());
+    }
+    let mut rest = command;
+    while let Some(at) = rest.find("${!") {
+        let after = &rest[at + 3..];
+        let name_end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let tail = &after[name_end..];
+        let lists = tail.starts_with("[@]}")
+            || tail.starts_with("[*]}")
+            || tail.starts_with("*}")
+            || tail.starts_with("@}");
+        if name_end > 0 && !lists {
+            return Some(format!(
+                "`${{!{}…}}` reads a variable named by another one's value, which the filter \
+                 cannot read",
+                &after[..name_end]
+            ));
+        }
+        rest = after;
+    }
+    None
 }
 
 /// Whether `set`'s options (the words before `--`) turn on `keyword`
