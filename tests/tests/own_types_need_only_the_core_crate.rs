@@ -27,6 +27,22 @@ pub struct Target {
     pub channel: String,
 }
 
+/// A type that already says where serde is keeps its own attribute, and
+/// `crate` may be written as serde writes it, a path in a string.
+#[data(crate = "tk")]
+#[serde(crate = "tk::serde", rename_all = "UPPERCASE")]
+#[derive(Debug, PartialEq)]
+pub enum Channel {
+    /// By e-mail.
+    Email,
+}
+
+#[test]
+fn a_type_with_its_own_crate_attribute_keeps_it() {
+    let channel: Channel = tk::serde_json::from_value(json!("EMAIL")).unwrap();
+    assert_eq!(channel, Channel::Email);
+}
+
 fn email() -> String {
     "email".into()
 }

@@ -40,6 +40,9 @@ impl Parse for DataArgs {
         for item in items {
             match item {
                 DataArg::Trait(name) => traits.push(name),
+                DataArg::Crate(path) if krate.is_some() => {
+                    return Err(syn::Error::new_spanned(path, "`crate` is given twice"));
+                }
                 DataArg::Crate(path) => krate = Some(path),
             }
         }
@@ -57,6 +60,10 @@ impl Parse for DataArg {
         if input.peek(Token![crate]) {
             input.parse::<Token![crate]>()?;
             input.parse::<Token![=]>()?;
+            // serde's own spelling, a path in a string, is taken too.
+            if input.peek(syn::LitStr) {
+                return Ok(Self::Crate(input.parse::<syn::LitStr>()?.parse()?));
+            }
             return Ok(Self::Crate(input.parse()?));
         }
         Ok(Self::Trait(input.parse()?))
@@ -139,6 +146,25 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let derive_paths = derives.iter().map(|(_, path)| path);
     // serde and schemars read `crate = "…"` as a path written in a string.
     let krate_text = krate.to_string().replace(' ', "");
+    // A type that already says where serde or schemars is keeps its own
+    // word for it (writing the attribute twice is an error).
+    let item_attrs = match &item {
+        Item::Struct(s) => &s.attrs,
+        Item::Enum(e) => &e.attrs,
+        _ => unreachable!("checked above: a struct or an enum"),
+    };
+    let says_crate = |home: &str| {
+        item_attrs.iter().any(|attr| {
+            attr.path().is_ident(home)
+                && attr.meta.require_list().is_ok_and(|list| {
+                    list.tokens
+                        .to_string()
+                        .split([' ', ',', '('])
+                        .any(|t| t == "crate")
+                })
+        })
+    };
+    crates.retain(|home| !says_crate(home));
     let crate_attrs = crates.iter().map(|home| {
         let path = format!("{krate_text}::{home}");
         let home_ident = Ident::new(home, proc_macro2::Span::call_site());
