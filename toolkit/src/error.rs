@@ -209,7 +209,9 @@ fn plural(n: u64, word: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PayloadError {
-    /// A string that is not JSON.
+    /// A string that is not JSON, even after the repairs that need no
+    /// guess: why, at which line and column, and that line with a caret
+    /// under the place.
     #[error("arguments are not valid JSON ({0}); send a JSON object of named parameters")]
     NotJson(String),
     /// JSON that is not an object: an array, a number, a bare string.
