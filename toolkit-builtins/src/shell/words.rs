@@ -457,8 +457,10 @@ impl Lexer {
 
     /// A redirect operator, possibly preceded by a file descriptor number.
     fn redirect(&mut self) {
-        // `2>`: the digits before the operator are its descriptor, not a word.
+        // `2>`: the digits before the operator are its descriptor, not a
+        // word; quoted digits (`'8'>`, `\2>`) are a word like any other.
         if let Some(word) = &self.word
+            && !self.word_quoted
             && !word.dynamic
             && !word.text.is_empty()
             && word.text.chars().all(|c| c.is_ascii_digit())
@@ -829,6 +831,16 @@ mod tests {
             .collect();
         assert_eq!(ops, [(">", "/dev/null"), (">>", "out file"), ("&>", "all")]);
         assert!(seg.redirects.iter().all(Redirect::writes));
+    }
+
+    #[test]
+    fn only_unquoted_digits_name_a_descriptor() {
+        // bash and dash: `8>f` redirects descriptor 8, but `'8'>f` and
+        // `\8>f` pass the word 8 and redirect standard output.
+        assert_eq!(words("echo 8>f"), [["echo"]]);
+        assert_eq!(words("echo '8'>f"), [["echo", "8"]]);
+        assert_eq!(words("echo \\8>f"), [["echo", "8"]]);
+        assert_eq!(words("echo \"8\">f"), [["echo", "8"]]);
     }
 
     #[test]
