@@ -1171,16 +1171,41 @@ fn is_integer(text: &str) -> bool {
 
 /// A path as written, without a leading `./`, for comparing names.
 fn plain_path(text: &str) -> String {
-    let mut text = text;
-    while let Some(rest) = text.strip_prefix("./") {
-        text = rest;
-    }
-    text.to_owned()
+    // `./s`, `.//s` and `d/../s` name one file, and so must compare equal;
+    // `.//s` must not become the absolute-looking `/s`.
+    programs::lexical_path(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_compare_as_the_kernel_reads_them() {
+        for (written, plain) in [
+            ("./s", "s"),
+            (".//s", "s"),
+            ("././s", "s"),
+            ("d/../s", "s"),
+            ("../s", "../s"),
+            ("//dev/stdin", "/dev/stdin"),
+            ("/dev/./stdin", "/dev/stdin"),
+            ("/dev/../dev/stdin", "/dev/stdin"),
+            ("/..", "/"),
+            (".", "."),
+        ] {
+            assert_eq!(plain_path(written), plain, "{written}");
+        }
+        for descriptor in [
+            "//dev/stdin",
+            "/dev//stdin",
+            "/dev/./stdin",
+            "/dev/../dev/stdin",
+            "/dev//fd/0",
+        ] {
+            assert!(programs::is_descriptor_path(descriptor), "{descriptor}");
+        }
+    }
 
     #[test]
     fn arithmetic_names_and_assignments() {

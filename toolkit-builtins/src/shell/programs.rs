@@ -126,9 +126,41 @@ pub(crate) fn interpreter_code(args: &[Word], fed: bool) -> Code {
 /// `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N` and the like: a script
 /// read from a descriptor.
 pub(crate) fn is_descriptor_path(text: &str) -> bool {
-    text == "/dev/stdin"
-        || text.starts_with("/dev/fd/")
-        || (text.starts_with("/proc/") && text.contains("/fd/"))
+    // The kernel reads `//dev/stdin`, `/dev/./stdin` and `/dev/../dev/stdin`
+    // as `/dev/stdin`: compare the path as written and as resolved.
+    [text.to_owned(), lexical_path(text)].iter().any(|text| {
+        text == "/dev/stdin"
+            || text.starts_with("/dev/fd/")
+            || (text.starts_with("/proc/") && text.contains("/fd/"))
+    })
+}
+
+/// `path` with repeated slashes collapsed, `.` left out and `..` taken
+/// back where a name precedes it, as the kernel reads it when no link is
+/// in the way: `.//s` is `s`, `/dev/../dev/stdin` is `/dev/stdin`.
+pub(crate) fn lexical_path(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                // `/..` is `/`; a relative path keeps its leading `..`.
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            name => parts.push(name),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_owned(),
+        (false, false) => joined,
+    }
 }
 
 /// Environment variables that make programs load or run code named in
