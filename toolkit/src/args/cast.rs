@@ -85,7 +85,7 @@ impl Caster<'_> {
             casts.push(Cast {
                 path: path.render(),
                 from: describe::value(value),
-                to: to.to_owned(),
+                to: to.into(),
             });
             *value = new;
         }
@@ -146,7 +146,7 @@ impl Caster<'_> {
                 casts.push(Cast {
                     path: path.key(key).render(),
                     from: describe::value(child),
-                    to: "absent".to_owned(),
+                    to: "absent".into(),
                 });
             }
             !absent
@@ -365,7 +365,7 @@ fn rename_spelling_variants(
             casts.push(Cast {
                 path: path.key(&to).render(),
                 from: format!("parameter name \"{from}\""),
-                to: "renamed".to_owned(),
+                to: "renamed".into(),
             });
             map.insert(to, value);
         }

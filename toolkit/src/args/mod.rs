@@ -141,7 +141,7 @@ pub struct Cast {
     /// dropped from an optional parameter; `renamed` for a parameter name
     /// sent in another spelling; `repaired` for a repair of the payload's
     /// text (then the path is empty).
-    pub to: String,
+    pub to: std::borrow::Cow<'static, str>,
 }
 
 impl std::fmt::Display for Cast {

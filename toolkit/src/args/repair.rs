@@ -125,7 +125,7 @@ pub(super) fn parse(text: &str) -> Result<(Value, Vec<Cast>), String> {
                 .map(|(kind, &(count, at))| Cast {
                     path: String::new(),
                     from: describe_repair(text, *kind, count, at),
-                    to: REPAIRED.to_owned(),
+                    to: REPAIRED.into(),
                 })
                 .collect();
             Ok((value, casts))
