@@ -228,18 +228,9 @@ impl Seen {
                     if skip_value {
                         skip_value = false;
                     } else if let Some(letters) = arg.text.strip_prefix('-') {
-                        // Options with a value: -a NAME, -d, -i, -n, -N, -p, -t, -u.
-                        if letters.ends_with(['d', 'i', 'n', 'N', 'p', 't', 'u']) {
-                            skip_value = true;
-                        } else if letters.ends_with('a') {
-                            skip_value = false;
-                        }
-                        if let Some(at) = letters.find('a') {
-                            let rest = &letters[at + 1..];
-                            if !rest.is_empty() {
-                                self.assigned_name(rest, name);
-                            }
-                        }
+                        // The value of -d, -i, -n, -N, -p, -t or -u is no
+                        // name; that of -a is checked below.
+                        skip_value = letters.ends_with(['d', 'i', 'n', 'N', 'p', 't', 'u']);
                     } else {
                         self.assigned_name(&arg.text, name);
                     }

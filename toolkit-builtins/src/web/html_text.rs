@@ -182,23 +182,11 @@ fn gap_around(name: &str) -> u8 {
     }
 }
 
-/// Elements whose content is never shown as text.
+/// Elements whose content is never shown as text: those main-content
+/// extraction leaves out of every measure, and the title (written in the
+/// head line) and formulas, which read badly as text.
 fn is_hidden(name: &str) -> bool {
-    matches!(
-        name,
-        "script"
-            | "style"
-            | "noscript"
-            | "template"
-            | "head"
-            | "title"
-            | "iframe"
-            | "object"
-            | "embed"
-            | "svg"
-            | "canvas"
-            | "math"
-    )
+    super::main_content::is_hidden_tag(name) || matches!(name, "title" | "math")
 }
 
 #[cfg(test)]

@@ -707,7 +707,7 @@ fn is_heading(node: &Node) -> bool {
 
 /// Elements whose text is never content (the parser keeps none of a
 /// script's or a style's text; these are left out of every measure too).
-fn is_hidden_tag(name: &str) -> bool {
+pub(super) fn is_hidden_tag(name: &str) -> bool {
     matches!(
         name,
         "script"
