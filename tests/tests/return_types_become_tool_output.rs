@@ -21,8 +21,15 @@ fn registry() -> ToolRegistry {
     ])
 }
 
+/// The tool's own output, before the pipeline shapes it for a model.
 async fn call(name: &str, payload: serde_json::Value) -> ToolOutput {
-    registry().call(name, payload, &ToolContext::new()).await
+    match registry()
+        .try_call(name, payload, &ToolContext::new())
+        .await
+    {
+        Ok(output) => output,
+        Err(error) => tk::pipeline::error_output(&error),
+    }
 }
 
 #[tokio::test]

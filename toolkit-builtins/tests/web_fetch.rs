@@ -4,13 +4,19 @@
 mod web_support;
 
 use serde_json::json;
+use toolsmith::exec::ShapeConfig;
+use toolsmith::pipeline::Pipeline;
 use toolsmith::{ToolCategory, ToolContext, ToolFilter, ToolOutput, ToolRegistry};
 use toolsmith_builtins::net::NetPolicy;
 use toolsmith_builtins::web::{EXTERNAL_CONTENT_BANNER, WebPolicy};
 use web_support::{Reply, Server};
 
+/// The tool's own output, not cut to the length the pipeline's shaping allows by default.
 fn registry() -> ToolRegistry {
-    ToolRegistry::from_inventory(&ToolFilter::default().names(["web_fetch"])).unwrap()
+    let whole = Pipeline::new().with_shape(ShapeConfig::default().max_chars(usize::MAX));
+    ToolRegistry::from_inventory(&ToolFilter::default().names(["web_fetch"]))
+        .unwrap()
+        .with_pipeline(whole)
 }
 
 /// A context whose guard allows exactly these loopback servers.

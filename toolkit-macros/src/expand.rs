@@ -560,9 +560,7 @@ fn call_body(
         }
     } else {
         quote! {
-            let __toolsmith_owned_ctx = ::core::clone::Clone::clone(__toolsmith_ctx);
-            let __toolsmith_ret = #private::run_blocking(move || -> ::core::result::Result<_, #krate::ToolError> {
-                let __toolsmith_ctx = &__toolsmith_owned_ctx;
+            let __toolsmith_ret = #private::run_blocking(__toolsmith_ctx, move |__toolsmith_ctx: &#krate::ToolContext| -> ::core::result::Result<_, #krate::ToolError> {
                 #(#injections)*
                 ::core::result::Result::Ok(#fn_ident(#(#call_args),*))
             })

@@ -33,6 +33,12 @@ impl ArgumentError {
         }
     }
 
+    /// An error at `path` said in words: `message` follows the path, as in
+    /// `command must not use sudo`.
+    pub fn other(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(path, Problem::Other(message.into()))
+    }
+
     /// The path as the message names it; a huge key (a model can send one)
     /// is cut so it cannot bloat the error text.
     fn subject(&self) -> std::borrow::Cow<'_, str> {
@@ -313,6 +319,20 @@ pub enum ToolError {
     /// The tool panicked; the panic was contained, and this is its message.
     #[error("the tool crashed: {0}")]
     Panicked(String),
+    /// A failure that may pass if the same call is made again later: a
+    /// network error, a rate limit, a service that is down. `kind` says
+    /// which ([`ErrorKind::Network`], [`ErrorKind::RateLimited`] or
+    /// [`ErrorKind::Unavailable`]); a retry layer retries these for tools
+    /// that are safe to call twice.
+    #[error("{message}")]
+    Transient {
+        /// What kind of passing failure.
+        kind: ErrorKind,
+        /// What happened, in words the model can act on.
+        message: String,
+        /// When the other side said to try again, if it did.
+        retry_after: Option<Duration>,
+    },
     /// A fault in the program rather than in the model's request: in the
     /// host, in a tool's own code (a malformed request it built, arguments
     /// bound to another type than it reads) or in this crate. The model is
@@ -330,6 +350,126 @@ impl ToolError {
     /// [`Internal`](Self::Internal): a fault in the program, not the model's doing.
     pub fn internal(message: impl fmt::Display) -> Self {
         Self::Internal(message.to_string())
+    }
+
+    /// A network failure (a refused or reset connection, a DNS error) that
+    /// may pass on a later try.
+    pub fn network(message: impl fmt::Display) -> Self {
+        Self::transient(ErrorKind::Network, message, None)
+    }
+
+    /// The other side said to slow down, and when to try again if it said.
+    pub fn rate_limited(message: impl fmt::Display, retry_after: Option<Duration>) -> Self {
+        Self::transient(ErrorKind::RateLimited, message, retry_after)
+    }
+
+    /// A service that is down or overloaded for now (an HTTP 502, 503 or 504).
+    pub fn unavailable(message: impl fmt::Display) -> Self {
+        Self::transient(ErrorKind::Unavailable, message, None)
+    }
+
+    fn transient(
+        kind: ErrorKind,
+        message: impl fmt::Display,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        Self::Transient {
+            kind,
+            message: message.to_string(),
+            retry_after,
+        }
+    }
+
+    /// The kind of failure, for a host's logs, retries and metrics.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Failed(_) => ErrorKind::Failed,
+            Self::InvalidArguments(_) => ErrorKind::InvalidArguments,
+            Self::MissingState(_) => ErrorKind::Setup,
+            Self::Timeout(_) => ErrorKind::Timeout,
+            Self::Cancelled => ErrorKind::Cancelled,
+            Self::Denied(_) => ErrorKind::Denied,
+            Self::Panicked(_) => ErrorKind::Panicked,
+            Self::Transient { kind, .. } => *kind,
+            Self::Internal(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+/// What kind of failure a call ended in: one name per cause, the same on
+/// every path a call can take, for logs, metrics (`error.type` on a call's
+/// span), retries and the host's decisions. A result that reports a failure
+/// carries it under [`meta::ERROR_KIND`](crate::exec::meta::ERROR_KIND).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// No tool by the name the model used.
+    UnknownTool,
+    /// The arguments were not an object, did not fit the schema, or were
+    /// refused by the tool or a validator: the model can fix them.
+    InvalidArguments,
+    /// The call was refused before it ran: a hook, a limit, a budget.
+    Refused,
+    /// The tool could not do what was asked.
+    Failed,
+    /// A network failure that may pass.
+    Network,
+    /// The other side asked to slow down.
+    RateLimited,
+    /// A service that is down or overloaded for now.
+    Unavailable,
+    /// The call ran past its timeout.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+    /// A person or the host's policy did not approve the call.
+    Denied,
+    /// The tool panicked.
+    Panicked,
+    /// The host did not give the tool what it needs.
+    Setup,
+    /// A fault in the program.
+    Internal,
+}
+
+impl ErrorKind {
+    /// The snake_case name, as `error.type` and the metadata carry it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownTool => "unknown_tool",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::Refused => "refused",
+            Self::Failed => "failed",
+            Self::Network => "network",
+            Self::RateLimited => "rate_limited",
+            Self::Unavailable => "unavailable",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::Denied => "denied",
+            Self::Panicked => "panicked",
+            Self::Setup => "setup",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// Whether the same call may succeed if made again later, unchanged.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            Self::Network | Self::RateLimited | Self::Unavailable | Self::Timeout
+        )
+    }
+
+    /// Whether the model caused the failure and can fix it by changing the call.
+    pub fn is_model_correctable(self) -> bool {
+        matches!(self, Self::UnknownTool | Self::InvalidArguments)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -368,6 +508,15 @@ pub enum CallError {
     /// The arguments did not fit the tool's schema or argument type.
     #[error("{0}")]
     InvalidArguments(InvalidArguments),
+    /// The call was refused before the tool ran, by a hook, a limit or a
+    /// budget of the pipeline; the reason is shown to the model.
+    #[error("the call to '{tool}' was refused before it ran: {reason}")]
+    Refused {
+        /// The tool that was called, as the model named it.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
     /// The tool ran, or was stopped, and did not produce its output.
     #[error("Tool '{tool}' failed: {error}")]
     Tool {
@@ -379,6 +528,16 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::UnknownTool(_) => ErrorKind::UnknownTool,
+            Self::InvalidPayload { .. } | Self::InvalidArguments(_) => ErrorKind::InvalidArguments,
+            Self::Refused { .. } => ErrorKind::Refused,
+            Self::Tool { error, .. } => error.kind(),
+        }
+    }
+
     /// The text a model reads as the tool result: the error and what to do next.
     pub fn to_model_text(&self) -> String {
         let hint = match self {
@@ -386,6 +545,7 @@ impl CallError {
             Self::InvalidPayload { .. } | Self::InvalidArguments(_) => {
                 "Fix the arguments as described and call the tool again."
             }
+            Self::Refused { .. } => "Try a different approach.",
             Self::Tool { error, .. } => match error {
                 ToolError::Denied(_) | ToolError::Cancelled => {
                     "Do not retry this call unless the user asks; continue without it."

@@ -49,6 +49,7 @@ mod late;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod output;
+pub mod pipeline;
 mod registry;
 pub mod schema;
 pub(crate) mod suggest;
@@ -72,8 +73,8 @@ pub use async_trait::async_trait;
 pub use context::{CancellationToken, FromContext, Progress, ProgressReporter, ToolContext};
 pub use discovery::ToolFilter;
 pub use error::{
-    ArgumentError, CallError, InvalidArguments, PayloadError, Problem, RegistryError, ToolError,
-    UnknownTool,
+    ArgumentError, CallError, ErrorKind, InvalidArguments, PayloadError, Problem, RegistryError,
+    ToolError, UnknownTool,
 };
 pub use late::{LateReceiver, LateResult, LateResults, NotDelivered};
 pub use output::{Attachment, Image, MetaKey, Metadata, ToolOutput};

@@ -57,15 +57,27 @@ pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Argumen
 /// [`set_blocking_tool_limit`](crate::exec::set_blocking_tool_limit)). The
 /// permit stays with the body until it returns. A panic is re-raised here,
 /// where the caller's own panic handling sees it as the tool's.
+///
+/// The body gets a context with a token of its own, cancelled when the
+/// caller's is, and when the caller stops waiting (a timeout drops this
+/// future): a thread cannot be stopped from outside, so the token is how a
+/// body that checks it learns to stop.
 pub async fn run_blocking<R: Send + 'static>(
-    body: impl FnOnce() -> R + Send + 'static,
+    ctx: &ToolContext,
+    body: impl FnOnce(&ToolContext) -> R + Send + 'static,
 ) -> Result<R, ToolError> {
     let permit = crate::exec::blocking::permit().await;
+    let token = ctx.cancellation().child_token();
+    let ctx = ctx.clone().with_cancellation(token.clone());
+    // Cancels the body's token if this future is dropped before it returns.
+    let stop = token.drop_guard();
     let body = move || {
         let _permit = permit;
-        body()
+        body(&ctx)
     };
-    match tokio::task::spawn_blocking(body).await {
+    let outcome = tokio::task::spawn_blocking(body).await;
+    stop.disarm();
+    match outcome {
         Ok(value) => Ok(value),
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => Err(ToolError::Cancelled),

@@ -18,6 +18,7 @@ use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{CallError, InvalidArguments, RegistryError, ToolError, UnknownTool};
 use crate::output::ToolOutput;
+use crate::pipeline::{Pipeline, panic_message};
 use crate::schema::{DefinitionFormat, render_definition, sanitize_tool_name};
 use crate::suggest::did_you_mean;
 use crate::tool::{Arguments, Tool, ToolSpec};
@@ -63,6 +64,8 @@ pub struct ToolRegistry {
     generation: AtomicU64,
     /// Wakes those waiting in [`changed`](Self::changed).
     changes: tokio::sync::Notify,
+    /// What [`call`](Self::call) runs every call through.
+    pipeline: Pipeline,
 }
 
 /// An immutable set of tools plus its cached definitions; replaced on every change.
@@ -99,8 +102,8 @@ impl Catalog {
 }
 
 /// A registered tool with its schema compiled for casting and validation.
-struct Entry {
-    tool: Arc<dyn Tool>,
+pub(crate) struct Entry {
+    pub(crate) tool: Arc<dyn Tool>,
     schema: ArgumentSchema,
     /// Whether the tool has a parameter named `arguments`, so a wrapped
     /// payload must not be unwrapped.
@@ -118,9 +121,22 @@ impl std::fmt::Debug for Entry {
 }
 
 impl ToolRegistry {
-    /// An empty registry.
+    /// An empty registry, whose calls take the default [`Pipeline`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Run [`call`](Self::call) and [`try_call`](Self::try_call) through
+    /// `pipeline` (its timeout, shaping and layers) instead of the default.
+    pub fn with_pipeline(mut self, pipeline: Pipeline) -> Self {
+        self.pipeline = pipeline;
+        self
+    }
+
+    /// The pipeline [`call`](Self::call) runs calls through; the runner and
+    /// the MCP server start from it too.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
     }
 
     /// A registry holding the linked `#[tool]` functions that `filter` selects.
@@ -394,54 +410,46 @@ impl ToolRegistry {
         Ok(CheckedCall { entry, args, casts })
     }
 
-    /// Run a call and return its output; every failure becomes an error result
-    /// whose text tells the model what to do next.
+    /// Run a call through the registry's [`Pipeline`] and return what the
+    /// model reads: the output, or an error whose text says what to do next.
+    ///
+    /// The call's id, for the span and the shaping, is the context's
+    /// [`call_id`](ToolContext::call_id).
     pub async fn call(&self, name: &str, payload: Value, ctx: &ToolContext) -> ToolOutput {
-        // Written flat, not as `try_call(..).await`: the future then holds only
-        // the tool's boxed future, not a nested state with an output inside.
-        // The arguments stay JSON: a generated tool deserializes them inside
-        // its own future, which spares boxing them in between.
-        let checked = match self.lookup(name) {
-            Ok(entry) => check_call(&entry, payload).map(|(args, _)| (entry, args)),
-            Err(error) => {
-                discard(payload);
-                Err(error)
-            }
-        };
-        let (entry, args) = match checked {
-            Ok(checked) => checked,
-            Err(error) => return ToolOutput::error(error.to_model_text()),
-        };
-        match contain_panic(entry.tool.call(Arguments::json(args), ctx)).await {
-            Ok(output) => output,
-            Err(error) => {
-                ToolOutput::error(tool_failure(entry.tool.as_ref(), error).to_model_text())
-            }
-        }
+        self.pipeline.call(self, name, payload, ctx).await
     }
 
-    /// Run a call; failures come back as typed errors for the host.
+    /// Run a call through the registry's [`Pipeline`]; failures come back
+    /// as typed errors for the host, and outputs are not shaped.
     pub async fn try_call(
         &self,
         name: &str,
         payload: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, CallError> {
-        self.prepare(name, payload)?.run(ctx).await
+        self.pipeline.try_call(self, name, payload, ctx).await
     }
 
     fn lookup(&self, name: &str) -> Result<Arc<Entry>, CallError> {
+        self.entry(name).ok_or_else(|| self.unknown_tool(name))
+    }
+
+    /// The tool called `name` (or by its provider-safe alias), ready to check calls.
+    pub(crate) fn entry(&self, name: &str) -> Option<Arc<Entry>> {
         // A borrowed snapshot: no lock, and no reference count for the catalog.
+        find(&self.catalog.load(), name).map(Arc::clone)
+    }
+
+    /// The error for a call of `name`, which no tool has: the names there
+    /// are, and the one the model most likely meant.
+    pub(crate) fn unknown_tool(&self, name: &str) -> CallError {
         let catalog = self.catalog.load();
-        if let Some(entry) = find(&catalog, name) {
-            return Ok(Arc::clone(entry));
-        }
         let suggestion = did_you_mean(name, catalog.order.iter().map(String::as_str));
-        Err(CallError::UnknownTool(UnknownTool {
+        CallError::UnknownTool(UnknownTool {
             name: name.to_owned(),
             suggestion: suggestion.map(str::to_owned),
             available: catalog.order.clone(),
-        }))
+        })
     }
 }
 
@@ -597,7 +605,7 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 }
 
 /// Steps 1, 3 and 4: the payload as checked arguments, and the casts applied.
-fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallError> {
+pub(crate) fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallError> {
     let tool_name = || entry.tool.spec().name.to_string();
     let (mut args, mut repairs) =
         read_payload(payload, entry.takes_arguments).map_err(|error| {
@@ -675,16 +683,6 @@ async fn contain_panic(
     match std::panic::AssertUnwindSafe(call).catch_unwind().await {
         Ok(result) => result,
         Err(panic) => Err(ToolError::Panicked(panic_message(panic.as_ref()))),
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_owned()
     }
 }
 

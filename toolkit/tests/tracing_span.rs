@@ -1,5 +1,6 @@
-//! Every call the runner makes has a `tool_call` span with the tool's name,
-//! the call id, the casts applied, the outcome and the duration.
+//! Every call has an `execute_tool` span named and described as
+//! OpenTelemetry's conventions for generative AI say: the tool's name, the
+//! call id, the tool type, and the kind of failure when there is one.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -83,7 +84,7 @@ fn each_call_has_a_span_with_its_facts() {
                 .run(
                     vec![
                         ToolCall::new("c1", "pause", json!({"seconds": "5"})),
-                        ToolCall::new("c2", "pause", json!({"seconds": 6})),
+                        ToolCall::new("c2", "pause", json!({"seconds": "six"})),
                     ],
                     &ToolContext::new(),
                 )
@@ -93,21 +94,26 @@ fn each_call_has_a_span_with_its_facts() {
     let spans = recorder.spans.lock().unwrap();
     let calls: Vec<&BTreeMap<String, String>> = spans
         .values()
-        .filter(|(name, _)| name == "tool_call")
+        .filter(|(name, _)| name == "execute_tool")
         .map(|(_, fields)| fields)
         .collect();
     assert_eq!(calls.len(), 2);
     let first = calls
         .iter()
-        .find(|f| f["call_id"] == "c1")
+        .find(|f| f["gen_ai.tool.call.id"] == "c1")
         .expect("span for c1");
-    assert_eq!(first["tool"], "pause");
-    assert_eq!(first["outcome"], "success");
-    assert!(first["duration_ms"].parse::<u64>().is_ok());
-    assert_eq!(first["casts"], r#"["seconds: string \"5\" -> integer"]"#);
+    assert_eq!(first["otel.name"], "execute_tool pause");
+    assert_eq!(first["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(first["gen_ai.tool.name"], "pause");
+    assert_eq!(first["gen_ai.tool.type"], "function");
+    assert_eq!(
+        first["gen_ai.tool.description"],
+        "Wait a number of seconds (not really)."
+    );
+    assert!(!first.contains_key("error.type"));
     let second = calls
         .iter()
-        .find(|f| f["call_id"] == "c2")
+        .find(|f| f["gen_ai.tool.call.id"] == "c2")
         .expect("span for c2");
-    assert_eq!(second["casts"], "[]");
+    assert_eq!(second["error.type"], "invalid_arguments");
 }

@@ -3,13 +3,13 @@
 
 mod approval;
 pub(crate) mod blocking;
-mod guard;
 mod hooks;
 mod lifecycle;
 mod runner;
 pub mod shape;
 mod wire;
 
+pub(crate) use approval::warning_for;
 pub use approval::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable,
 };

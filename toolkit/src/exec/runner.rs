@@ -2,29 +2,24 @@
 //!
 //! Calls are taken in order. A run of consecutive concurrency-safe calls
 //! (read-only, not exclusive) runs at the same time; any other call runs
-//! alone. Each call goes: before-hooks -> prepare (cast, validate, bind) ->
-//! approval -> execute (timeout, cancellation, panic containment) ->
-//! after-hooks -> shaping. Every status change is recorded in the
-//! [`BatchState`] and offered to a [`Checkpoint`].
+//! alone. Each call goes through the runner's [`Pipeline`]: the registry's,
+//! with the runner's hooks and approval added. Every status change is
+//! recorded in the [`BatchState`] and offered to a [`Checkpoint`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use tracing::Instrument;
 
-use super::approval::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable, warning_for,
-};
-use super::guard::run_guarded;
-use super::hooks::{BeforeCall, CallInfo, Hook};
+use super::approval::{ApprovalPolicy, Approver, RiskTable};
+use super::hooks::Hook;
 use super::lifecycle::{BatchState, CallStatus, ToolCall};
-use super::shape::{ShapeConfig, meta, shape_output};
+use super::shape::{ShapeConfig, meta};
 use crate::context::ToolContext;
-use crate::error::{CallError, ToolError};
+use crate::error::{CallError, ErrorKind, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::{PreparedCall, ToolRegistry};
-use crate::tool::Tool;
+use crate::pipeline::{Approval, ApprovalMark, Call, Hooks, Phase, Pipeline, error_output};
+use crate::registry::ToolRegistry;
 
 /// Receives the batch state after every status change, to persist it.
 pub trait Checkpoint: Send + Sync {
@@ -64,36 +59,70 @@ impl<F: Fn(&BatchState) + Send + Sync> Checkpoint for F {
 #[derive(Clone)]
 pub struct Runner {
     registry: Arc<ToolRegistry>,
-    default_timeout: Duration,
+    /// The pipeline the runner's own layers are added to.
+    base: Pipeline,
+    /// `base` with the hooks and approval: what calls run through.
+    pipeline: Pipeline,
     max_concurrency: usize,
     policy: ApprovalPolicy,
     risks: RiskTable,
-    approver: Arc<dyn Approver>,
-    hooks: Vec<Arc<dyn Hook>>,
-    shape: ShapeConfig,
+    approver: Option<Arc<dyn Approver>>,
+    hooks: Hooks,
     checkpoint: Option<Arc<dyn Checkpoint>>,
 }
 
 impl Runner {
-    /// A runner with a 60 s default timeout, no approval, and default shaping.
+    /// A runner with the registry's pipeline (a 60 s default timeout and
+    /// default shaping unless the registry's says otherwise) and no approval.
     pub fn new(registry: Arc<ToolRegistry>) -> Self {
+        let base = registry.pipeline().clone();
         Self {
             registry,
-            default_timeout: Duration::from_secs(60),
+            pipeline: base.clone(),
+            base,
             max_concurrency: 16,
             policy: ApprovalPolicy::AlwaysAllow,
             risks: RiskTable::default(),
-            approver: Arc::new(NoApprover),
-            hooks: Vec::new(),
-            shape: ShapeConfig::default(),
+            approver: None,
+            hooks: Hooks::new(),
             checkpoint: None,
         }
     }
 
+    /// Run calls through `pipeline` (its timeout, shaping and layers); the
+    /// runner's hooks and approval are added to it.
+    pub fn with_pipeline(mut self, pipeline: Pipeline) -> Self {
+        self.base = pipeline;
+        self.rebuild()
+    }
+
+    /// The pipeline calls run through, hooks and approval included.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    fn rebuild(mut self) -> Self {
+        let mut pipeline = self.base.clone();
+        if !self.hooks.is_empty() {
+            pipeline = pipeline.layer(self.hooks.clone());
+        }
+        if self.policy != ApprovalPolicy::AlwaysAllow || self.approver.is_some() {
+            let approver = self
+                .approver
+                .clone()
+                .unwrap_or_else(|| Arc::new(super::approval::NoApprover));
+            let approval = Approval::with_arc(self.policy.clone(), approver)
+                .with_risk_table(self.risks.clone());
+            pipeline = pipeline.layer(approval);
+        }
+        self.pipeline = pipeline;
+        self
+    }
+
     /// The timeout for tools that do not set their own.
     pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
-        self.default_timeout = timeout;
-        self
+        self.base = self.base.with_timeout(timeout);
+        self.rebuild()
     }
 
     /// How many concurrency-safe calls may run at once (at least 1).
@@ -105,31 +134,32 @@ impl Runner {
     /// When calls need approval.
     pub fn with_policy(mut self, policy: ApprovalPolicy) -> Self {
         self.policy = policy;
-        self
+        self.rebuild()
     }
 
     /// Risk overrides by tool name.
     pub fn with_risk_table(mut self, risks: RiskTable) -> Self {
         self.risks = risks;
-        self
+        self.rebuild()
     }
 
-    /// Who approves calls the policy holds back.
+    /// Who approves calls the policy holds back (nobody until set: such
+    /// calls are denied).
     pub fn with_approver(mut self, approver: impl Approver + 'static) -> Self {
-        self.approver = Arc::new(approver);
-        self
+        self.approver = Some(Arc::new(approver));
+        self.rebuild()
     }
 
     /// Add a hook; hooks run in the order they were added.
     pub fn with_hook(mut self, hook: impl Hook + 'static) -> Self {
-        self.hooks.push(Arc::new(hook));
-        self
+        self.hooks = self.hooks.with(hook);
+        self.rebuild()
     }
 
     /// How results are cut or persisted for the model.
     pub fn with_shape(mut self, shape: ShapeConfig) -> Self {
-        self.shape = shape;
-        self
+        self.base = self.base.with_shape(shape);
+        self.rebuild()
     }
 
     /// Where to send the batch state after every change.
@@ -168,20 +198,10 @@ impl Runner {
                 batch.cancel_unstarted(&group);
                 continue;
             }
-            let mut ready = Vec::with_capacity(group.len());
-            for index in group {
-                if let Some(prepared) = batch.admit(index, ctx).await {
-                    ready.push((index, prepared));
-                }
-            }
-            futures_util::stream::iter(
-                ready
-                    .into_iter()
-                    .map(|(index, prepared)| batch.execute(index, prepared, ctx)),
-            )
-            .buffer_unordered(self.max_concurrency)
-            .collect::<Vec<()>>()
-            .await;
+            futures_util::stream::iter(group.into_iter().map(|index| batch.process(index, ctx)))
+                .buffer_unordered(self.max_concurrency)
+                .collect::<Vec<()>>()
+                .await;
         }
     }
 }
@@ -207,13 +227,12 @@ impl Batch<'_, '_> {
         result
     }
 
-    fn record(&self, index: usize, status: CallStatus, output: Option<ToolOutput>) {
+    /// Move a call on; the runner only takes legal steps, and a refused
+    /// step would mean a bug here: the state is better left as it was than
+    /// corrupted.
+    fn step(&self, index: usize, status: CallStatus) {
         self.update(|state| {
-            // The runner only takes legal steps; a refused step would mean a
-            // bug here, and the state is better left as it was than corrupted.
-            if state.transition(index, status).is_ok() && output.is_some() {
-                state.calls[index].output = output;
-            }
+            let _ = state.transition(index, status);
         });
     }
 
@@ -248,24 +267,30 @@ impl Batch<'_, '_> {
     fn cancel_unstarted(&self, group: &[usize]) {
         for &index in group {
             let tool = self.read(|s| s.calls[index].call.name.clone());
-            let text = CallError::Tool {
+            let output = error_output(&CallError::Tool {
                 tool,
                 error: ToolError::Cancelled,
-            }
-            .to_model_text();
+            });
             // Both pending and awaiting_approval may become cancelled.
-            self.record(index, CallStatus::Cancelled, Some(ToolOutput::error(text)));
+            self.finish(index, CallStatus::Cancelled, output);
         }
     }
 
-    /// Hooks, checks and approval. Returns the call ready to run, or `None`
-    /// when it was refused (its record then holds the reason).
-    async fn admit(&self, index: usize, ctx: &ToolContext) -> Option<PreparedCall> {
+    fn finish(&self, index: usize, status: CallStatus, output: ToolOutput) {
+        self.update(|state| {
+            if state.transition(index, status).is_ok() {
+                state.calls[index].output = Some(output);
+            }
+        });
+    }
+
+    /// Run one call through the pipeline, recording each step it takes.
+    async fn process(&self, index: usize, ctx: &ToolContext) {
         let (
             ToolCall {
                 id,
                 name,
-                mut arguments,
+                arguments,
             },
             status,
             approved,
@@ -273,187 +298,71 @@ impl Batch<'_, '_> {
             let record = &s.calls[index];
             (record.call.clone(), record.status, record.approved)
         });
-        let tool = self.runner.registry.get(&name);
-        let spec = tool.as_deref().map(Tool::spec);
-        let info = CallInfo {
-            call_id: &id,
-            tool: &name,
-            spec,
-        };
-        for hook in &self.runner.hooks {
-            if let BeforeCall::Refuse(reason) = hook.before(info, &mut arguments).await {
-                let text = format!(
-                    "Error: the call to '{name}' was refused before it ran: {reason}\n\n[Try a different approach.]"
-                );
-                self.refuse(index, status, CallStatus::Error, text);
-                return None;
-            }
-        }
-        // Policy and risk go by the tool's own name, whatever alias the
-        // model used for it.
-        let canonical = spec.map_or(name.as_str(), |spec| spec.name.as_ref());
-        let risk = self.runner.risks.risk_of(canonical, spec);
-        // A call a person already approved (before an interruption) is
-        // not asked about again.
-        let needs_approval = !approved
-            && (status == CallStatus::AwaitingApproval
-                || self.runner.policy.requires(canonical, risk));
-        let checked = match self.runner.registry.check(&name, arguments) {
-            Ok(checked) => checked,
-            Err(error) => {
-                self.refuse(index, status, CallStatus::Error, error.to_model_text());
-                return None;
-            }
-        };
-        if needs_approval {
-            if status == CallStatus::Pending {
-                self.record(index, CallStatus::AwaitingApproval, None);
-            }
-            let request = ApprovalRequest {
-                call_id: id,
-                tool: canonical.to_owned(),
-                arguments: checked.arguments().clone(),
-                risk,
-                warning: warning_for(canonical, risk, spec),
-            };
-            let decision = tokio::select! {
-                _ = ctx.cancellation().cancelled() => None,
-                decision = self.runner.approver.approve(&request) => Some(decision),
-            };
-            let refusal = match decision {
-                Some(ApprovalDecision::Approve) => None,
-                Some(ApprovalDecision::Deny(reason)) => Some(ToolError::Denied(reason)),
-                // Nobody said no: the batch was stopped while asking.
-                None => Some(ToolError::Cancelled),
-            };
-            match refusal {
-                None => self.update(|state| {
-                    if state.transition(index, CallStatus::Pending).is_ok() {
-                        state.calls[index].approved = true;
-                    }
-                }),
-                Some(error) => {
-                    let text = CallError::Tool { tool: name, error }.to_model_text();
-                    self.record(index, CallStatus::Cancelled, Some(ToolOutput::error(text)));
-                    return None;
-                }
-            }
-        }
-        let prepared = match checked.bind() {
-            Ok(prepared) => prepared,
-            Err(error) => {
-                // Approved calls are pending again; others never left it.
-                self.refuse(
-                    index,
-                    CallStatus::Pending,
-                    CallStatus::Error,
-                    error.to_model_text(),
-                );
-                return None;
-            }
-        };
-        Some(prepared)
-    }
-
-    /// Refuse a call before it ran; a call awaiting approval goes through
-    /// cancelled, the only way out of that status besides approval.
-    fn refuse(&self, index: usize, status: CallStatus, to: CallStatus, text: String) {
-        let to = if status == CallStatus::AwaitingApproval {
-            CallStatus::Cancelled
+        let mark = if approved {
+            ApprovalMark::Approved
+        } else if status == CallStatus::AwaitingApproval {
+            ApprovalMark::Asked
         } else {
-            to
+            ApprovalMark::NotAsked
         };
-        self.record(index, to, Some(ToolOutput::error(text)));
-    }
-
-    /// Shape a result; when it may be written to a file, off the async threads.
-    async fn shape(
-        &self,
-        output: ToolOutput,
-        name: &str,
-        id: &str,
-        ctx: &ToolContext,
-    ) -> ToolOutput {
-        let config = &self.runner.shape;
-        if config.persist_dir.is_none() {
-            return shape_output(output, name, id, config, ctx.workspace());
-        }
-        let (config, name, id) = (config.clone(), name.to_owned(), id.to_owned());
-        let workspace = ctx.workspace().map(ToOwned::to_owned);
-        let fallback = ToolOutput::error(format!(
-            "Error: the result of '{name}' could not be shaped."
-        ));
-        tokio::task::spawn_blocking(move || {
-            shape_output(output, &name, &id, &config, workspace.as_deref())
-        })
-        .await
-        .unwrap_or(fallback)
-    }
-
-    async fn execute(&self, index: usize, prepared: PreparedCall, ctx: &ToolContext) {
-        let (id, name) = self.update(|s| {
-            // pending -> executing; admit() left the call pending.
-            let _ = s.transition(index, CallStatus::Executing);
-            let call = &s.calls[index].call;
-            (call.id.clone(), call.name.clone())
-        });
-        let tool = Arc::clone(prepared.tool());
-        let spec = tool.spec();
-        let casts = prepared.casts().to_vec();
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %name,
-            call_id = %id,
-            casts = ?casts.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            outcome = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        let started = OnceLock::new();
+        let observer = |phase: Phase| match phase {
+            // A call resumed while awaiting approval is awaiting it already.
+            Phase::AwaitingApproval if status == CallStatus::Pending => {
+                self.step(index, CallStatus::AwaitingApproval);
+            }
+            Phase::AwaitingApproval => {}
+            Phase::Approved => self.update(|state| {
+                if state.transition(index, CallStatus::Pending).is_ok() {
+                    state.calls[index].approved = true;
+                }
+            }),
+            Phase::Executing => {
+                let _ = started.set(Instant::now());
+                self.step(index, CallStatus::Executing);
+            }
+        };
         // The call's own token: a timeout cancels it without touching the batch.
         let call_ctx = ctx
             .clone()
             .with_cancellation(ctx.cancellation().child_token())
             .with_call_id(id.as_str());
-        let timeout = spec.timeout.unwrap_or(self.runner.default_timeout);
-        let started = Instant::now();
-        let result = run_guarded(prepared, &call_ctx, timeout)
-            .instrument(span.clone())
-            .await;
-        let elapsed = started.elapsed();
-        let (status, output) = match result {
-            Ok(output) if output.is_error => (CallStatus::Error, output),
-            Ok(output) => (CallStatus::Success, output),
-            Err(error) => {
-                let status = if error == ToolError::Cancelled {
-                    CallStatus::Cancelled
-                } else {
-                    CallStatus::Error
-                };
-                let text = CallError::Tool {
-                    tool: name.clone(),
-                    error,
-                }
-                .to_model_text();
-                (status, ToolOutput::error(text))
-            }
+        let pipeline = &self.runner.pipeline;
+        let mut call = Call::new(&self.runner.registry, &id, &name, arguments, &call_ctx)
+            .with_approval(mark)
+            .with_observer(&observer);
+        let result = pipeline.run(&mut call).await;
+        let casts = call.casts().to_vec();
+        drop(call);
+        let kind = match &result {
+            Err(error) => Some(error.kind()),
+            Ok(output) => output.metadata.read(&meta::ERROR_KIND),
         };
-        span.record("outcome", status.as_str());
-        span.record("duration_ms", elapsed.as_millis() as u64);
-        let mut output = output;
-        let info = CallInfo {
-            call_id: &id,
-            tool: &name,
-            spec: Some(spec),
-        };
-        for hook in &self.runner.hooks {
-            hook.after(info, &mut output).await;
+        if result.is_err() {
+            call_ctx.cancellation().cancel();
         }
-        let mut output = self.shape(output, &name, &id, ctx).await;
-        output
-            .metadata
-            .write(&meta::DURATION_MS, &(elapsed.as_millis() as u64));
+        let mut output = pipeline.finish(result, &name, &id, ctx).await;
+        if let Some(started) = started.get() {
+            output
+                .metadata
+                .write(&meta::DURATION_MS, &(started.elapsed().as_millis() as u64));
+        }
         if !casts.is_empty() {
             output.metadata.write(&meta::CASTS, &casts);
         }
-        self.record(index, status, Some(output));
+        let now = self.read(|s| s.calls[index].status);
+        let status = match (now, kind) {
+            // The only way out of awaiting approval besides approval.
+            (CallStatus::AwaitingApproval, _) => CallStatus::Cancelled,
+            (_, Some(ErrorKind::Cancelled | ErrorKind::Denied)) => CallStatus::Cancelled,
+            _ if output.is_error => CallStatus::Error,
+            (CallStatus::Pending, None) => {
+                // Answered without running the tool (a cached result).
+                self.step(index, CallStatus::Executing);
+                CallStatus::Success
+            }
+            _ => CallStatus::Success,
+        };
+        self.finish(index, status, output);
     }
 }

@@ -347,7 +347,11 @@ pub(crate) fn resource_attachment(resource: &Value) -> Attachment {
 /// MCP's `CallToolResult` for our result.
 pub(crate) fn call_result_from_output(output: &ToolOutput) -> Value {
     let mut content = Vec::new();
-    if !output.content.is_empty() || (output.images.is_empty() && output.attachments.is_empty()) {
+    let other_blocks = !output.images.is_empty() || !output.attachments.is_empty();
+    // Shaping's note for an empty text ("returned 1 image and no text") is
+    // for a model's chat, where a result must hold text; MCP results need none.
+    let filled = output.metadata.read(&crate::exec::meta::EMPTY_RESULT) == Some(true);
+    if !(other_blocks && (output.content.is_empty() || filled)) {
         content.push(json!({"type": "text", "text": output.content}));
     }
     for image in &output.images {

@@ -1,4 +1,5 @@
-//! The metadata keys [`shape_output`](super::shape_output) and the
+//! The metadata keys [`shape_output`](super::shape_output), the
+//! [`Pipeline`](crate::pipeline::Pipeline) and the
 //! [`Runner`](crate::exec::Runner) write, for hosts that log or act on them.
 //! Metadata never reaches the model.
 //!
@@ -50,6 +51,11 @@ pub const CASTS: MetaKey<Vec<Cast>> = MetaKey::new("casts");
 
 /// `"duration_ms"`: whole milliseconds the tool ran, measured by the runner.
 pub const DURATION_MS: MetaKey<u64> = MetaKey::new("duration_ms");
+
+/// `"error_kind"`: on a result that reports a failure of the call (not one
+/// the tool itself wrote as an error result), what kind of failure, as
+/// [`ErrorKind`](crate::ErrorKind) names it. Written on every path a call takes.
+pub const ERROR_KIND: MetaKey<crate::ErrorKind> = MetaKey::new("error_kind");
 
 /// A text cut to fit its limit (under [`TRUNCATED`] and [`DISPLAY_TRUNCATED`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -31,6 +31,7 @@ pub use sources::{PromptSource, ResourceSource};
 
 use crate::context::ToolContext;
 use crate::mcp::convert::call_result_from_output;
+use crate::pipeline::Pipeline;
 use crate::registry::ToolRegistry;
 use crate::schema::DefinitionFormat;
 use session::ProgressRelay;
@@ -39,8 +40,10 @@ use session::ProgressRelay;
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
 /// A registry served over MCP: every tool with its annotations and output
-/// schema; calls go through the registry's own casting and validation, and
-/// every failure is an `isError` result the model can read.
+/// schema; calls go through the registry's [`Pipeline`] (or the one given
+/// with [`with_pipeline`](Self::with_pipeline)) as every other call does:
+/// casting, validation, the timeout, the layers and the shaping, and every
+/// failure is an `isError` result the model can read.
 ///
 /// A tool reports progress with [`ToolContext::report_progress`] (sent as
 /// progress notifications when the client asked for them), sees the client
@@ -113,6 +116,8 @@ struct Shared {
     page_size: usize,
     resources: Option<Arc<dyn ResourceSource>>,
     prompts: Option<Arc<dyn PromptSource>>,
+    /// What calls run through, when not the registry's own pipeline.
+    pipeline: Option<Pipeline>,
     /// Every session's state while it lives, for [`McpServer::resource_updated`];
     /// shared with the copies [`McpServer::edit`] makes.
     sessions: Arc<Mutex<Vec<Weak<SessionState>>>>,
@@ -153,6 +158,7 @@ impl McpServer {
             page_size: DEFAULT_PAGE_SIZE,
             resources: None,
             prompts: None,
+            pipeline: None,
             sessions: Arc::default(),
         });
         let session = SessionState::new(false);
@@ -242,6 +248,7 @@ impl McpServer {
                 page_size: s.page_size,
                 resources: s.resources.clone(),
                 prompts: s.prompts.clone(),
+                pipeline: s.pipeline.clone(),
                 sessions: Arc::clone(&s.sessions),
             };
             change(&mut copy);
@@ -268,6 +275,21 @@ impl McpServer {
     /// The context every call starts from (workspace, shared state).
     pub fn with_context(self, context: ToolContext) -> Self {
         self.edit(|s| s.context = context)
+    }
+
+    /// Run served calls through `pipeline` instead of the registry's own:
+    /// its timeout, shaping and layers (approval with a policy that denies,
+    /// limits, hooks) apply to every call a client makes.
+    pub fn with_pipeline(self, pipeline: Pipeline) -> Self {
+        self.edit(|s| s.pipeline = Some(pipeline))
+    }
+
+    /// The pipeline served calls run through.
+    pub fn pipeline(&self) -> &Pipeline {
+        self.shared
+            .pipeline
+            .as_ref()
+            .unwrap_or_else(|| self.shared.registry.pipeline())
     }
 
     /// How many tools one `tools/list` page holds (at least 1).
@@ -332,6 +354,7 @@ impl McpServer {
             .context
             .clone()
             .with_cancellation(context.ct.clone())
+            .with_call_id(context.id.to_string())
             .with_state(ClientSession::new(
                 context.peer.clone(),
                 Arc::clone(&self.session.log_level),
@@ -451,9 +474,8 @@ impl ServerHandler for McpServer {
         });
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let output = self
-            .shared
-            .registry
-            .call(&request.name, arguments, &ctx)
+            .pipeline()
+            .call(&self.shared.registry, &request.name, arguments, &ctx)
             .await;
         drop(ctx);
         if let Some(relay) = relay {
