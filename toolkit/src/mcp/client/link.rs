@@ -410,7 +410,8 @@ impl ServerLink {
                     )
                 {
                     self.forget(&session).await;
-                    Err(ToolError::Failed(format!(
+                    // The next call starts the server again, so it may pass.
+                    Err(ToolError::network(format!(
                         "the MCP server `{}` closed the connection during the call (it may have crashed); it will be started again on the next call",
                         self.config.name
                     )))
