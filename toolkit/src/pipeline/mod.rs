@@ -57,9 +57,14 @@
 //! ```
 
 mod approval;
+mod budget;
+mod cache;
 mod call;
 mod guard;
 mod hooks;
+mod limits;
+mod mask;
+mod retry;
 mod validate;
 
 use std::sync::Arc;
@@ -77,8 +82,13 @@ use crate::registry::ToolRegistry;
 use crate::tool::Arguments;
 
 pub use approval::Approval;
+pub use budget::RetryBudget;
+pub use cache::Cache;
 pub use call::{ApprovalMark, Call, Phase};
 pub use hooks::Hooks;
+pub use limits::{CallLimits, Rate, RateLimit};
+pub use mask::{Failure, Mask};
+pub use retry::Retry;
 pub use validate::Validators;
 
 pub(crate) use guard::panic_message;

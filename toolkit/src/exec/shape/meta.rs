@@ -57,6 +57,19 @@ pub const DURATION_MS: MetaKey<u64> = MetaKey::new("duration_ms");
 /// [`ErrorKind`](crate::ErrorKind) names it. Written on every path a call takes.
 pub const ERROR_KIND: MetaKey<crate::ErrorKind> = MetaKey::new("error_kind");
 
+/// `"attempts"`: how many times the tool ran for this call, when
+/// [`Retry`](crate::pipeline::Retry) ran it more than once.
+pub const ATTEMPTS: MetaKey<u32> = MetaKey::new("attempts");
+
+/// `"cache_hit"`, always `true`: the result was answered by
+/// [`Cache`](crate::pipeline::Cache) from an earlier call, and the tool did
+/// not run.
+pub const CACHE_HIT: MetaKey<bool> = MetaKey::new("cache_hit");
+
+/// `"masked_error"`: the text of a failure before
+/// [`Mask`](crate::pipeline::Mask) replaced what the model reads.
+pub const MASKED_ERROR: MetaKey<String> = MetaKey::new("masked_error");
+
 /// A text cut to fit its limit (under [`TRUNCATED`] and [`DISPLAY_TRUNCATED`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
