@@ -6,9 +6,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, BatchState, BeforeCall, CallInfo,
-    CallStatus, Hook, Runner, ShapeConfig, ToolCall,
+    CallStatus, Hook, Runner, ShapeConfig, ToolCall, meta,
 };
-use toolsmith::{ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
+use toolsmith::pipeline::{Approval, Pipeline, Validators};
+use toolsmith::{ArgumentError, ErrorKind, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
 
 /// Look up a word in the dictionary.
 #[tool(read_only)]
@@ -128,4 +129,56 @@ async fn a_batch_runs_with_approval_hooks_and_timeouts() {
     // ANCHOR_END: runner
     // Every status change was checkpointed; the last one is the final state.
     assert_eq!(saved.lock().unwrap().last(), Some(&state));
+}
+
+#[tokio::test]
+async fn one_pipeline_for_every_call() {
+    // ANCHOR: pipeline
+    // The host's own rule, checked after casting and before anyone is asked.
+    let no_system_notes = Validators::new().check("delete_note", |args| {
+        match args["title"].as_str() {
+            Some(title) if title.starts_with("system") => {
+                Err(ArgumentError::other("title", "must not name a system note"))
+            }
+            _ => Ok(()),
+        }
+    });
+    let pipeline = Pipeline::new()
+        .with_timeout(Duration::from_secs(30))
+        .with_shape(ShapeConfig::new().max_chars(2_000))
+        .layer(no_system_notes)
+        // Nobody to ask here: the policy alone refuses risky calls.
+        .layer(Approval::deny(ApprovalPolicy::RequireForDangerous));
+    let registry = Arc::new(
+        ToolRegistry::from_inventory(&ToolFilter::all().module_prefix(module_path!()))
+            .unwrap()
+            .with_pipeline(pipeline),
+    );
+    let ctx = ToolContext::new();
+
+    let answer = registry.call("define", json!({"word": "crab"}), &ctx).await;
+    assert_eq!(answer.content, "crab: a word");
+
+    // A bad argument is for the model to fix: no approval is asked for it.
+    let refused = registry
+        .call("delete_note", json!({"title": "system index"}), &ctx)
+        .await;
+    assert!(refused.content.contains("title must not name a system note"));
+    assert_eq!(refused.metadata.read(&meta::ERROR_KIND), Some(ErrorKind::InvalidArguments));
+
+    let denied = registry
+        .call("delete_note", json!({"title": "groceries"}), &ctx)
+        .await;
+    assert_eq!(denied.metadata.read(&meta::ERROR_KIND), Some(ErrorKind::Denied));
+
+    // The runner takes the registry's pipeline: the same call, the same text.
+    let runner = Runner::new(Arc::clone(&registry));
+    let state = runner
+        .run(
+            vec![ToolCall::new("1", "delete_note", json!({"title": "system index"}))],
+            &ctx,
+        )
+        .await;
+    assert_eq!(state.calls[0].output.as_ref().unwrap().content, refused.content);
+    // ANCHOR_END: pipeline
 }
