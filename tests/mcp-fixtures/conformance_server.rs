@@ -4,12 +4,20 @@
 //!
 //! `mcp-fixture-server --http PORT [--stateless]` serves streamable HTTP at
 //! `http://127.0.0.1:PORT/mcp`; `mcp-fixture-server --stdio` serves stdio;
-//! `--page-size N` cuts `tools/list` into pages of N.
+//! `--page-size N` cuts `tools/list` into pages of N; `--only-bad-calls`
+//! serves the tools of `bad_calls.rs` alone (no resources, no prompts); `--deny-dangerous` runs served
+//! calls through a pipeline that refuses the tools the `RequireForDangerous`
+//! policy holds back.
+
+#[path = "bad_calls.rs"]
+mod bad_calls;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tk::exec::ApprovalPolicy;
 use tk::mcp::{ClientSession, HttpOptions, McpServer, PromptSource, ResourceSource};
+use tk::pipeline::{Approval, Pipeline};
 use tk::serde_json::{Map, Value, json};
 use tk::{
     Arguments, Attachment, Progress, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry,
@@ -264,6 +272,35 @@ async fn slow(
     Ok(format!("slept {seconds}s"))
 }
 
+/// Reports progress `beats` times, one every `every_ms`, then is silent
+/// for `silent_ms` before it answers; stops when cancelled.
+#[tool(read_only)]
+async fn pulse(
+    ctx: &ToolContext,
+    /// How many progress reports to send.
+    #[arg(maximum = 1000)]
+    beats: u64,
+    /// Milliseconds before each report.
+    #[arg(maximum = 10000)]
+    every_ms: u64,
+    /// Milliseconds of silence after the last report.
+    #[arg(maximum = 60000)]
+    silent_ms: u64,
+) -> Result<String, ToolError> {
+    let wait = |ms: u64| async move {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(()),
+            () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled),
+        }
+    };
+    for beat in 1..=beats {
+        wait(every_ms).await?;
+        ctx.report_progress(Progress::new(beat as f64).with_total(beats as f64));
+    }
+    wait(silent_ms).await?;
+    Ok(format!("{beats} beats"))
+}
+
 /// Waits until the call is cancelled, then writes `cancelled` to `marker`.
 #[tool(read_only)]
 async fn wait_for_cancel(
@@ -467,12 +504,13 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(WeatherTool),
         Arc::new(ForecastTool),
         Arc::new(SlowTool),
+        Arc::new(PulseTool),
         Arc::new(CrashTool),
         Arc::new(WaitForCancelTool),
         Arc::new(GrowTool),
         Arc::new(json_schema_tool()),
     ];
-    for tool in tools {
+    for tool in tools.into_iter().chain(bad_calls::tools()) {
         registry
             .register_arc(tool)
             .expect("fixture tools are valid");
@@ -485,15 +523,30 @@ fn registry() -> Arc<ToolRegistry> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let registry = registry();
+    let only_bad_calls = args.iter().any(|a| a == "--only-bad-calls");
+    let registry = if only_bad_calls {
+        bad_calls::registry()
+    } else {
+        registry()
+    };
     let server = McpServer::new(Arc::clone(&registry))
         .with_context(ToolContext::new().with_state(registry))
-        .with_name("mcp-conformance-test-server", "1.0.0")
-        .with_resources(Resources)
-        .with_prompts(Prompts);
+        .with_name("mcp-conformance-test-server", "1.0.0");
+    let server = if only_bad_calls {
+        server
+    } else {
+        server.with_resources(Resources).with_prompts(Prompts)
+    };
     let server = match args.iter().position(|a| a == "--page-size") {
         Some(i) => server.with_page_size(args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(5)),
         None => server,
+    };
+    let server = if args.iter().any(|a| a == "--deny-dangerous") {
+        server.with_pipeline(
+            Pipeline::new().layer(Approval::deny(ApprovalPolicy::RequireForDangerous)),
+        )
+    } else {
+        server
     };
     match args.first().map(String::as_str) {
         Some("--stdio") => server.serve_stdio().await,
@@ -509,7 +562,7 @@ async fn main() -> std::io::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: mcp-fixture-server (--stdio | --http PORT [--stateless]) [--page-size N]"
+                "usage: mcp-fixture-server (--stdio | --http PORT [--stateless]) [--page-size N] [--only-bad-calls] [--deny-dangerous]"
             );
             std::process::exit(2);
         }

@@ -9,8 +9,14 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-/// How long one tool call may take when a server's `toolTimeout` is not set.
+/// How long one tool call may wait for its answer, or between two of its
+/// progress reports, when a server's `toolTimeout` is not set.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one tool call that keeps reporting progress may take in all,
+/// when a server's `maxTotalTimeout` is not set (or `toolTimeout`, when
+/// that is longer).
+pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Every configured MCP server, by name, in the order they were written.
 ///
@@ -37,7 +43,7 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 /// assert!(matches!(config.servers[1].transport, Transport::Sse { .. }));
 ///
 /// let err = McpConfig::from_json(&json!({"mcpServers": {"files": {"comand": "npx"}}})).unwrap_err();
-/// assert_eq!(err.to_string(), "MCP server `files`: unknown key `comand`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, enabledTools, comment");
+/// assert_eq!(err.to_string(), "MCP server `files`: unknown key `comand`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct McpConfig {
@@ -52,8 +58,19 @@ pub struct ServerConfig {
     pub name: String,
     /// How to reach it.
     pub transport: Transport,
-    /// How long one call may take (`toolTimeout`, seconds; default 30).
+    /// How long one call may wait for its answer (`toolTimeout`, seconds;
+    /// default 30). With [`reset_timeout_on_progress`](Self::reset_timeout_on_progress),
+    /// each progress report the server sends for the call starts this wait
+    /// again, up to [`max_total_timeout`](Self::max_total_timeout) in all.
     pub tool_timeout: Duration,
+    /// Whether a progress report for a tool call starts its `toolTimeout`
+    /// again (`resetTimeoutOnProgress`; default true), as the TypeScript
+    /// SDK's option of that name.
+    pub reset_timeout_on_progress: bool,
+    /// The most one tool call may take in all, however often it reports
+    /// progress (`maxTotalTimeout`, seconds; default 300, or `toolTimeout`
+    /// when that is longer; never less than `toolTimeout`).
+    pub max_total_timeout: Duration,
     /// Which tools, resources, resource templates and prompts to mount
     /// (`enabledTools`).
     pub enabled_tools: EnabledTools,
@@ -157,7 +174,7 @@ impl std::error::Error for ConfigError {}
 /// The keys a server entry may have, in camelCase; each reads in snake_case
 /// too (see [`spelled`]). `comment` is accepted and ignored, as configuration
 /// files use it to explain an entry.
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 12] = [
     "command",
     "args",
     "env",
@@ -166,6 +183,8 @@ const KEYS: [&str; 10] = [
     "headers",
     "type",
     "toolTimeout",
+    "resetTimeoutOnProgress",
+    "maxTotalTimeout",
     "enabledTools",
     "comment",
 ];
@@ -461,20 +480,29 @@ impl ServerConfig {
         let env = fields.string_map("env")?;
         let headers = fields.string_map("headers")?;
         let cwd = fields.string("cwd")?.map(PathBuf::from);
-        let tool_timeout = match entry.get("toolTimeout") {
-            None | Some(Value::Null) => DEFAULT_TOOL_TIMEOUT,
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|s| s > 0.0 && s < 1e9) => {
-                Duration::from_secs_f64(n.as_f64().unwrap_or(30.0))
-            }
+        let tool_timeout = fields
+            .seconds("toolTimeout")?
+            .unwrap_or(DEFAULT_TOOL_TIMEOUT);
+        let reset_timeout_on_progress = match entry.get("resetTimeoutOnProgress") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(reset)) => *reset,
             Some(other) => {
+                return Err(fields.wrong("resetTimeoutOnProgress", "true or false", other));
+            }
+        };
+        let max_total_timeout = match fields.seconds("maxTotalTimeout")? {
+            None => DEFAULT_MAX_TOTAL_TIMEOUT.max(tool_timeout),
+            Some(total) if total < tool_timeout => {
                 return Err(err(
-                    "toolTimeout",
+                    "maxTotalTimeout",
                     format!(
-                        "`toolTimeout` must be a positive number of seconds, got {}",
-                        show(other)
+                        "`maxTotalTimeout` ({}) must be at least `toolTimeout` ({})",
+                        total.as_secs_f64(),
+                        tool_timeout.as_secs_f64()
                     ),
                 ));
             }
+            Some(total) => total,
         };
         let enabled_tools = match fields.strings("enabledTools")? {
             None => EnabledTools::All,
@@ -536,8 +564,21 @@ impl ServerConfig {
             name: name.to_owned(),
             transport,
             tool_timeout,
+            reset_timeout_on_progress,
+            max_total_timeout,
             enabled_tools,
         })
+    }
+
+    /// The most one tool call may take in all: [`max_total_timeout`](Self::max_total_timeout)
+    /// when progress starts the `toolTimeout` again, else the `toolTimeout`
+    /// itself. A mounted tool's [`ToolSpec::timeout`](crate::ToolSpec::timeout).
+    pub fn call_timeout(&self) -> Duration {
+        if self.reset_timeout_on_progress {
+            self.max_total_timeout.max(self.tool_timeout)
+        } else {
+            self.tool_timeout
+        }
     }
 }
 
@@ -553,6 +594,17 @@ impl Fields<'_> {
             server: self.server.to_owned(),
             key: key.to_owned(),
             message: format!("`{key}` must be {expected}, got {}", show(got)),
+        }
+    }
+
+    /// A positive number of seconds.
+    fn seconds(&self, key: &str) -> Result<Option<Duration>, ConfigError> {
+        match self.entry.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|s| s > 0.0 && s < 1e9) => {
+                Ok(n.as_f64().map(Duration::from_secs_f64))
+            }
+            Some(other) => Err(self.wrong(key, "a positive number of seconds", other)),
         }
     }
 
@@ -739,6 +791,9 @@ mod tests {
     fn defaults_are_thirty_seconds_and_every_tool() {
         let c = one(json!({"command": "x"})).unwrap();
         assert_eq!(c.tool_timeout, Duration::from_secs(30));
+        assert!(c.reset_timeout_on_progress);
+        assert_eq!(c.max_total_timeout, Duration::from_secs(300));
+        assert_eq!(c.call_timeout(), Duration::from_secs(300));
         assert_eq!(c.enabled_tools, EnabledTools::All);
         let c = one(json!({"command": "x", "toolTimeout": 2.5, "enabledTools": []})).unwrap();
         assert_eq!(c.tool_timeout, Duration::from_millis(2500));
@@ -750,6 +805,44 @@ mod tests {
         assert!(!c.enabled_tools.allows("c", "mcp_srv_c"));
         let c = one(json!({"command": "x", "enabledTools": ["*"]})).unwrap();
         assert_eq!(c.enabled_tools, EnabledTools::All);
+    }
+
+    #[test]
+    fn progress_resets_the_timeout_up_to_a_total() {
+        let c = one(json!({"command": "x", "toolTimeout": 2, "maxTotalTimeout": 9.5})).unwrap();
+        assert_eq!(c.max_total_timeout, Duration::from_millis(9500));
+        assert_eq!(c.call_timeout(), Duration::from_millis(9500));
+        let snake =
+            one(json!({"command": "x", "tool_timeout": 2, "max_total_timeout": 9.5})).unwrap();
+        assert_eq!(snake, c);
+        // No reset: the `toolTimeout` is the whole call's.
+        let c = one(json!({"command": "x", "toolTimeout": 2, "reset_timeout_on_progress": false}))
+            .unwrap();
+        assert!(!c.reset_timeout_on_progress);
+        assert_eq!(c.call_timeout(), Duration::from_secs(2));
+        // A `toolTimeout` longer than the default total is the total.
+        let c = one(json!({"command": "x", "toolTimeout": 600})).unwrap();
+        assert_eq!(c.call_timeout(), Duration::from_secs(600));
+        for (entry, message) in [
+            (
+                json!({"command": "x", "toolTimeout": 5, "maxTotalTimeout": 4}),
+                "MCP server `srv`: `maxTotalTimeout` (4) must be at least `toolTimeout` (5)",
+            ),
+            (
+                json!({"command": "x", "maxTotalTimeout": -1}),
+                "MCP server `srv`: `maxTotalTimeout` must be a positive number of seconds, got a number (-1)",
+            ),
+            (
+                json!({"command": "x", "resetTimeoutOnProgress": "yes"}),
+                "MCP server `srv`: `resetTimeoutOnProgress` must be true or false, got a string (\"yes\")",
+            ),
+            (
+                json!({"command": "x", "maxTotalTimeout": 9, "max_total_timeout": 9}),
+                "MCP server `srv`: `maxTotalTimeout` and `max_total_timeout` are one key in two spellings; give it once",
+            ),
+        ] {
+            assert_eq!(one(entry).unwrap_err().to_string(), message);
+        }
     }
 
     #[test]
@@ -913,7 +1006,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused_alike_in_either_spelling() {
-        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, enabledTools, comment";
+        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment";
         for (document, key) in [
             (
                 json!({"mcpServers": {"s": {"command": "x", "toolTimout": 1}}}),

@@ -205,14 +205,18 @@ impl ServerLink {
         mounted.clear();
     }
 
-    /// Call a tool, handing the server's progress notifications for the
-    /// call to `ctx` (the SDK picks the progress token, so the request is
-    /// sent first and the token registered before its answer is awaited).
+    /// Call a tool, asking for progress, and hand the server's progress
+    /// notifications for the call to `ctx` (the SDK picks the progress
+    /// token, so the request is sent first and the token registered before
+    /// its answer is awaited). Each report also starts the `toolTimeout`
+    /// again, when the configuration says so (see [`within_idle`](Self::within_idle));
+    /// `started` is when the call began, before the pipeline's timer.
     pub(crate) async fn call_tool_reporting_progress(
         &self,
         session: &Session,
         params: CallToolRequestParams,
         ctx: &ToolContext,
+        started: tokio::time::Instant,
     ) -> Result<CallToolResult, ServiceError> {
         let peer = session.peer().clone();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -220,20 +224,68 @@ impl ServerLink {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
         let token = token_key(&handle.progress_token);
+        let beat = Arc::new(tokio::sync::Notify::new());
         self.progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .route(token.clone(), ctx.clone());
+            .route(token.clone(), ctx.clone(), Arc::clone(&beat));
         let _routing = ProgressRoute { link: self, token };
         let mut cancel = CancelOnDrop {
             peer,
             request: Some(handle.id.clone()),
         };
-        let result = handle.await_response().await;
-        cancel.request = None;
+        let result = self
+            .within_idle(handle.await_response(), &beat, started)
+            .await;
+        if !matches!(result, Err(ServiceError::Timeout { .. })) {
+            // Answered: nothing to cancel. A silent call is dropped, and the
+            // server told so.
+            cancel.request = None;
+        }
         match result? {
             ServerResult::CallToolResult(result) => Ok(result),
             _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+
+    /// Wait for `answer`, giving up (with [`ServiceError::Timeout`] of the
+    /// `toolTimeout`) once the server has been silent, no answer and no
+    /// progress, for `toolTimeout`.
+    ///
+    /// The call's whole time is the pipeline's timeout (the mounted tool's
+    /// [`ServerConfig::call_timeout`]), counted from a moment after
+    /// `started`. So that one timer decides each call, this one is set only
+    /// for a silence that would end before the whole time is up: without
+    /// resets on progress, or once a silence would reach the end, only the
+    /// pipeline's timer runs.
+    async fn within_idle<T>(
+        &self,
+        answer: impl Future<Output = Result<T, ServiceError>>,
+        beat: &tokio::sync::Notify,
+        started: tokio::time::Instant,
+    ) -> Result<T, ServiceError> {
+        let config = &self.config;
+        if !config.reset_timeout_on_progress {
+            return answer.await;
+        }
+        let idle = config.tool_timeout;
+        let Some(end) = started.checked_add(config.call_timeout()) else {
+            return answer.await;
+        };
+        let mut answer = std::pin::pin!(answer);
+        loop {
+            let silence_ends = tokio::time::Instant::now() + idle;
+            if silence_ends >= end {
+                return answer.await;
+            }
+            tokio::select! {
+                biased;
+                result = &mut answer => return result,
+                () = beat.notified() => {}
+                () = tokio::time::sleep_until(silence_ends) => {
+                    return Err(ServiceError::Timeout { timeout: idle });
+                }
+            }
         }
     }
 
@@ -374,9 +426,11 @@ impl ServerLink {
         Ok(count)
     }
 
-    /// Run one request against the server within the configured timeout,
-    /// stopping when the call is cancelled. A closed connection is forgotten,
-    /// so the next call starts the server again.
+    /// Run one request against the server, stopping when the call is
+    /// cancelled. The call's time is bounded by the pipeline's timer (a
+    /// mounted tool's timeout), not here; a server silent for `toolTimeout`
+    /// during a tool call fails as any timeout does. A closed connection is
+    /// forgotten, so the next call starts the server again.
     pub(crate) async fn request<T, F, Fut>(
         &self,
         ctx: &ToolContext,
@@ -387,22 +441,18 @@ impl ServerLink {
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         let session = self.session().await.map_err(ToolError::Failed)?;
-        let timeout = self.config.tool_timeout;
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout(timeout, send(Arc::clone(&session))) => outcome,
+            outcome = send(Arc::clone(&session)) => outcome,
             () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
         };
         match outcome {
-            Err(_) => Err(ToolError::Failed(format!(
-                "the MCP server `{}` did not answer within {:?}; try again later or with less work",
-                self.config.name, timeout
-            ))),
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(ServiceError::McpError(e))) => Err(ToolError::Failed(format!(
+            Ok(value) => Ok(value),
+            Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(timeout)),
+            Err(ServiceError::McpError(e)) => Err(ToolError::Failed(format!(
                 "the MCP server `{}` refused the request: {}",
                 self.config.name, e.message
             ))),
-            Ok(Err(e)) => {
+            Err(e) => {
                 if session.is_transport_closed()
                     || matches!(
                         e,
@@ -440,27 +490,42 @@ const EARLY_PROGRESS: usize = 64;
 /// when it is. Reporting happens under the lock, which keeps the order.
 #[derive(Default)]
 struct ProgressRoutes {
-    routes: HashMap<String, ToolContext>,
+    routes: HashMap<String, Route>,
     early: std::collections::VecDeque<(String, Progress)>,
 }
 
+/// Where one call's progress goes: to its caller's context, and a beat for
+/// the timer that waits for the server's silence.
+struct Route {
+    ctx: ToolContext,
+    beat: Arc<tokio::sync::Notify>,
+}
+
+impl Route {
+    fn deliver(&self, progress: Progress) {
+        self.ctx.report_progress(progress);
+        self.beat.notify_one();
+    }
+}
+
 impl ProgressRoutes {
-    fn route(&mut self, token: String, ctx: ToolContext) {
+    fn route(&mut self, token: String, ctx: ToolContext, beat: Arc<tokio::sync::Notify>) {
+        let route = Route { ctx, beat };
         let mut kept = std::collections::VecDeque::new();
         for (early_token, progress) in self.early.drain(..) {
             if early_token == token {
-                ctx.report_progress(progress);
+                route.deliver(progress);
             } else {
                 kept.push_back((early_token, progress));
             }
         }
         self.early = kept;
-        self.routes.insert(token, ctx);
+        self.routes.insert(token, route);
     }
 
     fn deliver(&mut self, token: String, progress: Progress) {
         match self.routes.get(&token) {
-            Some(ctx) => ctx.report_progress(progress),
+            Some(route) => route.deliver(progress),
             None => {
                 if self.early.len() == EARLY_PROGRESS {
                     self.early.pop_front();
@@ -557,6 +622,7 @@ mod tests {
         routes.route(
             "1".into(),
             ToolContext::new().with_progress_reporter(seen.clone()),
+            Arc::default(),
         );
         routes.deliver("1".into(), Progress::new(2.0));
         assert_eq!(*seen.0.lock().unwrap(), [0.0, 1.0, 2.0]);

@@ -64,8 +64,10 @@ pub(crate) async fn mount_all(
             if !enabled.allows(&raw, &wrapped) {
                 continue;
             }
+            // The pipeline stops the call at its whole time; the link, at a
+            // silence of `toolTimeout`.
             let spec = spec_from_mcp_tool(&wrapped, &server, &definition)
-                .with_timeout(link.config().tool_timeout);
+                .with_timeout(link.config().call_timeout());
             mounted.push(Arc::new(McpTool {
                 link: Arc::clone(link),
                 spec,
@@ -240,26 +242,21 @@ impl Tool for McpTool {
     }
 
     async fn call(&self, args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let started = tokio::time::Instant::now();
         let arguments = match args.into_json() {
             Value::Object(map) => map,
             _ => Map::new(),
         };
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
         let link = &self.link;
-        let result = if ctx.reports_progress() {
-            // The server's progress for this call reaches the caller's context.
-            link.request(ctx, |session| async move {
-                link.call_tool_reporting_progress(&session, params, ctx)
+        // Progress is always asked for: it reaches the caller's context, and
+        // starts the server's `toolTimeout` again.
+        let result = link
+            .request(ctx, |session| async move {
+                link.call_tool_reporting_progress(&session, params, ctx, started)
                     .await
             })
-            .await?
-        } else {
-            link.request(
-                ctx,
-                |session| async move { session.call_tool(params).await },
-            )
-            .await?
-        };
+            .await?;
         Ok(output_from_tool_call_result(
             &serde_json::to_value(&result).unwrap_or_default(),
             self.spec.output_schema.as_ref(),
