@@ -2,10 +2,14 @@
 one JSON object of what it saw; the Rust test checks it.
 
 usage: python_client.py stdio COMMAND [ARGS...] | python_client.py http URL
+
+With MCP_CALLS set to a JSON list of [name, arguments] pairs, it makes just
+those calls and prints {"calls": [{"is_error": ..., "text": [...]}, ...]}.
 """
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp.client.client import Client
@@ -20,7 +24,15 @@ async def main():
     mode, target = sys.argv[1], sys.argv[2:]
     server = StdioServerParameters(command=target[0], args=target[1:]) if mode == "stdio" else target[0]
     seen = {}
+    calls = os.environ.get("MCP_CALLS")
     async with Client(server) as client:
+        if calls is not None:
+            seen["calls"] = []
+            for name, arguments in json.loads(calls):
+                result = await client.call_tool(name, arguments)
+                seen["calls"].append({"is_error": result.is_error, "text": text_of(result)})
+            print(json.dumps(seen))
+            return
         tools = []
         cursor = None
         pages = 0
