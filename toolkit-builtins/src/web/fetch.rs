@@ -6,7 +6,7 @@ use toolsmith::{ToolError, ToolOutput, tool};
 
 use super::client::{Limits, Outgoing, send};
 use super::extract::{EXTERNAL_CONTENT_END, ExtractMode, readable_as, response_head};
-use super::{WebPolicy, parse_url};
+use super::{WebError, WebPolicy, parse_url};
 
 /// Fetch a web page or file over http or https and return its readable
 /// content. For an HTML page that is its main content (navigation, headers,
@@ -40,6 +40,9 @@ pub async fn web_fetch(
         max_bytes: policy.max_response_bytes,
     };
     let fetched = send(&policy.net, outgoing, limits, &|_| Ok(())).await?;
+    if let Some(busy) = WebError::from_status(&fetched.url, fetched.status, &fetched.headers) {
+        return Err(busy.into());
+    }
     let media_type = fetched.media_type();
     let max_chars = max_chars
         .and_then(|n| usize::try_from(n).ok())

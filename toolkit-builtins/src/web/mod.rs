@@ -66,6 +66,26 @@ pub enum WebError {
     /// The request did not finish in time.
     #[error("the request to `{0}` timed out")]
     Timeout(String),
+    /// The connection was refused, reset or closed before the answer was
+    /// complete: a failure that may pass on a later try.
+    #[error("the request to `{url}` failed: {message}")]
+    Network {
+        /// The URL of the hop that failed.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The server asked to slow down (HTTP 429) or is down for now (HTTP
+    /// 502, 503 or 504): a failure that may pass on a later try.
+    #[error("`{url}` answered HTTP {status}{}", busy_suffix(*status, *retry_after))]
+    Busy {
+        /// The URL that answered.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// When the server said to try again (its `Retry-After` in seconds).
+        retry_after: Option<Duration>,
+    },
     /// The connection or exchange failed.
     #[error("the request to `{url}` failed: {message}")]
     Request {
@@ -85,16 +105,85 @@ impl WebError {
             return Self::Timeout(url.to_string());
         }
         let mut message = error.to_string();
+        let mut network = error.is_connect();
         let mut source = std::error::Error::source(&error);
         while let Some(inner) = source {
             message.push_str(": ");
             message.push_str(&inner.to_string());
+            network |= is_connection_failure(inner);
             source = inner.source();
         }
-        Self::Request {
-            url: url.to_string(),
-            message,
+        let url = url.to_string();
+        if network {
+            Self::Network { url, message }
+        } else {
+            Self::Request { url, message }
         }
+    }
+
+    /// The failure a response's status is, when it is one that may pass
+    /// on a later try: 429, 502, 503 or 504.
+    pub(crate) fn from_status(
+        url: &Url,
+        status: reqwest::StatusCode,
+        headers: &reqwest::header::HeaderMap,
+    ) -> Option<Self> {
+        let status = status.as_u16();
+        if !matches!(status, 429 | 502 | 503 | 504) {
+            return None;
+        }
+        Some(Self::Busy {
+            url: url.to_string(),
+            status,
+            retry_after: retry_after(headers),
+        })
+    }
+}
+
+/// A connection refused, reset, aborted or cut short, seen in an error's
+/// chain of sources.
+fn is_connection_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind;
+    if let Some(io) = error.downcast_ref::<std::io::Error>() {
+        return matches!(
+            io.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::NotConnected
+                | ErrorKind::BrokenPipe
+                | ErrorKind::UnexpectedEof
+        );
+    }
+    // hyper's words for a connection closed before the answer was complete.
+    error
+        .to_string()
+        .contains("connection closed before message completed")
+}
+
+/// A `Retry-After` given in seconds (the HTTP-date form is not read), at
+/// most a day.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let seconds: u64 = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds.min(86_400)))
+}
+
+fn busy_suffix(status: u16, retry_after: Option<Duration>) -> String {
+    let what = match status {
+        429 => " (Too Many Requests): the server asks to slow down",
+        502 => " (Bad Gateway): the server is unavailable for now",
+        503 => " (Service Unavailable): the server is unavailable for now",
+        _ => " (Gateway Timeout): the server is unavailable for now",
+    };
+    match retry_after {
+        Some(after) => format!("{what}; try again in {} s", after.as_secs()),
+        None => format!("{what}; try again later"),
     }
 }
 
@@ -102,6 +191,15 @@ impl From<WebError> for ToolError {
     fn from(error: WebError) -> Self {
         match error {
             WebError::Client(_) => ToolError::internal(error),
+            WebError::Network { .. } | WebError::Net(NetError::Resolve { .. }) => {
+                ToolError::network(error)
+            }
+            WebError::Busy {
+                status: 429,
+                retry_after,
+                ..
+            } => ToolError::rate_limited(error, retry_after),
+            WebError::Busy { .. } => ToolError::unavailable(error),
             _ => ToolError::failed(error),
         }
     }
@@ -252,4 +350,25 @@ fn normalize_host(host: &str) -> String {
         .trim_end_matches(']')
         .trim_end_matches('.')
         .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolsmith::ErrorKind;
+
+    #[test]
+    fn a_name_that_does_not_resolve_is_a_network_failure_with_its_text() {
+        let error = WebError::Net(NetError::Resolve {
+            host: "api.example.com".into(),
+            message: "Temporary failure in name resolution".into(),
+        });
+        let text = error.to_string();
+        let error = ToolError::from(error);
+        assert_eq!(error.kind(), ErrorKind::Network);
+        assert_eq!(error.to_string(), text);
+        // A refusal of the guard is not something a retry can change.
+        let refused = ToolError::from(WebError::Net(NetError::NoHost));
+        assert_eq!(refused.kind(), ErrorKind::Failed);
+    }
 }

@@ -132,6 +132,20 @@ pub async fn http_request(
     }
     out.push('\n');
     out.push_str(EXTERNAL_CONTENT_END);
+    // A rate limit or a server down for now is a failure that may pass:
+    // its kind says so, and the model still reads the whole answer.
+    if let Some(WebError::Busy {
+        status,
+        retry_after,
+        ..
+    }) = WebError::from_status(&fetched.url, fetched.status, &fetched.headers)
+    {
+        return Err(if status == 429 {
+            ToolError::rate_limited(out, retry_after)
+        } else {
+            ToolError::unavailable(out)
+        });
+    }
     Ok(ToolOutput::text(out)
         .with_metadata("status", fetched.status.as_u16())
         .with_is_error(fetched.status.is_client_error() || fetched.status.is_server_error()))

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderValue};
-use toolsmith::{ToolContext, ToolError, ToolOutput, async_trait, tool};
+use toolsmith::{ErrorKind, ToolContext, ToolError, ToolOutput, async_trait, tool};
 use url::Url;
 
 pub use backends::{Brave, Searxng, Tavily};
@@ -55,6 +55,16 @@ pub enum SearchError {
         /// What went wrong.
         message: String,
     },
+    /// The backend could not be reached for now (a connection refused,
+    /// reset or cut short, a name that did not resolve): may pass on a
+    /// later try.
+    #[error("the {backend} search request failed: {message}")]
+    Network {
+        /// The backend.
+        backend: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// The backend answered with an error status.
     #[error("the {backend} search backend answered {status}: {body}")]
     Status {
@@ -81,6 +91,11 @@ impl From<SearchError> for ToolError {
             SearchError::NotConfigured { .. } | SearchError::UnknownProvider(_) => {
                 ToolError::internal(error)
             }
+            SearchError::Network { .. } => ToolError::network(error),
+            SearchError::Status { status: 429, .. } => ToolError::rate_limited(error, None),
+            SearchError::Status {
+                status: 502..=504, ..
+            } => ToolError::unavailable(error),
             _ => ToolError::failed(error),
         }
     }
@@ -160,9 +175,12 @@ impl SearchClient {
         };
         let fetched = send(&net, outgoing, self.limits, &|_| Ok(()))
             .await
-            .map_err(|e| SearchError::Request {
-                backend,
-                message: e.to_string(),
+            .map_err(|e| {
+                let message = e.to_string();
+                match ToolError::from(e).kind() {
+                    ErrorKind::Network => SearchError::Network { backend, message },
+                    _ => SearchError::Request { backend, message },
+                }
             })?;
         if !fetched.status.is_success() {
             let (start, _) = cap_chars(
