@@ -32,6 +32,21 @@
 //!
 //! The path of one call is described on [`ToolRegistry`]; the crate's book
 //! walks through every part.
+//!
+//! # Features
+//!
+//! - `mcp`: the MCP bridge (the `mcp` module): servers' tools as tools of a
+//!   registry, and a registry served over MCP. `mcp-tls` adds TLS for
+//!   `https` servers.
+//! - `otel` (with `mcp`): W3C trace context crosses MCP. Every call has an
+//!   `execute_tool` span (see [`pipeline`]) whatever the features; with
+//!   `otel`, a mounted tool writes its span's context into the `_meta` of
+//!   its `tools/call` request (`traceparent`, `tracestate`, with the
+//!   application's OpenTelemetry propagator, else W3C Trace Context), and
+//!   a served call's span takes the context it reads there as its parent,
+//!   so one trace runs from a client through the servers it calls. Spans
+//!   reach OpenTelemetry through a `tracing-opentelemetry` layer the
+//!   application installs.
 
 #![warn(missing_docs)]
 // docs.rs shows which feature each item needs.

@@ -16,6 +16,7 @@ mod config;
 pub(crate) mod convert;
 mod naming;
 mod server;
+mod trace_context;
 
 pub use client::{McpClients, Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink};
 pub use config::{

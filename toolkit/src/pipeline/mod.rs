@@ -65,6 +65,7 @@ mod hooks;
 mod limits;
 mod mask;
 mod retry;
+mod trace;
 mod validate;
 
 use std::sync::Arc;
@@ -75,7 +76,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::context::ToolContext;
-use crate::error::{CallError, ErrorKind};
+use crate::error::CallError;
 use crate::exec::shape::{ShapeConfig, meta, shape_output};
 use crate::output::ToolOutput;
 use crate::registry::ToolRegistry;
@@ -92,6 +93,8 @@ pub use retry::Retry;
 pub use validate::Validators;
 
 pub(crate) use guard::panic_message;
+#[cfg(all(feature = "otel", feature = "mcp"))]
+pub(crate) use trace::with_remote_parent;
 
 /// The timeout of tools that set none, unless a pipeline says otherwise: 60 s.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -290,19 +293,13 @@ impl Pipeline {
     /// Run `call` through every layer, the check, the guard and the tool,
     /// inside the call's span.
     pub async fn run(&self, call: &mut Call<'_>) -> Result<ToolOutput, CallError> {
-        let span = span_for(call);
+        let span = trace::span_for(call);
         let next = Next {
             settings: &self.settings,
             position: 0,
         };
         let result = next.run(call).instrument(span.clone()).await;
-        if let Err(error) = &result {
-            span.record("error.type", error.kind().as_str());
-        } else if let Ok(output) = &result
-            && output.is_error
-        {
-            span.record("error.type", ErrorKind::Failed.as_str());
-        }
+        trace::record_result(&span, &result);
         result
     }
 
@@ -342,31 +339,6 @@ pub fn error_output(error: &CallError) -> ToolOutput {
     let mut output = ToolOutput::error(error.to_model_text());
     output.metadata.write(&meta::ERROR_KIND, &error.kind());
     output
-}
-
-/// The call's span, named and described as OpenTelemetry's conventions for
-/// generative AI name a tool's execution. Its fields are filled only when
-/// a subscriber listens.
-fn span_for(call: &Call<'_>) -> tracing::Span {
-    let span = tracing::info_span!(
-        "execute_tool",
-        otel.name = tracing::field::Empty,
-        otel.kind = "internal",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = call.name(),
-        gen_ai.tool.call.id = call.id(),
-        gen_ai.tool.type = "function",
-        gen_ai.tool.description = tracing::field::Empty,
-        error.type = tracing::field::Empty,
-    );
-    if !span.is_disabled() {
-        span.record("otel.name", format!("execute_tool {}", call.name()));
-        if let Some(spec) = call.spec() {
-            let description = spec.description.lines().next().unwrap_or_default();
-            span.record("gen_ai.tool.description", description);
-        }
-    }
-    span
 }
 
 /// The innermost step: run the tool under the guard.

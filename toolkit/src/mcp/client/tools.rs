@@ -248,6 +248,7 @@ impl Tool for McpTool {
             _ => Map::new(),
         };
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
+        let params = crate::mcp::trace_context::inject(params);
         let link = &self.link;
         // Progress is always asked for: it reaches the caller's context, and
         // starts the server's `toolTimeout` again.

@@ -473,10 +473,10 @@ impl ServerHandler for McpServer {
             task
         });
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let output = self
+        let call = self
             .pipeline()
-            .call(&self.shared.registry, &request.name, arguments, &ctx)
-            .await;
+            .call(&self.shared.registry, &request.name, arguments, &ctx);
+        let output = crate::mcp::trace_context::continue_trace(&context.meta, call).await;
         drop(ctx);
         if let Some(relay) = relay {
             relay.finish().await;
