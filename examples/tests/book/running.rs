@@ -8,7 +8,7 @@ use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, BatchState, BeforeCall, CallInfo,
     CallStatus, Hook, Runner, ShapeConfig, ToolCall, meta,
 };
-use toolsmith::pipeline::{Approval, Pipeline, Validators};
+use toolsmith::pipeline::{Approval, Cache, CallLimits, Mask, Pipeline, Retry, Validators};
 use toolsmith::{ArgumentError, ErrorKind, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
 
 /// Look up a word in the dictionary.
@@ -147,8 +147,14 @@ async fn one_pipeline_for_every_call() {
         .with_timeout(Duration::from_secs(30))
         .with_shape(ShapeConfig::new().max_chars(2_000))
         .layer(no_system_notes)
+        .layer(CallLimits::new().per_turn(20))
         // Nobody to ask here: the policy alone refuses risky calls.
-        .layer(Approval::deny(ApprovalPolicy::RequireForDangerous));
+        .layer(Approval::deny(ApprovalPolicy::RequireForDangerous))
+        // Around the tool, outermost first: what the model reads of a
+        // failure, answers kept for a minute, and passing failures retried.
+        .layer(Mask::new())
+        .layer(Cache::new(Duration::from_secs(60)))
+        .layer(Retry::new());
     let registry = Arc::new(
         ToolRegistry::from_inventory(&ToolFilter::all().module_prefix(module_path!()))
             .unwrap()
