@@ -9,7 +9,9 @@ use toolsmith::exec::{
     CallStatus, Hook, Runner, ShapeConfig, ToolCall, meta,
 };
 use toolsmith::pipeline::{Approval, Cache, CallLimits, Mask, Pipeline, Retry, Validators};
-use toolsmith::{ArgumentError, ErrorKind, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
+use toolsmith::{
+    ArgumentError, ErrorKind, ToolContext, ToolFilter, ToolRegistry, async_trait, tool,
+};
 
 /// Look up a word in the dictionary.
 #[tool(read_only)]
@@ -135,14 +137,13 @@ async fn a_batch_runs_with_approval_hooks_and_timeouts() {
 async fn one_pipeline_for_every_call() {
     // ANCHOR: pipeline
     // The host's own rule, checked after casting and before anyone is asked.
-    let no_system_notes = Validators::new().check("delete_note", |args| {
-        match args["title"].as_str() {
+    let no_system_notes =
+        Validators::new().check("delete_note", |args| match args["title"].as_str() {
             Some(title) if title.starts_with("system") => {
                 Err(ArgumentError::other("title", "must not name a system note"))
             }
             _ => Ok(()),
-        }
-    });
+        });
     let pipeline = Pipeline::new()
         .with_timeout(Duration::from_secs(30))
         .with_shape(ShapeConfig::new().max_chars(2_000))
@@ -169,22 +170,39 @@ async fn one_pipeline_for_every_call() {
     let refused = registry
         .call("delete_note", json!({"title": "system index"}), &ctx)
         .await;
-    assert!(refused.content.contains("title must not name a system note"));
-    assert_eq!(refused.metadata.read(&meta::ERROR_KIND), Some(ErrorKind::InvalidArguments));
+    assert!(
+        refused
+            .content
+            .contains("title must not name a system note")
+    );
+    assert_eq!(
+        refused.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::InvalidArguments)
+    );
 
     let denied = registry
         .call("delete_note", json!({"title": "groceries"}), &ctx)
         .await;
-    assert_eq!(denied.metadata.read(&meta::ERROR_KIND), Some(ErrorKind::Denied));
+    assert_eq!(
+        denied.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Denied)
+    );
 
     // The runner takes the registry's pipeline: the same call, the same text.
     let runner = Runner::new(Arc::clone(&registry));
     let state = runner
         .run(
-            vec![ToolCall::new("1", "delete_note", json!({"title": "system index"}))],
+            vec![ToolCall::new(
+                "1",
+                "delete_note",
+                json!({"title": "system index"}),
+            )],
             &ctx,
         )
         .await;
-    assert_eq!(state.calls[0].output.as_ref().unwrap().content, refused.content);
+    assert_eq!(
+        state.calls[0].output.as_ref().unwrap().content,
+        refused.content
+    );
     // ANCHOR_END: pipeline
 }
