@@ -141,6 +141,9 @@ impl CallLimits {
 
     /// Count a call of `tool` in `session` and `turn`, or say which limit it is over.
     fn admit(&self, session: Option<&str>, turn: Option<&str>, tool: &str) -> Result<(), String> {
+        if self.per_turn.is_none() && self.per_session.is_none() && self.tools.is_empty() {
+            return Ok(());
+        }
         let mut sessions = lock(&self.sessions);
         sessions.clock += 1;
         let now = sessions.clock;

@@ -18,13 +18,15 @@ use crate::tool::ToolSpec;
 /// happens: running a write twice could do it twice.
 ///
 /// Between tries it waits an exponential backoff (`base`, `2 × base`, …,
-/// at most `max_delay`), by default with jitter (a random half of each
-/// wait is dropped, so many calls that failed together do not come back
-/// together). When the failure says when to try again (a `retry_after`),
-/// the wait is at least that long; a `retry_after` longer than
-/// [`with_max_retry_after`](Self::with_max_retry_after) is not waited for, and the
-/// failure is returned at once. A cancelled call stops at once, even in
-/// the middle of a wait.
+/// at most `max_delay`), by default with jitter (up to half of each wait
+/// is dropped at random, so calls that failed together do not all come
+/// back together). When the failure says when to try again (a
+/// `retry_after`), the wait is at least that long; a `retry_after` longer
+/// than [`with_max_retry_after`](Self::with_max_retry_after) allows is not
+/// waited for, and the failure is returned at once. A cancelled call stops
+/// at once, even in the middle of a wait. A timeout counts as a failure
+/// that may pass, so a tool that keeps timing out takes up to
+/// `max_attempts` times its timeout.
 ///
 /// A result that took more than one try carries the number under
 /// [`meta::ATTEMPTS`]; a failure that was retried comes back as the
