@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolsmith::exec::meta;
-use toolsmith::pipeline::{Cache, CallLimits, Mask, Pipeline, Rate, RateLimit, Retry, RetryBudget};
+use toolsmith::pipeline::{
+    Cache, CallLimits, Hooks, Mask, Pipeline, Rate, RateLimit, Retry, RetryBudget,
+};
 use toolsmith::{ErrorKind, ToolContext, ToolError, ToolOutput, ToolRegistry, tool};
 
 /// What the tools of one test do: how often they ran, and the failures
@@ -380,6 +382,42 @@ async fn the_budget_keeps_a_bounded_number_of_counts() {
     budget.forgive(Some("s49"));
     let out = call(&registry, "count_to", json!({"n": 1}), &last).await;
     assert_eq!(out.content, "counted to 1");
+}
+
+#[tokio::test]
+async fn the_budget_counts_failures_that_inner_layers_made_results() {
+    // Hooks inside the budget turn every failure into a result.
+    let pipeline = Pipeline::new()
+        .layer(RetryBudget::new(2))
+        .layer(Hooks::new());
+    let registry = registry(pipeline);
+    let probe = Probe::failing(vec![ToolError::InvalidArguments(
+        "the date is in the past".into(),
+    )]);
+    let ctx = ctx(&probe);
+    let out = call(&registry, "count_to", json!({"n": 50}), &ctx).await;
+    assert_eq!(
+        out.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::InvalidArguments)
+    );
+    // The tool's own refusal of its arguments counts too.
+    let out = call(&registry, "count_to", json!({"n": 5}), &ctx).await;
+    assert!(
+        out.content.contains("the date is in the past"),
+        "{}",
+        out.content
+    );
+    let out = call(&registry, "count_to", json!({"n": 5}), &ctx).await;
+    assert_eq!(
+        out.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Refused)
+    );
+    assert!(
+        out.content.contains("the date is in the past"),
+        "{}",
+        out.content
+    );
+    assert_eq!(probe.runs(), 1);
 }
 
 // ---- Cache ----
