@@ -126,15 +126,13 @@ async fn the_injected_token_is_the_contexts_token() {
         "context=false token=false"
     );
     ctx.cancellation().cancel();
-    // The pipeline does not start a call whose context is cancelled; the
-    // bare steps show what the tool itself sees.
-    let prepared = registry.prepare("cancel_status", json!({})).unwrap();
     assert_eq!(
-        prepared.run(&ctx).await.unwrap().content,
+        registry
+            .call("cancel_status", json!({}), &ctx)
+            .await
+            .content,
         "context=true token=true"
     );
-    let refused = registry.call("cancel_status", json!({}), &ctx).await;
-    assert!(refused.content.contains("cancelled"), "{}", refused.content);
 }
 
 #[tokio::test]

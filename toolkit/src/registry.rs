@@ -13,7 +13,7 @@ use arc_swap::ArcSwap;
 
 use serde_json::Value;
 
-use crate::args::{ArgumentSchema, Cast, discard, read_payload};
+use crate::args::{ArgumentSchema, Cast, discard, is_plain_arguments, read_payload};
 use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{CallError, InvalidArguments, RegistryError, ToolError, UnknownTool};
@@ -435,6 +435,7 @@ impl ToolRegistry {
     }
 
     /// The tool called `name` (or by its provider-safe alias), ready to check calls.
+    #[inline]
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<Entry>> {
         // A borrowed snapshot: no lock, and no reference count for the catalog.
         find(&self.catalog.load(), name).map(Arc::clone)
@@ -606,24 +607,37 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 
 /// Steps 1, 3 and 4: the payload as checked arguments, and the casts applied.
 pub(crate) fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Cast>), CallError> {
+    let mut args = payload;
+    let casts = check_in_place(entry, &mut args)?;
+    Ok((args, casts))
+}
+
+/// [`check_call`] on arguments where they lie: the payload becomes the
+/// checked arguments, and the casts applied are returned.
+pub(crate) fn check_in_place(entry: &Entry, args: &mut Value) -> Result<Vec<Cast>, CallError> {
     let tool_name = || entry.tool.spec().name.to_string();
-    let (mut args, mut repairs) =
-        read_payload(payload, entry.takes_arguments).map_err(|error| {
-            CallError::InvalidPayload {
-                tool: tool_name(),
-                error,
-            }
-        })?;
-    match entry.schema.check(&mut args) {
+    let mut repairs = Vec::new();
+    if !is_plain_arguments(args, entry.takes_arguments) {
+        let (read, made) =
+            read_payload(std::mem::take(args), entry.takes_arguments).map_err(|error| {
+                CallError::InvalidPayload {
+                    tool: tool_name(),
+                    error,
+                }
+            })?;
+        *args = read;
+        repairs = made;
+    }
+    match entry.schema.check(args) {
         // Repairs of the payload's text come first, as they were made first.
-        Ok(casts) if repairs.is_empty() => Ok((args, casts)),
+        Ok(casts) if repairs.is_empty() => Ok(casts),
         Ok(casts) => {
             repairs.extend(casts);
-            Ok((args, repairs))
+            Ok(repairs)
         }
         Err(errors) => {
             // Refused arguments may nest too deep for a recursive drop.
-            discard(args);
+            discard(std::mem::take(args));
             Err(CallError::InvalidArguments(InvalidArguments {
                 tool: tool_name(),
                 errors,

@@ -48,10 +48,7 @@ pub(crate) fn read_payload(
     payload: Value,
     takes_arguments_param: bool,
 ) -> Result<(Value, Vec<Cast>), PayloadError> {
-    // The usual call, an object of arguments, passes through untouched.
-    if let Value::Object(object) = &payload
-        && (takes_arguments_param || !is_envelope(object))
-    {
+    if is_plain_arguments(&payload, takes_arguments_param) {
         return Ok((payload, Vec::new()));
     }
     let (object, repairs) = read_object(payload)?;
@@ -60,6 +57,12 @@ pub(crate) fn read_payload(
     }
     let inner = object.into_iter().next().map_or(Value::Null, |(_, v)| v);
     read_object(inner).map(|(object, repairs)| (Value::Object(object), repairs))
+}
+
+/// Whether the payload is the usual call, an object of arguments, which
+/// [`read_payload`] passes through untouched.
+pub(crate) fn is_plain_arguments(payload: &Value, takes_arguments_param: bool) -> bool {
+    matches!(payload, Value::Object(object) if takes_arguments_param || !is_envelope(object))
 }
 
 /// [`read_payload`] without the repairs made.

@@ -55,6 +55,7 @@ pub struct Call<'a> {
 impl<'a> Call<'a> {
     /// A call of the tool the model named `name`, with the model's
     /// `payload`, made in `ctx`; `id` is the provider's call id ("" if none).
+    #[inline]
     pub fn new(
         registry: &'a ToolRegistry,
         id: &'a str,
@@ -208,15 +209,13 @@ impl<'a> Call<'a> {
     }
 
     /// Find the tool, read the payload, cast and validate.
+    #[inline]
     pub(crate) fn check(&mut self) -> Result<(), CallError> {
-        let payload = std::mem::take(&mut self.arguments);
         let Some(entry) = &self.entry else {
-            crate::args::discard(payload);
+            crate::args::discard(std::mem::take(&mut self.arguments));
             return Err(self.unknown_tool());
         };
-        let (arguments, casts) = crate::registry::check_call(entry, payload)?;
-        self.arguments = arguments;
-        self.casts = casts;
+        self.casts = crate::registry::check_in_place(entry, &mut self.arguments)?;
         self.checked = true;
         Ok(())
     }

@@ -1,12 +1,15 @@
 //! The guard around a tool: a timeout, cancellation and panic containment.
 //!
 //! Most calls finish on their first poll (a tool that computes, or reads
-//! what is already at hand), so the guard polls the tool once before it
-//! sets anything up: the timer and the watch on the cancellation token are
-//! made only when the tool has to wait. The timeout is then counted from
-//! that first wait; a first poll that blocks would not be stopped by a
-//! timer anyway.
+//! what is already at hand), so the guard sets nothing up until the tool
+//! has to wait: then it makes the timer and the watch on the cancellation
+//! token, once, off the call's own future (which stays small). The timeout
+//! is counted from that first wait; a first poll that blocks would not be
+//! stopped by a timer anyway. (So a call whose token is already cancelled
+//! still runs if it never waits; one that waits stops at its first wait.)
 //!
+//! When the tool and a stop are ready at the same poll, the tool wins: one
+//! that stops as soon as it sees its token cancelled reports what it did.
 //! On a timeout or a cancellation the tool's future is dropped, which stops
 //! its async work at the await it is in. A synchronous tool's body is told
 //! through its own token, which dropping its future cancels (see
@@ -16,53 +19,104 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use tokio_util::sync::CancellationToken;
+use futures_util::future::CatchUnwind;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use crate::error::ToolError;
+use crate::error::{CallError, ToolError};
 use crate::output::ToolOutput;
 
-/// Run `work` until it finishes, `timeout` passes, or `token` is cancelled.
-pub(super) async fn run(
-    work: impl Future<Output = Result<ToolOutput, ToolError>>,
-    token: &CancellationToken,
-    timeout: Duration,
-) -> Result<ToolOutput, ToolError> {
-    if token.is_cancelled() {
-        return Err(ToolError::Cancelled);
-    }
-    let mut work = pin!(AssertUnwindSafe(work).catch_unwind());
-    let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
-    if let Poll::Ready(finished) = first {
-        return contained(finished);
-    }
-    let Some(timer) = timer(timeout) else {
-        // No timer in this runtime: wait for the tool or the token only.
-        return tokio::select! {
-            biased;
-            finished = work => contained(finished),
-            () = token.cancelled() => Err(ToolError::Cancelled),
-        };
-    };
-    // The tool first: one that stops as soon as it sees its token cancelled
-    // reports what it did, rather than being dropped half way.
-    tokio::select! {
-        biased;
-        finished = work => contained(finished),
-        () = token.cancelled() => Err(ToolError::Cancelled),
-        () = timer => Err(ToolError::Timeout(timeout)),
+pin_project_lite::pin_project! {
+    /// A tool's future under the guard.
+    pub(super) struct Guarded<'t, F> {
+        #[pin]
+        work: CatchUnwind<AssertUnwindSafe<F>>,
+        // The tool's name, for its errors.
+        tool: &'t str,
+        token: &'t CancellationToken,
+        timeout: Duration,
+        // Made at the first wait.
+        stops: Option<Pin<Box<Stops>>>,
     }
 }
 
-/// A panic as an error for this call alone.
-fn contained(
-    finished: Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>,
-) -> Result<ToolOutput, ToolError> {
-    finished.unwrap_or_else(|panic| Err(ToolError::Panicked(panic_message(panic.as_ref()))))
+pin_project_lite::pin_project! {
+    /// What can stop a call that waits.
+    struct Stops {
+        #[pin]
+        cancelled: WaitForCancellationFutureOwned,
+        // `None` when the runtime has no timer, or the timeout is too
+        // large for the clock.
+        #[pin]
+        timer: Option<tokio::time::Sleep>,
+    }
+}
+
+/// Run `work`, the future of the tool named `tool`, until it finishes,
+/// `timeout` passes, or `token` is cancelled.
+pub(super) fn run<'t, F>(
+    work: F,
+    tool: &'t str,
+    token: &'t CancellationToken,
+    timeout: Duration,
+) -> Guarded<'t, F>
+where
+    F: Future<Output = Result<ToolOutput, ToolError>>,
+{
+    Guarded {
+        work: AssertUnwindSafe(work).catch_unwind(),
+        tool,
+        token,
+        timeout,
+        stops: None,
+    }
+}
+
+impl<F> Future for Guarded<'_, F>
+where
+    F: Future<Output = Result<ToolOutput, ToolError>>,
+{
+    type Output = Result<ToolOutput, CallError>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let tool = *this.tool;
+        let fail = |error| {
+            Poll::Ready(Err(CallError::Tool {
+                tool: tool.to_owned(),
+                error,
+            }))
+        };
+        match this.work.poll(cx) {
+            Poll::Ready(Ok(Ok(output))) => return Poll::Ready(Ok(output)),
+            Poll::Ready(Ok(Err(error))) => return fail(error),
+            Poll::Ready(Err(panic)) => {
+                return fail(ToolError::Panicked(panic_message(panic.as_ref())));
+            }
+            Poll::Pending => {}
+        }
+        let stops = this.stops.get_or_insert_with(|| {
+            Box::pin(Stops {
+                cancelled: this.token.clone().cancelled_owned(),
+                timer: timer(*this.timeout),
+            })
+        });
+        let stops = stops.as_mut().project();
+        if stops.cancelled.poll(cx).is_ready() {
+            return fail(ToolError::Cancelled);
+        }
+        if let Some(timer) = stops.timer.as_pin_mut()
+            && timer.poll(cx).is_ready()
+        {
+            return fail(ToolError::Timeout(*this.timeout));
+        }
+        Poll::Pending
+    }
 }
 
 /// What a panic said.

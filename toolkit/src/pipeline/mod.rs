@@ -68,6 +68,7 @@ mod retry;
 mod trace;
 mod validate;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,8 +77,8 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::context::ToolContext;
-use crate::error::CallError;
-use crate::exec::shape::{ShapeConfig, meta, shape_output};
+use crate::error::{CallError, ToolError};
+use crate::exec::shape::{ShapeConfig, meta, shape_in_place, shape_output};
 use crate::output::ToolOutput;
 use crate::registry::ToolRegistry;
 use crate::tool::Arguments;
@@ -158,7 +159,7 @@ impl Next<'_> {
                 };
                 layer.handle(call, next).await
             }
-            None => execute(settings, call).await,
+            None => execute(settings, call)?.await,
         }
     }
 }
@@ -273,7 +274,16 @@ impl Pipeline {
         let id = ctx.call_id().unwrap_or_default();
         let mut call = Call::new(registry, id, name, payload, ctx);
         let result = self.run(&mut call).await;
-        self.finish(result, name, id, ctx).await
+        let mut output = match result {
+            Ok(output) => output,
+            Err(error) => error_output(&error),
+        };
+        let config = &self.settings.shape;
+        if config.persist_dir.is_some() {
+            return self.finish(Ok(output), name, id, ctx).await;
+        }
+        shape_in_place(&mut output, name, id, config, ctx.workspace());
+        output
     }
 
     /// Run a call; a failure comes back as the typed error, and an output
@@ -294,13 +304,40 @@ impl Pipeline {
     /// inside the call's span.
     pub async fn run(&self, call: &mut Call<'_>) -> Result<ToolOutput, CallError> {
         let span = trace::span_for(call);
-        let next = Next {
-            settings: &self.settings,
-            position: 0,
+        // Without a subscriber the span is a no-op: skip entering it on
+        // every poll, and, without layers, go straight to the guarded tool.
+        if span.is_disabled() {
+            if self.settings.layers.is_empty() {
+                call.check()?;
+                return execute(&self.settings, call)?.await;
+            }
+            return self.steps(call)?.await;
+        }
+        let result = match self.steps(call) {
+            Ok(steps) => steps.instrument(span.clone()).await,
+            Err(error) => Err(error),
         };
-        let result = next.run(call).instrument(span.clone()).await;
         trace::record_result(&span, &result);
         result
+    }
+
+    /// The layers, the check and the tool, as one future; without layers,
+    /// the check now and the guarded tool, with no state machine between.
+    fn steps<'c>(
+        &'c self,
+        call: &'c mut Call<'_>,
+    ) -> Result<impl Future<Output = Result<ToolOutput, CallError>> + 'c, CallError> {
+        use futures_util::future::Either;
+        let settings = &*self.settings;
+        if settings.layers.is_empty() {
+            call.check()?;
+            return Ok(Either::Left(execute(settings, call)?));
+        }
+        let next = Next {
+            settings,
+            position: 0,
+        };
+        Ok(Either::Right(next.run(call)))
     }
 
     /// What the model reads of a result: an error as its text (its kind in
@@ -313,13 +350,14 @@ impl Pipeline {
         id: &str,
         ctx: &ToolContext,
     ) -> ToolOutput {
-        let output = match result {
+        let mut output = match result {
             Ok(output) => output,
             Err(error) => error_output(&error),
         };
         let config = &self.settings.shape;
         if config.persist_dir.is_none() {
-            return shape_output(output, name, id, config, ctx.workspace());
+            shape_in_place(&mut output, name, id, config, ctx.workspace());
+            return output;
         }
         let (config, name, id) = (config.clone(), name.to_owned(), id.to_owned());
         let workspace = ctx.workspace().map(ToOwned::to_owned);
@@ -341,20 +379,29 @@ pub fn error_output(error: &CallError) -> ToolOutput {
     output
 }
 
-/// The innermost step: run the tool under the guard.
-async fn execute(settings: &Settings, call: &mut Call<'_>) -> Result<ToolOutput, CallError> {
+/// The innermost step: the tool's future under the guard, ready to await.
+/// A plain function returning the guard's future, so the common path has
+/// no state machine of its own.
+#[inline]
+fn execute<'c>(
+    settings: &Settings,
+    call: &'c mut Call<'_>,
+) -> Result<guard::Guarded<'c, impl Future<Output = Result<ToolOutput, ToolError>> + 'c>, CallError>
+{
     call.notify(Phase::Executing);
     let arguments = Arguments::json(std::mem::take(call.arguments_mut()));
+    let call: &'c Call<'_> = call;
     let Some(tool) = call.tool() else {
         // `check` found the tool, or the call never got here.
         return Err(call.unknown_tool());
     };
-    let timeout = tool.spec().timeout.unwrap_or(settings.timeout);
+    let spec = tool.spec();
+    let timeout = spec.timeout.unwrap_or(settings.timeout);
     let ctx = call.context();
-    guard::run(tool.call(arguments, ctx), ctx.cancellation(), timeout)
-        .await
-        .map_err(|error| CallError::Tool {
-            tool: tool.spec().name.to_string(),
-            error,
-        })
+    Ok(guard::run(
+        tool.call(arguments, ctx),
+        &spec.name,
+        ctx.cancellation(),
+        timeout,
+    ))
 }

@@ -29,11 +29,16 @@ use crate::output::ToolOutput;
 const STATUS_DESCRIPTION_MAX: usize = 256;
 
 /// The call's span. Its fields are filled only when a subscriber listens.
+#[inline]
 pub(super) fn span_for(call: &Call<'_>) -> Span {
     // No subscriber was ever set: one load instead of the callsite checks.
     if !tracing::dispatcher::has_been_set() {
         return Span::none();
     }
+    new_span(call)
+}
+
+fn new_span(call: &Call<'_>) -> Span {
     let name = call.tool_name();
     let span = tracing::info_span!(
         "execute_tool",

@@ -143,6 +143,7 @@ impl ShapeConfig {
     }
 
     /// `max_chars`, raised to [`MIN_MAX_CHARS`].
+    #[inline]
     pub(super) fn content_limit(&self) -> usize {
         self.max_chars.max(MIN_MAX_CHARS)
     }

@@ -74,13 +74,49 @@ pub fn shape_output(
     config: &ShapeConfig,
     workspace: Option<&Path>,
 ) -> ToolOutput {
-    if output.content.trim().is_empty() {
-        fill_empty(&mut output, tool_name);
-    }
-    fit_content(&mut output, tool_name, call_id, config, workspace);
-    fit_display(&mut output, config);
-    fit_structured(&mut output, config);
+    shape_in_place(&mut output, tool_name, call_id, config, workspace);
     output
+}
+
+/// [`shape_output`] on an output where it lies.
+#[inline]
+pub(crate) fn shape_in_place(
+    output: &mut ToolOutput,
+    tool_name: &str,
+    call_id: &str,
+    config: &ShapeConfig,
+    workspace: Option<&Path>,
+) {
+    if !fits_as_it_is(output, config) {
+        reshape(output, tool_name, call_id, config, workspace);
+    }
+}
+
+fn reshape(
+    output: &mut ToolOutput,
+    tool_name: &str,
+    call_id: &str,
+    config: &ShapeConfig,
+    workspace: Option<&Path>,
+) {
+    if output.content.trim().is_empty() {
+        fill_empty(output, tool_name);
+    }
+    fit_content(output, tool_name, call_id, config, workspace);
+    fit_display(output, config);
+    fit_structured(output, config);
+}
+
+/// Whether nothing needs doing, told from lengths alone: the usual short
+/// text result. A byte length within a limit of characters is within it,
+/// as a character is at least one byte.
+#[inline]
+fn fits_as_it_is(output: &ToolOutput, config: &ShapeConfig) -> bool {
+    let text = output.content.as_bytes();
+    text.len() <= config.content_limit()
+        && text.first().is_some_and(|b| !b.is_ascii_whitespace())
+        && output.display.is_none()
+        && output.structured.is_none()
 }
 
 fn fill_empty(output: &mut ToolOutput, tool_name: &str) {
