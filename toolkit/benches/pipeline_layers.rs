@@ -9,10 +9,10 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
+use std::time::Duration;
 use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, BeforeCall, CallInfo, Hook,
 };
-use std::time::Duration;
 
 use toolsmith::pipeline::{
     Approval, Cache, CallLimits, Hooks, Mask, Pipeline, Rate, RateLimit, Retry, RetryBudget,
