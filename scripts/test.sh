@@ -28,9 +28,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 step "packaging (cargo package of the published crates, each verified against the others)"
 # cargo verifies each crate against the others through a local overlay
-# registry, and keeps what it unpacks from it by name and version: a copy
-# from an earlier run of the same version would stand in for today's code.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/toolsmith-*
+# registry, and keeps what it unpacks and builds from it by name and
+# version: a copy from an earlier run of the same version would stand in
+# for today's code.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/toolsmith-* target/package
 cargo package --locked --quiet -p toolsmith -p toolsmith-macros -p toolsmith-builtins
 
 step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
