@@ -179,8 +179,7 @@ fn table() -> Vec<(Value, Vec<Value>, Vec<Value>)> {
                 },
                 {
                     let mut v = schemars_good();
-                    v["tree"] =
-                        json!({"name": "a", "children": [{"name": 4, "children": "[]"}]});
+                    v["tree"] = json!({"name": "a", "children": [{"name": 4, "children": "[]"}]});
                     v
                 },
                 {
@@ -309,9 +308,7 @@ fn table() -> Vec<(Value, Vec<Value>, Vec<Value>)> {
             xs(vec![json!(["a", 1])]),
         ),
         (
-            x(
-                json!({"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^[a-zé]+$"}),
-            ),
+            x(json!({"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^[a-zé]+$"})),
             xs(vec![json!("ab"), json!("ééé")]),
             xs(vec![json!("é"), json!("éééé"), json!("AB"), json!(12)]),
         ),

@@ -96,7 +96,8 @@ fn integral_floats_are_integers() {
 
 #[test]
 fn missing_required_values_are_reported_at_their_path() {
-    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    let schema =
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
     assert_eq!(errors(schema, json!({})), ["path is required"]);
     let nested = json!({
         "type": "object",
@@ -128,7 +129,8 @@ fn exclusive_bounds_exclude_the_limit() {
     assert_eq!(x(modern.clone(), json!(0)), ["x must be > 0"]);
     assert_eq!(x(modern.clone(), json!(1.0)), ["x must be < 1"]);
     assert!(x(modern, json!(0.5)).is_empty());
-    let draft4 = json!({"minimum": 0, "exclusiveMinimum": true, "maximum": 10, "exclusiveMaximum": true});
+    let draft4 =
+        json!({"minimum": 0, "exclusiveMinimum": true, "maximum": 10, "exclusiveMaximum": true});
     assert_eq!(x(draft4.clone(), json!(0)), ["x must be > 0"]);
     assert_eq!(x(draft4.clone(), json!(10)), ["x must be < 10"]);
     assert!(x(draft4, json!(9.99)).is_empty());
@@ -300,7 +302,8 @@ fn unknown_properties_get_a_suggestion() {
 
 #[test]
 fn a_misspelled_required_name_is_pointed_out_even_when_extra_keys_are_allowed() {
-    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    let schema =
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
     assert_eq!(
         errors(schema.clone(), json!({"pth": "a"})),
         [
@@ -417,7 +420,8 @@ fn all_of_needs_every_branch() {
 
 #[test]
 fn any_of_needs_one_branch() {
-    let schema = json!({"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer", "minimum": 0}]});
+    let schema =
+        json!({"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer", "minimum": 0}]});
     assert!(x(schema.clone(), json!("ab")).is_empty());
     assert!(x(schema.clone(), json!(4)).is_empty());
     assert_eq!(x(schema, json!("abc")), ["x must be at most 2 characters"]);
