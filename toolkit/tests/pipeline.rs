@@ -340,3 +340,85 @@ async fn layers_run_by_stage_then_in_the_order_added() {
         .await;
     assert_eq!(*seen.lock().unwrap(), ["received"]);
 }
+
+#[tokio::test]
+async fn a_call_left_awaiting_approval_is_not_run_by_a_runner_without_an_approver() {
+    // A checkpoint taken while a person was being asked, resumed by a
+    // runner that has no approval of its own: nobody said yes, so the call
+    // must not run.
+    let runner = Runner::new(registry(Pipeline::new()));
+    let mut state =
+        toolsmith::exec::BatchState::new([ToolCall::new("c1", "remove", json!({"path": "a"}))]);
+    state.calls[0].status = CallStatus::AwaitingApproval;
+    runner.resume(&mut state, &ToolContext::new()).await;
+    let record = &state.calls[0];
+    let output = record.output.as_ref().expect("a final call has an output");
+    assert!(!output.content.contains("removed"), "{}", output.content);
+    assert_eq!(record.status, CallStatus::Cancelled);
+    assert_eq!(
+        output.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Denied)
+    );
+    assert!(output.content.contains("no approver"), "{}", output.content);
+}
+
+/// Panics before every call.
+struct PanickingHook;
+
+#[async_trait]
+impl Hook for PanickingHook {
+    async fn before(&self, _call: CallInfo<'_>, _arguments: &mut Value) -> BeforeCall {
+        panic!("the hook broke")
+    }
+}
+
+/// Panics when asked.
+struct PanickingApprover;
+
+#[async_trait]
+impl Approver for PanickingApprover {
+    async fn approve(&self, _request: &ApprovalRequest) -> ApprovalDecision {
+        panic!("the approver broke")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_layer_is_an_error_for_that_call_alone() {
+    let ctx = ToolContext::new();
+    let validated = registry(
+        Pipeline::new().layer(Validators::new().check("nap", |_| panic!("the rule broke"))),
+    );
+    let out = validated.call("nap", json!({"ms": 1}), &ctx).await;
+    assert!(out.is_error, "{}", out.content);
+    assert_eq!(
+        out.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Panicked)
+    );
+    let error = validated
+        .try_call("nap", json!({"ms": 1}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Panicked);
+    assert_eq!(error.to_model_text(), out.content);
+
+    let hooked = Runner::new(registry(Pipeline::new())).with_hook(PanickingHook);
+    let (status, output) = run_one(&hooked, "nap", json!({"ms": 1})).await;
+    assert_eq!(status, CallStatus::Error);
+    assert!(
+        output.content.contains("the hook broke"),
+        "{}",
+        output.content
+    );
+
+    let asked = Runner::new(registry(Pipeline::new()))
+        .with_policy(ApprovalPolicy::AlwaysRequire)
+        .with_approver(PanickingApprover);
+    let (status, output) = run_one(&asked, "remove", json!({"path": "a"})).await;
+    // Out of awaiting approval without a yes: cancelled, and never run.
+    assert_eq!(status, CallStatus::Cancelled);
+    assert!(!output.content.contains("removed"), "{}", output.content);
+    assert_eq!(
+        output.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Panicked)
+    );
+}

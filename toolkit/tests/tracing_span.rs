@@ -117,3 +117,45 @@ fn each_call_has_a_span_with_its_facts() {
         .expect("span for c2");
     assert_eq!(second["error.type"], "invalid_arguments");
 }
+
+/// Changes nothing.
+struct Quiet;
+
+#[async_trait::async_trait]
+impl toolsmith::exec::Hook for Quiet {}
+
+#[test]
+fn a_failure_a_layer_made_a_result_keeps_its_kind_and_hides_the_arguments() {
+    let recorder = Recorder::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(recorder.clone(), || {
+        runtime.block_on(async {
+            let registry = Arc::new(ToolRegistry::new());
+            registry.register(PauseTool).unwrap();
+            // The hooks layer hands every failure on as the text the model reads.
+            Runner::new(registry)
+                .with_hook(Quiet)
+                .run(
+                    vec![ToolCall::new("c1", "pause", json!({"seconds": "a secret"}))],
+                    &ToolContext::new(),
+                )
+                .await
+        })
+    });
+    let spans = recorder.spans.lock().unwrap();
+    let call = spans
+        .values()
+        .find(|(name, _)| name == "execute_tool")
+        .map(|(_, fields)| fields)
+        .expect("a span for the call");
+    assert_eq!(call["error.type"], "invalid_arguments");
+    assert_eq!(call["otel.status_code"], "ERROR");
+    assert!(
+        !call["otel.status_description"].contains("secret"),
+        "{}",
+        call["otel.status_description"]
+    );
+}

@@ -317,7 +317,7 @@ impl Pipeline {
             Ok(steps) => steps.instrument(span.clone()).await,
             Err(error) => Err(error),
         };
-        trace::record_result(&span, &result);
+        trace::record_result(&span, call.tool_name(), &result);
         result
     }
 
@@ -333,11 +333,7 @@ impl Pipeline {
             call.check()?;
             return Ok(Either::Left(execute(settings, call)?));
         }
-        let next = Next {
-            settings,
-            position: 0,
-        };
-        Ok(Either::Right(next.run(call)))
+        Ok(Either::Right(layered(settings, call)))
     }
 
     /// What the model reads of a result: an error as its text (its kind in
@@ -372,6 +368,24 @@ impl Pipeline {
     }
 }
 
+/// Every layer, the check and the tool. A panic in a layer (a hook, an
+/// approver, a validator, a policy: the host's code) is contained like a
+/// tool's: an error for this call alone, not for the host.
+async fn layered(settings: &Settings, call: &mut Call<'_>) -> Result<ToolOutput, CallError> {
+    use futures_util::FutureExt;
+    let next = Next {
+        settings,
+        position: 0,
+    };
+    match std::panic::AssertUnwindSafe(next.run(call))
+        .catch_unwind()
+        .await
+    {
+        Ok(result) => result,
+        Err(panic) => Err(call.fail(ToolError::Panicked(panic_message(panic.as_ref())))),
+    }
+}
+
 /// An error as the result the model reads, its kind kept for the host.
 pub fn error_output(error: &CallError) -> ToolOutput {
     let mut output = ToolOutput::error(error.to_model_text());
@@ -388,6 +402,13 @@ fn execute<'c>(
     call: &'c mut Call<'_>,
 ) -> Result<guard::Guarded<'c, impl Future<Output = Result<ToolOutput, ToolError>> + 'c>, CallError>
 {
+    if call.approval() == ApprovalMark::Asked {
+        // Approval was asked for (before an interruption, say) and no layer
+        // has answered it: nobody said yes, so the tool does not run.
+        return Err(call.fail(ToolError::Denied(Some(
+            "approval is required and no approver is configured".into(),
+        ))));
+    }
     call.notify(Phase::Executing);
     let arguments = Arguments::json(std::mem::take(call.arguments_mut()));
     let call: &'c Call<'_> = call;

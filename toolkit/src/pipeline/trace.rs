@@ -23,6 +23,7 @@ use tracing::field::Empty;
 
 use super::call::Call;
 use crate::error::{CallError, ErrorKind};
+use crate::exec::shape::meta;
 use crate::output::ToolOutput;
 
 /// The longest status description recorded, in bytes.
@@ -69,13 +70,22 @@ fn new_span(call: &Call<'_>) -> Span {
 }
 
 /// Record how the call ended: on a failure, its kind and an error status.
-pub(super) fn record_result(span: &Span, result: &Result<ToolOutput, CallError>) {
+pub(super) fn record_result(span: &Span, tool: &str, result: &Result<ToolOutput, CallError>) {
     if span.is_disabled() {
         return;
     }
     let (kind, description) = match result {
         Ok(output) if !output.is_error => return,
-        Ok(output) => (ErrorKind::Failed, first_line(&output.content)),
+        // A failure a layer made the result the model reads keeps its kind;
+        // its text may quote the arguments, which a trace does not hold.
+        Ok(output) => match output.metadata.read(&meta::ERROR_KIND) {
+            Some(ErrorKind::InvalidArguments) => (
+                ErrorKind::InvalidArguments,
+                first_line(&format!("invalid arguments for '{tool}'")),
+            ),
+            Some(kind) => (kind, first_line(&output.content)),
+            None => (ErrorKind::Failed, first_line(&output.content)),
+        },
         Err(error) => (error.kind(), description(error)),
     };
     span.record("error.type", kind.as_str());
