@@ -37,6 +37,8 @@ pub struct ToolAttrs {
     pub examples: Vec<LitStr>,
     /// `meta = "..."`: MCP's `_meta` entries, a JSON object in a string.
     pub meta: Option<LitStr>,
+    /// `strict`: ask providers to enforce the schema.
+    pub strict: bool,
     pub krate: Option<syn::Path>,
     /// Every key as written, so a check can point at the one to change.
     pub keys: Vec<Ident>,
@@ -66,6 +68,7 @@ const TOOL_KEYS: &[&str] = &[
     "deprecated",
     "example",
     "meta",
+    "strict",
     "crate",
 ];
 
@@ -144,6 +147,7 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
             "destructive" => attrs.destructive = flag(input, &key, errors)?,
             "idempotent" => attrs.idempotent = flag(input, &key, errors)?,
             "open_world" => attrs.open_world = flag(input, &key, errors)?,
+            "strict" => attrs.strict = flag(input, &key, errors)?,
             "category" => attrs.category = Some(word_value(input, &key)?),
             "risk" => attrs.risk = Some(word_value(input, &key)?),
             "timeout" => attrs.timeout_ms = Some(timeout_value(input, &key, errors)?),

@@ -485,6 +485,9 @@ fn metadata(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenS
     if let Some(note) = tool.deprecation() {
         out.push(quote!(spec = spec.with_deprecated(#note);));
     }
+    if a.strict {
+        out.push(quote!(spec = spec.with_strict();));
+    }
     for example in &a.examples {
         // Checked to be a JSON object when the tool was compiled.
         out.push(quote! {

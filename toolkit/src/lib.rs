@@ -223,7 +223,8 @@ pub use tool::{
 /// `description = "..."`, the annotations `read_only`, `exclusive`,
 /// `destructive`, `idempotent`, `open_world`, `category = ...` (one of
 /// [`ToolCategory`]'s snake_case names), `risk = low | medium | high`,
-/// `timeout = 30` (seconds) or `"500ms"`, and `crate = path` when this
+/// `timeout = 30` (seconds) or `"500ms"`, `strict` to ask providers to
+/// enforce the schema ([`ToolSpec::strict`]), and `crate = path` when this
 /// crate is reachable only through a re-export.
 ///
 /// For people and clients more than for the model, each setting a field of

@@ -196,6 +196,12 @@ pub struct ToolSpec {
     /// `toolsmith/inputExamples` carry `tags`, `deprecated` and
     /// `input_examples` over MCP, both ways.
     pub meta: Map<String, Value>,
+    /// Ask providers that can enforce a schema while the model writes the
+    /// call (OpenAI's `"strict": true`, Anthropic's strict tool use) to do
+    /// so for this tool. A schema that cannot be strict (free-form keys,
+    /// values of any type, recursion for Anthropic) is sent non-strict
+    /// instead, with a warning logged once.
+    pub strict: bool,
 }
 
 /// A picture of a tool for a client's interface, as MCP describes one.
@@ -322,6 +328,7 @@ impl ToolSpec {
             deprecated: None,
             input_examples: Vec::new(),
             meta: Map::new(),
+            strict: false,
         }
     }
 
@@ -388,6 +395,12 @@ impl ToolSpec {
     /// Add example arguments.
     pub fn with_input_example(mut self, example: Value) -> Self {
         self.input_examples.push(example);
+        self
+    }
+
+    /// Ask for strict mode for this tool (see [`ToolSpec::strict`]).
+    pub fn with_strict(mut self) -> Self {
+        self.strict = true;
         self
     }
 

@@ -2,7 +2,10 @@
 
 use serde_json::{Map, Value};
 
-use super::dialect::{gemini_parameters, openai_strict, sanitize_tool_name};
+use super::dialect::{
+    StrictDialect, anthropic_strict, gemini_parameters, openai_strict, sanitize_tool_name,
+    strict_problem,
+};
 use crate::tool::{ToolSpec, meta_keys};
 
 /// The wire format of a tool definition: which provider, which API.
@@ -34,6 +37,10 @@ pub enum DefinitionFormat {
     /// ```json
     /// {"type": "function", "function": {"name": "…", "description": "…", "parameters": {…}}}
     /// ```
+    ///
+    /// A tool that asks for strict mode ([`ToolSpec::strict`]) is rendered
+    /// as in [`OpenAiStrict`](Self::OpenAiStrict), `"strict": true` and the
+    /// strict schema, unless its schema cannot be strict.
     OpenAi,
     /// OpenAI Responses API `tools[]`: flat, the schema as generated, and
     /// `"strict": false` said explicitly because the Responses API otherwise
@@ -42,6 +49,10 @@ pub enum DefinitionFormat {
     /// ```json
     /// {"type": "function", "name": "…", "description": "…", "parameters": {…}, "strict": false}
     /// ```
+    ///
+    /// A tool that asks for strict mode ([`ToolSpec::strict`]) gets
+    /// `"strict": true` and the schema rewritten as for
+    /// [`OpenAiStrict`](Self::OpenAiStrict), unless its schema cannot be strict.
     OpenAiResponses,
     /// OpenAI Chat Completions `tools[]` in strict mode (Structured Outputs):
     ///
@@ -65,6 +76,13 @@ pub enum DefinitionFormat {
     /// ```json
     /// {"name": "…", "description": "…", "input_schema": {…}}
     /// ```
+    ///
+    /// A tool that asks for strict mode ([`ToolSpec::strict`]) gets
+    /// Anthropic's strict tool use, `"strict": true`, with every object
+    /// closed (`"additionalProperties": false`) and the constraints strict
+    /// tool use rejects (numeric bounds, lengths) moved into descriptions;
+    /// optional properties stay optional. A recursive schema cannot be
+    /// strict there and is sent as it is.
     Anthropic,
     /// Gemini API function declarations, the elements of
     /// `tools[].functionDeclarations[]`:
@@ -141,24 +159,31 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
     let name = Value::String(name.into_owned());
     let description = Value::String(description(spec, compact));
     match format {
-        DefinitionFormat::OpenAi => object([
-            ("type", "function".into()),
-            (
-                "function",
-                object([
-                    ("name", name),
-                    ("description", description),
-                    ("parameters", spec.input_schema.clone()),
-                ]),
-            ),
-        ]),
-        DefinitionFormat::OpenAiResponses => object([
-            ("type", "function".into()),
-            ("name", name),
-            ("description", description),
-            ("parameters", spec.input_schema.clone()),
-            ("strict", false.into()),
-        ]),
+        DefinitionFormat::OpenAi => {
+            let mut function = object([("name", name), ("description", description)]);
+            match strict_schema(spec, StrictDialect::OpenAi) {
+                Some(parameters) => {
+                    function["parameters"] = parameters;
+                    function["strict"] = true.into();
+                }
+                None => function["parameters"] = spec.input_schema.clone(),
+            }
+            object([("type", "function".into()), ("function", function)])
+        }
+        DefinitionFormat::OpenAiResponses => {
+            let strict = strict_schema(spec, StrictDialect::OpenAi);
+            let is_strict = strict.is_some();
+            object([
+                ("type", "function".into()),
+                ("name", name),
+                ("description", description),
+                (
+                    "parameters",
+                    strict.unwrap_or_else(|| spec.input_schema.clone()),
+                ),
+                ("strict", is_strict.into()),
+            ])
+        }
         DefinitionFormat::OpenAiStrict => object([
             ("type", "function".into()),
             (
@@ -172,11 +197,19 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
             ),
         ]),
         DefinitionFormat::Anthropic => {
+            let strict = strict_schema(spec, StrictDialect::Anthropic);
+            let is_strict = strict.is_some();
             let mut def = object([
                 ("name", name),
                 ("description", description),
-                ("input_schema", spec.input_schema.clone()),
+                (
+                    "input_schema",
+                    strict.unwrap_or_else(|| spec.input_schema.clone()),
+                ),
             ]);
+            if is_strict {
+                def["strict"] = true.into();
+            }
             if !spec.input_examples.is_empty() {
                 def["input_examples"] = Value::Array(spec.input_examples.clone());
             }
@@ -229,6 +262,55 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
             Value::Object(def)
         }
     }
+}
+
+/// The schema a tool that asked for strict mode is sent with in `dialect`,
+/// or `None` to send it as it is: it did not ask, or its schema cannot be
+/// strict (said once per tool and provider in a warning).
+fn strict_schema(spec: &ToolSpec, dialect: StrictDialect) -> Option<Value> {
+    if !spec.strict {
+        return None;
+    }
+    match strict_problem(&spec.input_schema, dialect) {
+        None => Some(match dialect {
+            StrictDialect::OpenAi => openai_strict(&spec.input_schema),
+            StrictDialect::Anthropic => anthropic_strict(&spec.input_schema),
+        }),
+        Some(reason) => {
+            warn_not_strict(&spec.name, dialect, &reason);
+            None
+        }
+    }
+}
+
+/// Log that a tool is sent non-strict, once per tool and provider.
+fn warn_not_strict(tool: &str, dialect: StrictDialect, reason: &str) {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    /// Tools already warned about; past this many, warnings repeat.
+    const REMEMBERED: usize = 4096;
+    static WARNED: OnceLock<Mutex<HashSet<(String, bool)>>> = OnceLock::new();
+    let key = (tool.to_owned(), dialect == StrictDialect::Anthropic);
+    let mut warned = WARNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if warned.contains(&key) {
+        return;
+    }
+    if warned.len() < REMEMBERED {
+        warned.insert(key);
+    }
+    let provider = match dialect {
+        StrictDialect::OpenAi => "OpenAI",
+        StrictDialect::Anthropic => "Anthropic",
+    };
+    tracing::warn!(
+        tool,
+        provider,
+        reason,
+        "tool `{tool}` asked for strict mode but is sent non-strict to {provider}: {reason}"
+    );
 }
 
 /// Which tool the model may or must call next, for [`render_tool_choice`].

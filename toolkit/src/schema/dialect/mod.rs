@@ -9,12 +9,14 @@ mod names;
 mod nullable;
 mod refs;
 mod strict;
+mod strictness;
 mod walk;
 
 pub(crate) use gemini::gemini_parameters;
 pub(crate) use names::sanitize_tool_name;
 use refs::inline_refs;
 pub(crate) use strict::openai_strict;
+pub(crate) use strictness::{StrictDialect, anthropic_strict, strict_problem};
 
 #[cfg(test)]
 mod test_support {

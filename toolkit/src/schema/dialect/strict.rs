@@ -99,7 +99,7 @@ fn rewrite(schema: &mut Value, root: &Value) {
     move_ref_siblings_out(map);
 }
 
-fn is_object(map: &Map<String, Value>) -> bool {
+pub(super) fn is_object(map: &Map<String, Value>) -> bool {
     match map.get("type") {
         Some(Value::String(kind)) => kind == "object",
         Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "object"),
@@ -162,7 +162,7 @@ fn rename(map: &mut Map<String, Value>, from: &str, to: &str) {
 
 /// Whether a regular expression uses lookahead or lookbehind, which strict
 /// mode's patterns do not support.
-fn has_lookaround(pattern: &str) -> bool {
+pub(super) fn has_lookaround(pattern: &str) -> bool {
     let bytes = pattern.as_bytes();
     let mut escaped = false;
     for (i, &b) in bytes.iter().enumerate() {

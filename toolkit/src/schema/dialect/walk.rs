@@ -62,6 +62,23 @@ pub(super) fn for_each_subschema_mut(
     }
 }
 
+/// Call `f` on every direct subschema of `schema`, read-only; like
+/// [`for_each_subschema_mut`].
+pub(super) fn for_each_subschema<'a>(schema: &'a Map<String, Value>, mut f: impl FnMut(&'a Value)) {
+    for (keyword, value) in schema {
+        match (slot(keyword), value) {
+            (Some(Slot::List) | Some(Slot::One), Value::Array(items)) => {
+                items.iter().filter(|v| is_schema(v)).for_each(&mut f)
+            }
+            (Some(Slot::One), value) if is_schema(value) => f(value),
+            (Some(Slot::Named), Value::Object(named)) => {
+                named.values().filter(|v| is_schema(v)).for_each(&mut f)
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A copy of `schema` with every direct subschema replaced by
 /// `f(keyword, subschema)`, where `keyword` is the keyword holding it.
 pub(super) fn map_subschemas<'a>(
