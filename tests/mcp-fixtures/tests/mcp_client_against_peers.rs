@@ -281,6 +281,49 @@ async fn filesystem_over_stdio_reads_lists_and_refuses() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filesystem_images_reach_the_model_as_images_not_as_base64_text() {
+    let dir = std::env::temp_dir().join(format!("mcp-fs-media-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 150 kB of "image": the server only reads and encodes the bytes.
+    let bytes: Vec<u8> = (0..150_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(dir.join("photo.png"), &bytes).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let script = peers::npm_script("@modelcontextprotocol/server-filesystem", "dist/index.js");
+    let (registry, clients) = mount(json!({"fs": {
+        "command": peers::node(), "args": [script, "."], "cwd": dir,
+        "enabledTools": ["read_media_file"]
+    }}))
+    .await;
+    // It answers with the image and structured content that mirrors it,
+    // base64 and all, and no text.
+    let read = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(
+            &registry,
+            "mcp_fs_read_media_file",
+            json!({"path": dir.join("photo.png")}),
+        ),
+    )
+    .await
+    .expect("the call ends");
+    assert!(
+        !read.is_error,
+        "{}",
+        &read.content[..read.content.len().min(300)]
+    );
+    assert_eq!(read.images.len(), 1);
+    assert_eq!(read.images[0].mime_type, "image/png");
+    assert_eq!(read.images[0].data.len(), 200_000);
+    // The model reads a note, not 200,000 characters of JSON.
+    assert_eq!(
+        read.content,
+        "(mcp_fs_read_media_file returned 1 image and no text)"
+    );
+    clients.disconnect().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn fixture_stdio(extra: Value) -> Value {
     let mut server = json!({"command": peers::fixture_server(), "args": ["--stdio"]});
     for (k, v) in extra.as_object().unwrap() {

@@ -269,8 +269,11 @@ pub(crate) fn output_from_call_result(result: &Value) -> ToolOutput {
         }
     }
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
-        if texts.is_empty() {
-            texts.push(structured.to_string());
+        // Read as its JSON when there is nothing else to read, never with
+        // the bytes it may carry; images go to the model as images, and
+        // structured content beside them mostly mirrors them.
+        if texts.is_empty() && out.images.is_empty() {
+            texts.push(crate::exec::shape::structured_text(structured));
         }
         out.structured = Some(Box::new(structured.clone()));
     }
@@ -656,6 +659,26 @@ mod tests {
         assert_eq!(out.content, r#"{"a":1}"#);
         let out = output_from_call_result(&json!({"isError": true}));
         assert!(out.is_error && !out.content.is_empty());
+    }
+
+    #[test]
+    fn structured_content_beside_an_image_never_becomes_its_text() {
+        let png = "iVBORw0KGgo".repeat(20_000);
+        let block = json!({"type": "image", "data": png, "mimeType": "image/png"});
+        let call = json!({"content": [block], "structuredContent": {"content": [block]}});
+        for schema in [None, Some(&json!({"type": "object"}))] {
+            let out = output_from_tool_call_result(&call, schema);
+            assert_eq!(out.content, "");
+            assert_eq!(out.images.len(), 1);
+            assert_eq!(out.images[0].mime_type, "image/png");
+        }
+        // Structured content alone reads as JSON without its payloads.
+        let out =
+            output_from_call_result(&json!({"content": [], "structuredContent": {"blob": png}}));
+        assert_eq!(
+            out.content,
+            r#"{"blob":"[binary data, 165000 bytes, not shown]"}"#
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ use crate::ToolOutput;
 pub use compact::{CompactConfig, ToolResultMessage, compact};
 pub use config::ShapeConfig;
 pub use openai::compact_history;
+pub(crate) use structured::as_text as structured_text;
 
 use count::{count_chars, quantity};
 use truncate::truncate;
@@ -35,8 +36,10 @@ use truncate::truncate;
 ///
 /// In order:
 /// - empty or blank `content` is filled: with the structured result's JSON
-///   if there is one, else with a note that the tool returned nothing (or
-///   failed without a message), so the model never reads an empty result;
+///   if there is one (binary payloads in it, long base64 strings and `data:`
+///   URLs, replaced by a note of their type and size) and no images, else
+///   with a note that the tool returned images, or nothing (or failed
+///   without a message), so the model never reads an empty result;
 /// - `content` longer than [`max_chars`](ShapeConfig::max_chars) is saved in
 ///   full to [`persist_dir`](ShapeConfig::persist_dir), when one is set, and
 ///   replaced by its start and a reference the model can follow with
@@ -120,9 +123,14 @@ fn fits_as_it_is(output: &ToolOutput, config: &ShapeConfig) -> bool {
 }
 
 fn fill_empty(output: &mut ToolOutput, tool_name: &str) {
-    // MCP asks servers to mirror structured results as text; do it for them.
-    if let Some(value) = output.structured.as_deref() {
-        output.content = value.to_string();
+    // MCP asks servers to mirror structured results as text; do it for them,
+    // with any binary payload in it left out. A result with images is
+    // mirrored by them: they go to the model as images, and the note below
+    // says so (their bytes are what such structured content mostly holds).
+    if let Some(value) = output.structured.as_deref()
+        && output.images.is_empty()
+    {
+        output.content = structured::as_text(value);
         return;
     }
     let tool = if tool_name.is_empty() {
@@ -266,6 +274,28 @@ mod tests {
         let out = shape(output, &ShapeConfig::default(), None);
         assert_eq!(out.content, r#"{"ok":true}"#);
         assert!(!out.metadata.contains_key(meta::EMPTY_RESULT.name()));
+    }
+
+    #[test]
+    fn structured_content_never_puts_binary_payloads_into_the_text() {
+        // As server-filesystem's `read_media_file` answers: the image, and
+        // structured content that mirrors it, bytes and all.
+        let png = "iVBORw0KGgo".repeat(20_000);
+        let block = json!({"type": "image", "data": png, "mimeType": "image/png"});
+        let mut output = ToolOutput::text("").with_image(png.clone(), "image/png");
+        output.structured = Some(Box::new(json!({"content": [block]})));
+        let out = shape(output, &ShapeConfig::default(), None);
+        assert_eq!(out.content, "(read_file returned 1 image and no text)");
+        assert_eq!(out.images.len(), 1);
+        assert_eq!(out.metadata.read(&meta::EMPTY_RESULT), Some(true));
+        // Without an image beside it, a payload is named, not shown.
+        let mut output = ToolOutput::text("");
+        output.structured = Some(Box::new(json!({"thumbnail": png, "mimeType": "image/png"})));
+        let out = shape(output, &ShapeConfig::default(), None);
+        assert_eq!(
+            out.content,
+            r#"{"thumbnail":"[image/png data, 165000 bytes, not shown]","mimeType":"image/png"}"#
+        );
     }
 
     #[test]
