@@ -805,3 +805,70 @@ async fn the_host_decides_the_text_and_masking_wraps_cache_and_retry() {
     assert_eq!(second.metadata.read(&meta::ATTEMPTS), None);
     assert_eq!(probe.runs(), 2);
 }
+
+#[tokio::test]
+async fn calls_refused_after_the_limits_do_not_use_them_up() {
+    use toolsmith::exec::ApprovalPolicy;
+    use toolsmith::pipeline::{Approval, Validators};
+    let probe = Arc::new(Probe::default());
+    let ctx = ctx(&probe).with_session_key("s").with_message_id("m1");
+    // Limits added before a validator and a denying policy: the calls
+    // those refuse never ran, and must not count.
+    let registry = registry(
+        Pipeline::new()
+            .layer(CallLimits::new().per_turn(1))
+            .layer(RateLimit::new().overall(Rate::new(1, Duration::from_secs(3600))))
+            .layer(Validators::new().check("lookup", |args| {
+                if args["a"].as_i64() < Some(0) {
+                    Err(toolsmith::ArgumentError::other("a", "must not be negative"))
+                } else {
+                    Ok(())
+                }
+            }))
+            .layer(Approval::deny(ApprovalPolicy::RequireForTools {
+                tools: std::collections::HashSet::from(["send_mail".to_owned()]),
+            })),
+    );
+    let refused = call(&registry, "lookup", json!({"a": -1, "b": 2}), &ctx).await;
+    assert!(
+        refused.content.contains("must not be negative"),
+        "{}",
+        refused.content
+    );
+    let denied = call(&registry, "send_mail", json!({"to": "x"}), &ctx).await;
+    assert_eq!(
+        denied.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Denied),
+        "{}",
+        denied.content
+    );
+    assert_eq!(probe.runs(), 0);
+    let out = call(&registry, "lookup", json!({"a": 1, "b": 2}), &ctx).await;
+    assert_eq!(out.content, "3");
+    // The one call that ran used the limits up.
+    let over = call(&registry, "lookup", json!({"a": 1, "b": 2}), &ctx).await;
+    assert_eq!(
+        over.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Refused)
+    );
+}
+
+#[tokio::test]
+async fn a_rate_of_once_in_the_longest_period_refuses_without_panicking() {
+    let registry = registry_with_rate(RateLimit::new().overall(Rate::new(1, Duration::MAX)));
+    let probe = Arc::new(Probe::default());
+    let ctx = ctx(&probe);
+    assert_eq!(
+        call(&registry, "lookup", json!({"a": 1, "b": 2}), &ctx)
+            .await
+            .content,
+        "3"
+    );
+    let over = call(&registry, "lookup", json!({"a": 1, "b": 2}), &ctx).await;
+    assert_eq!(
+        over.metadata.read(&meta::ERROR_KIND),
+        Some(ErrorKind::Refused),
+        "{}",
+        over.content
+    );
+}

@@ -50,6 +50,8 @@ pub struct Call<'a> {
     casts: Vec<Cast>,
     approval: ApprovalMark,
     observer: Option<&'a (dyn Fn(Phase) + Send + Sync)>,
+    /// Whether the tool was started (at least once).
+    started: bool,
 }
 
 impl<'a> Call<'a> {
@@ -74,6 +76,7 @@ impl<'a> Call<'a> {
             casts: Vec::new(),
             approval: ApprovalMark::NotAsked,
             observer: None,
+            started: false,
         }
     }
 
@@ -162,6 +165,16 @@ impl<'a> Call<'a> {
             ApprovalMark::Approved => self.notify(Phase::Approved),
             ApprovalMark::NotAsked => {}
         }
+    }
+
+    /// Whether the tool itself was started; a call answered or refused by
+    /// a layer never was.
+    pub fn tool_started(&self) -> bool {
+        self.started
+    }
+
+    pub(crate) fn mark_started(&mut self) {
+        self.started = true;
     }
 
     pub(crate) fn notify(&self, phase: Phase) {

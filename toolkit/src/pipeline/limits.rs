@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
+use super::retry::failure_kind;
 use super::{Call, Layer, Next, Stage};
 use crate::error::CallError;
 use crate::output::ToolOutput;
@@ -42,8 +43,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// starts a new turn and its counts. A host that sets no message id has one
 /// turn per session, so per-turn limits then count the whole session.
 ///
-/// A call counts when it passes: refused calls do not use up the limits.
-/// It sits at [`Stage::Checked`], so a call whose arguments are wrong is
+/// A call counts when it passes: refused calls do not use up the limits,
+/// nor calls a layer after this one refuses (a validator, approval, a
+/// rate) or that stop before their tool starts. It sits at [`Stage::Checked`], so a call whose arguments are wrong is
 /// refused for them (and can be fixed) without being counted, and retries
 /// made by [`Retry`](super::Retry) count once. Tools are counted by their
 /// own names, whatever alias the model used. Memory is bounded: the counts
@@ -139,9 +141,14 @@ impl CallLimits {
         self
     }
 
+    /// Whether any limit is set.
+    fn limits_anything(&self) -> bool {
+        self.per_turn.is_some() || self.per_session.is_some() || !self.tools.is_empty()
+    }
+
     /// Count a call of `tool` in `session` and `turn`, or say which limit it is over.
     fn admit(&self, session: Option<&str>, turn: Option<&str>, tool: &str) -> Result<(), String> {
-        if self.per_turn.is_none() && self.per_session.is_none() && self.tools.is_empty() {
+        if !self.limits_anything() {
             return Ok(());
         }
         let mut sessions = lock(&self.sessions);
@@ -203,15 +210,41 @@ impl CallLimits {
                 tool_calls(max)
             ));
         }
-        counts.turn_calls += 1;
-        counts.session_calls += 1;
+        counts.turn_calls = counts.turn_calls.saturating_add(1);
+        counts.session_calls = counts.session_calls.saturating_add(1);
         if limit.is_some() {
             let entry = counts.tools.entry(tool.to_owned()).or_default();
-            entry.0 += 1;
-            entry.1 += 1;
+            entry.0 = entry.0.saturating_add(1);
+            entry.1 = entry.1.saturating_add(1);
         }
         Ok(())
     }
+
+    /// Take back the count of a call [`admit`](Self::admit) let through
+    /// and a later layer refused: it never ran.
+    fn refund(&self, session: Option<String>, turn: Option<&str>, tool: &str) {
+        let mut sessions = lock(&self.sessions);
+        let Some(counts) = sessions.by_key.get_mut(&session) else {
+            return;
+        };
+        let same_turn = counts.turn.as_deref() == turn;
+        counts.session_calls = counts.session_calls.saturating_sub(1);
+        if same_turn {
+            counts.turn_calls = counts.turn_calls.saturating_sub(1);
+        }
+        if let Some((in_turn, in_session)) = counts.tools.get_mut(tool) {
+            *in_session = in_session.saturating_sub(1);
+            if same_turn {
+                *in_turn = in_turn.saturating_sub(1);
+            }
+        }
+    }
+}
+
+/// Whether a call failed before its tool started: a later layer refused
+/// it (a validator, approval, another limit) or it was stopped first.
+fn refused_before_running(call: &Call<'_>, result: &Result<ToolOutput, CallError>) -> bool {
+    !call.tool_started() && failure_kind(result).is_some()
 }
 
 #[async_trait]
@@ -221,11 +254,20 @@ impl Layer for CallLimits {
     }
 
     async fn handle(&self, call: &mut Call<'_>, next: Next<'_>) -> Result<ToolOutput, CallError> {
+        if !self.limits_anything() {
+            return next.run(call).await;
+        }
         let ctx = call.context();
-        if let Err(reason) = self.admit(ctx.session_key(), ctx.message_id(), call.tool_name()) {
+        let (session, turn) = (ctx.session_key(), ctx.message_id());
+        if let Err(reason) = self.admit(session, turn, call.tool_name()) {
             return Err(call.refuse(reason));
         }
-        next.run(call).await
+        let (session, turn) = (session.map(str::to_owned), turn.map(str::to_owned));
+        let result = next.run(call).await;
+        if refused_before_running(call, &result) {
+            self.refund(session, turn.as_deref(), call.tool_name());
+        }
+        result
     }
 }
 
@@ -277,7 +319,7 @@ fn seconds(d: Duration) -> String {
     if d < Duration::from_secs(1) {
         format!("{} ms", d.as_millis().max(1))
     } else {
-        let whole = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+        let whole = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
         format!("{whole} s")
     }
 }
@@ -291,7 +333,8 @@ fn seconds(d: Duration) -> String {
 /// an alias draws from the same bucket. A call passes only when every
 /// bucket it draws from has a token, and then takes one from each. It sits
 /// at [`Stage::Checked`], so retries made by [`Retry`](super::Retry) are
-/// not counted again. At most [`with_max_tools`](Self::with_max_tools)
+/// not counted again; a call a later layer refuses before its tool starts
+/// gives its tokens back. At most [`with_max_tools`](Self::with_max_tools)
 /// buckets are kept for [`each_tool`](Self::each_tool) (full buckets go
 /// first, as they have nothing to remember).
 ///
@@ -351,7 +394,10 @@ impl Bucket {
         if self.tokens >= 1.0 {
             return Duration::ZERO;
         }
-        rate.refill().mul_f64(1.0 - self.tokens)
+        // Never more than one refill (a token is missing); a period too
+        // long for a `Duration` in seconds waits the longest there is.
+        let seconds = rate.refill().as_secs_f64() * (1.0 - self.tokens);
+        Duration::try_from_secs_f64(seconds).map_or(Duration::MAX, |wait| wait.min(rate.refill()))
     }
 }
 
@@ -471,6 +517,19 @@ impl RateLimit {
         }
         Ok(())
     }
+
+    /// Put back the tokens [`admit`](Self::admit) took for a call a later
+    /// layer refused: it never reached the service the rate protects.
+    fn refund(&self, tool: &str) {
+        let mut buckets = lock(&self.buckets);
+        if let (Some(rate), Some(bucket)) = (self.overall, buckets.overall.as_mut()) {
+            bucket.tokens = (bucket.tokens + 1.0).min(f64::from(rate.calls));
+        }
+        let tool_rate = self.tools.get(tool).copied().or(self.each_tool);
+        if let (Some(rate), Some(bucket)) = (tool_rate, buckets.tools.get_mut(tool)) {
+            bucket.tokens = (bucket.tokens + 1.0).min(f64::from(rate.calls));
+        }
+    }
 }
 
 #[async_trait]
@@ -483,6 +542,10 @@ impl Layer for RateLimit {
         if let Err(reason) = self.admit(call.tool_name()) {
             return Err(call.refuse(reason));
         }
-        next.run(call).await
+        let result = next.run(call).await;
+        if refused_before_running(call, &result) {
+            self.refund(call.tool_name());
+        }
+        result
     }
 }

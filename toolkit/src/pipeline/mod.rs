@@ -409,6 +409,7 @@ fn execute<'c>(
             "approval is required and no approver is configured".into(),
         ))));
     }
+    call.mark_started();
     call.notify(Phase::Executing);
     let arguments = Arguments::json(std::mem::take(call.arguments_mut()));
     let call: &'c Call<'_> = call;
