@@ -422,3 +422,26 @@ async fn a_panicking_layer_is_an_error_for_that_call_alone() {
         Some(ErrorKind::Panicked)
     );
 }
+
+/// Answers every call itself, with a success whose metadata happens to
+/// carry an error kind (as a host's layer may copy metadata around).
+struct AnswerFromElsewhere;
+
+#[async_trait]
+impl Layer for AnswerFromElsewhere {
+    async fn handle(&self, _call: &mut Call<'_>, _next: Next<'_>) -> Result<ToolOutput, CallError> {
+        let mut output = ToolOutput::text("from elsewhere");
+        output
+            .metadata
+            .write(&meta::ERROR_KIND, &ErrorKind::Timeout);
+        Ok(output)
+    }
+}
+
+#[tokio::test]
+async fn a_success_a_layer_gives_without_the_tool_ends_as_a_success() {
+    let runner = Runner::new(registry(Pipeline::new().layer(AnswerFromElsewhere)));
+    let (status, output) = run_one(&runner, "nap", json!({"ms": 1})).await;
+    assert_eq!(status, CallStatus::Success);
+    assert_eq!(output.content, "from elsewhere");
+}

@@ -334,9 +334,11 @@ impl Batch<'_, '_> {
         let result = pipeline.run(&mut call).await;
         let casts = call.casts().to_vec();
         drop(call);
+        // A success says nothing of a failure's kind, whatever its metadata holds.
         let kind = match &result {
             Err(error) => Some(error.kind()),
-            Ok(output) => output.metadata.read(&meta::ERROR_KIND),
+            Ok(output) if output.is_error => output.metadata.read(&meta::ERROR_KIND),
+            Ok(_) => None,
         };
         if result.is_err() {
             call_ctx.cancellation().cancel();
