@@ -68,6 +68,7 @@ pub mod pipeline;
 mod registry;
 pub mod schema;
 pub(crate) mod suggest;
+pub mod testing;
 mod tool;
 
 #[doc(hidden)]
