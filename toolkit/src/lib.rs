@@ -70,6 +70,7 @@ pub mod schema;
 pub(crate) mod suggest;
 pub mod testing;
 mod tool;
+pub mod toolset;
 
 #[doc(hidden)]
 #[path = "private.rs"]
