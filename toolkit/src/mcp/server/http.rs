@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use super::McpServer;
+use super::auth::{Gate, GateBody, OAuthResource};
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -34,6 +35,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Stops the server when cancelled.
     pub shutdown: CancellationToken,
+    /// Check bearer tokens as an OAuth resource server (see [`OAuthResource`]);
+    /// `None` (the default) lets every request in.
+    pub auth: Option<OAuthResource>,
 }
 
 impl Default for HttpOptions {
@@ -54,6 +58,7 @@ impl Default for HttpOptions {
                 "https://localhost:*".into(),
             ],
             shutdown: CancellationToken::new(),
+            auth: None,
         }
     }
 }
@@ -80,6 +85,12 @@ impl HttpOptions {
     /// Serve at this path instead of `/mcp`.
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
+        self
+    }
+
+    /// Accept only requests with a bearer token `resource` accepts.
+    pub fn auth(mut self, resource: OAuthResource) -> Self {
+        self.auth = Some(resource);
         self
     }
 
@@ -117,20 +128,21 @@ impl McpServer {
             move || Ok(server.for_new_session(stateless))
         };
         let path: Arc<str> = options.path.as_str().into();
+        let gate = Gate::new(options.auth.clone(), Arc::clone(self.registry()), &path);
         if options.stateless {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(NeverSessionManager::default()),
                 config,
             );
-            accept(listener, service, path, options.shutdown).await
+            accept(listener, service, path, gate, options.shutdown).await
         } else {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(LocalSessionManager::default()),
                 config,
             );
-            accept(listener, service, path, options.shutdown).await
+            accept(listener, service, path, gate, options.shutdown).await
         }
     }
 }
@@ -142,10 +154,11 @@ async fn accept<S>(
     listener: TcpListener,
     service: S,
     path: Arc<str>,
+    gate: Arc<Gate>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()>
 where
-    S: Service<hyper::Request<Incoming>, Response = Response, Error = std::convert::Infallible>
+    S: Service<hyper::Request<GateBody>, Response = Response, Error = std::convert::Infallible>
         + Clone
         + Send
         + 'static,
@@ -162,14 +175,18 @@ where
         };
         let service = service.clone();
         let path = Arc::clone(&path);
+        let gate = Arc::clone(&gate);
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-                let mut service = service.clone();
+                let service = service.clone();
                 let known = request.uri().path() == &*path;
+                let gate = Arc::clone(&gate);
                 async move {
                     if known {
-                        service.call(request).await
+                        gate.serve(request, service).await
+                    } else if let Some(answer) = gate.answer(&request) {
+                        Ok(answer)
                     } else {
                         let mut response = hyper::Response::new(
                             Full::new(Bytes::from_static(b"not found")).boxed(),

@@ -4,7 +4,9 @@
 // on; the clients and servers of the versions we speak still use them.
 #![allow(deprecated)]
 
+mod auth;
 mod http;
+mod identity;
 mod session;
 mod sources;
 
@@ -25,7 +27,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "mcp-jwt")]
+pub use auth::JwtVerifier;
+pub use auth::{Claims, OAuthResource, SCOPES_META_KEY, TokenError, TokenVerifier};
 pub use http::HttpOptions;
+pub use identity::{Caller, HeaderMap};
 pub use session::ClientSession;
 pub use sources::{PromptSource, ResourceSource};
 
@@ -350,7 +356,8 @@ impl McpServer {
     }
 
     fn call_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
-        self.shared
+        let ctx = self
+            .shared
             .context
             .clone()
             .with_cancellation(context.ct.clone())
@@ -358,7 +365,8 @@ impl McpServer {
             .with_state(ClientSession::new(
                 context.peer.clone(),
                 Arc::clone(&self.session.log_level),
-            ))
+            ));
+        identity::Caller::of_request(context).inject(ctx)
     }
 }
 

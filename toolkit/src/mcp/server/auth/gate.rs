@@ -1,0 +1,379 @@
+//! What the HTTP server checks before a request reaches the MCP service:
+//! the bearer token and its scopes, a session's owner, and the
+//! `Mcp-Param-*` headers of a tool call; and the metadata it answers itself.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::http::{HeaderValue, Method, Request, StatusCode, header};
+use serde_json::{Value, json};
+use tower_service::Service;
+
+use super::{Claims, OAuthResource, TokenError, params};
+use crate::registry::ToolRegistry;
+
+/// The body the MCP service is given: the client's, untouched, or the one
+/// the gate read to look into.
+pub(crate) type GateBody = Either<Incoming, Full<Bytes>>;
+
+type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
+
+/// The most a request body may hold when the gate reads it: 64 MiB.
+const BODY_LIMIT: usize = 64 << 20;
+
+/// How many sessions' owners are remembered; the oldest are forgotten first.
+const SESSION_LIMIT: usize = 65_536;
+
+/// The error code of a header that does not match the body (SEP-2243).
+const HEADER_MISMATCH: i64 = -32020;
+
+const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// The checks in front of one HTTP server's endpoint.
+pub(crate) struct Gate {
+    auth: Option<OAuthResource>,
+    registry: Arc<ToolRegistry>,
+    /// The paths the metadata is served at.
+    metadata_paths: Vec<String>,
+    /// Who opened each session (the token's subject), so another's token
+    /// cannot use it.
+    owners: Mutex<Owners>,
+}
+
+#[derive(Default)]
+struct Owners {
+    by_session: HashMap<String, Option<String>>,
+    order: VecDeque<String>,
+}
+
+impl Gate {
+    /// The gate of the endpoint at `path` serving `registry`.
+    pub(crate) fn new(
+        auth: Option<OAuthResource>,
+        registry: Arc<ToolRegistry>,
+        path: &str,
+    ) -> Arc<Self> {
+        let mut metadata_paths = vec![WELL_KNOWN.to_owned(), format!("{WELL_KNOWN}{path}")];
+        if let Some(auth) = &auth
+            && let Ok(url) = reqwest::Url::parse(auth.resource())
+        {
+            metadata_paths.push(format!("{WELL_KNOWN}{}", url.path().trim_end_matches('/')));
+        }
+        Arc::new(Self {
+            auth,
+            registry,
+            metadata_paths,
+            owners: Mutex::default(),
+        })
+    }
+
+    /// The answer to a request outside the endpoint that the gate serves
+    /// itself (the protected resource metadata), if it is one.
+    pub(crate) fn answer<B>(&self, request: &Request<B>) -> Option<Response> {
+        let auth = self.auth.as_ref()?;
+        let path = request.uri().path();
+        if !self.metadata_paths.iter().any(|p| p == path) {
+            return None;
+        }
+        if request.method() != Method::GET && request.method() != Method::HEAD {
+            return Some(plain(StatusCode::METHOD_NOT_ALLOWED, "use GET"));
+        }
+        let mut response = json_response(StatusCode::OK, &auth.metadata());
+        response.headers_mut().insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+        Some(response)
+    }
+
+    /// Check `request` to the endpoint and hand it to `service`, or refuse it.
+    pub(crate) async fn serve<S>(
+        &self,
+        mut request: Request<Incoming>,
+        mut service: S,
+    ) -> Result<Response, Infallible>
+    where
+        S: Service<Request<GateBody>, Response = Response, Error = Infallible>,
+    {
+        let claims = match &self.auth {
+            None => None,
+            Some(auth) => match self.authenticate(auth, &request).await {
+                Ok(claims) => Some(claims),
+                Err(refusal) => return Ok(refusal),
+            },
+        };
+        let subject = claims.as_ref().map(owner);
+        let session = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let (Some(subject), Some(session)) = (&subject, &session)
+            && !self.owned_by(session, subject)
+        {
+            // As for a session that does not exist: nothing about it is told.
+            return Ok(plain(StatusCode::NOT_FOUND, "no such session"));
+        }
+        if let Some(claims) = claims {
+            request.extensions_mut().insert(claims);
+        }
+        let request = if request.method() == Method::POST {
+            let (parts, body) = request.into_parts();
+            let bytes = match Limited::new(body, BODY_LIMIT).collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(_) => {
+                    return Ok(plain(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "the request body could not be read whole",
+                    ));
+                }
+            };
+            if let Some(refusal) = self.inspect(&parts, &bytes) {
+                return Ok(refusal);
+            }
+            Request::from_parts(parts, Either::Right(Full::new(bytes)))
+        } else {
+            request.map(Either::Left)
+        };
+        let response = service.call(request).await?;
+        if let (Some(subject), None) = (subject, session)
+            && let Some(id) = response
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            self.own(id, subject);
+        }
+        Ok(response)
+    }
+
+    /// The claims of the request's bearer token, or the `401`/`403`/`503`
+    /// that refuses it.
+    async fn authenticate<B>(
+        &self,
+        auth: &OAuthResource,
+        request: &Request<B>,
+    ) -> Result<Claims, Response> {
+        let token = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .filter(|t| !t.is_empty());
+        let Some(token) = token else {
+            let mut challenge = format!(
+                "Bearer resource_metadata=\"{}\"",
+                quoted(&auth.metadata_url())
+            );
+            if !auth.required.is_empty() {
+                challenge.push_str(&format!(", scope=\"{}\"", quoted(&auth.required.join(" "))));
+            }
+            return Err(challenge_response(
+                StatusCode::UNAUTHORIZED,
+                challenge,
+                "invalid_request",
+                "a bearer token is required",
+            ));
+        };
+        let claims = match auth.verifier.verify(token).await {
+            Ok(claims) => claims,
+            Err(TokenError::Invalid(why)) => {
+                let challenge = format!(
+                    "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{}\"",
+                    quoted(&why),
+                    quoted(&auth.metadata_url())
+                );
+                return Err(challenge_response(
+                    StatusCode::UNAUTHORIZED,
+                    challenge,
+                    "invalid_token",
+                    &why,
+                ));
+            }
+            Err(TokenError::Unavailable(why)) => {
+                let mut response = json_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &json!({"error": "temporarily_unavailable", "error_description": why}),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return Err(response);
+            }
+        };
+        if let Some(refusal) = missing_scopes(auth, &claims, &auth.required, None) {
+            return Err(refusal);
+        }
+        Ok(claims)
+    }
+
+    /// Look into a POST's JSON-RPC messages: a `tools/call` needs its tool's
+    /// scopes, and its `Mcp-Param-*` headers must match its arguments.
+    fn inspect(&self, request: &hyper::http::request::Parts, bytes: &[u8]) -> Option<Response> {
+        if !contains(bytes, b"tools/call") {
+            return None;
+        }
+        // Malformed JSON is the MCP service's to refuse.
+        let body: Value = serde_json::from_slice(bytes).ok()?;
+        let messages = match &body {
+            Value::Array(items) => items.iter().collect(),
+            message => vec![message],
+        };
+        let claims = request.extensions.get::<Claims>();
+        let mirrored = params::applies(&request.headers);
+        for message in messages {
+            if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+                continue;
+            }
+            let params = message.get("params");
+            let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(entry) = self.registry.entry(name) else {
+                continue;
+            };
+            let spec = entry.tool.spec();
+            if let (Some(auth), Some(claims)) = (&self.auth, claims) {
+                let needed = auth.scopes_for(&spec.name, Some(&spec.meta));
+                if let Some(refusal) = missing_scopes(auth, claims, &needed, Some(&spec.name)) {
+                    return Some(refusal);
+                }
+            }
+            if mirrored {
+                let arguments = params
+                    .and_then(|p| p.get("arguments"))
+                    .and_then(Value::as_object);
+                if let Err(problem) = params::check(&spec.input_schema, arguments, &request.headers)
+                {
+                    let id = message.get("id").cloned().unwrap_or(Value::Null);
+                    return Some(json_response(
+                        StatusCode::BAD_REQUEST,
+                        &json!({"jsonrpc": "2.0", "id": id, "error": {
+                            "code": HEADER_MISMATCH, "message": problem}}),
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    fn owned_by(&self, session: &str, subject: &Option<String>) -> bool {
+        let owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        // A session not remembered (opened before a restart, or forgotten
+        // as the oldest) is left to the MCP service to know or not.
+        owners
+            .by_session
+            .get(session)
+            .is_none_or(|owner| owner == subject)
+    }
+
+    fn own(&self, session: &str, subject: Option<String>) {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        if owners
+            .by_session
+            .insert(session.to_owned(), subject)
+            .is_none()
+        {
+            owners.order.push_back(session.to_owned());
+        }
+        while owners.order.len() > SESSION_LIMIT {
+            if let Some(oldest) = owners.order.pop_front() {
+                owners.by_session.remove(&oldest);
+            }
+        }
+    }
+}
+
+/// Whom a token speaks for: its subject, else its client.
+fn owner(claims: &Claims) -> Option<String> {
+    claims.subject().or(claims.client_id()).map(str::to_owned)
+}
+
+/// The `403` for a token without all of `needed`, naming every scope the
+/// request needs (the required ones and the tool's).
+fn missing_scopes(
+    auth: &OAuthResource,
+    claims: &Claims,
+    needed: &[String],
+    tool: Option<&str>,
+) -> Option<Response> {
+    if needed.iter().all(|scope| claims.has_scope(scope)) {
+        return None;
+    }
+    let mut scopes: Vec<&str> = auth.required.iter().map(String::as_str).collect();
+    for scope in needed {
+        if !scopes.contains(&scope.as_str()) {
+            scopes.push(scope);
+        }
+    }
+    let scopes = scopes.join(" ");
+    let description = match tool {
+        Some(tool) => format!("calling `{tool}` needs the scopes: {scopes}"),
+        None => format!("this resource needs the scopes: {scopes}"),
+    };
+    let challenge = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
+        quoted(&scopes),
+        quoted(&auth.metadata_url()),
+        quoted(&description)
+    );
+    Some(challenge_response(
+        StatusCode::FORBIDDEN,
+        challenge,
+        "insufficient_scope",
+        &description,
+    ))
+}
+
+/// Text fit for a quoted-string of a `WWW-Authenticate` parameter.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control())
+        .map(|c| if c == '"' || c == '\\' { '\'' } else { c })
+        .collect()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn challenge_response(
+    status: StatusCode,
+    challenge: String,
+    error: &str,
+    description: &str,
+) -> Response {
+    let mut response = json_response(
+        status,
+        &json!({"error": error, "error_description": description}),
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = hyper::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response
+}
