@@ -57,6 +57,7 @@ extern crate self as toolsmith;
 
 pub mod args;
 mod context;
+mod deferred;
 mod discovery;
 mod error;
 pub mod exec;
@@ -88,6 +89,7 @@ pub struct ReadmeExamples;
 pub use args::Cast;
 pub use async_trait::async_trait;
 pub use context::{CancellationToken, FromContext, Progress, ProgressReporter, ToolContext};
+pub use deferred::{DeferredTools, TOOL_SEARCH, ToolSearch};
 pub use discovery::ToolFilter;
 pub use error::{
     ArgumentError, CallError, ErrorKind, InvalidArguments, PayloadError, Problem, RegistryError,

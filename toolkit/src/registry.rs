@@ -389,6 +389,12 @@ impl ToolRegistry {
         Arc::clone(rendered)
     }
 
+    /// The tools as they are now, as one consistent view: their order,
+    /// specs and cached definitions come from the same set of tools.
+    pub(crate) fn view(&self) -> CatalogView {
+        CatalogView(self.snapshot())
+    }
+
     /// Steps 1 to 5 of a call: read the payload, find the tool, cast, validate
     /// and bind. Returns the call ready to run, or a precise error.
     pub fn prepare(&self, name: &str, payload: Value) -> Result<PreparedCall, CallError> {
@@ -459,6 +465,33 @@ impl std::fmt::Debug for ToolRegistry {
         f.debug_struct("ToolRegistry")
             .field("tools", &self.names())
             .finish()
+    }
+}
+
+/// One set of a registry's tools, unchanged by later registrations, for
+/// what renders a turn's definitions from it ([`crate::DeferredTools`]).
+#[derive(Clone)]
+pub(crate) struct CatalogView(Arc<Catalog>);
+
+impl CatalogView {
+    /// The names in definition order.
+    pub(crate) fn order(&self) -> &[String] {
+        &self.0.order
+    }
+
+    /// The spec of the tool called `name`.
+    pub(crate) fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.0.entries.get(name).map(|entry| entry.tool.spec())
+    }
+
+    /// Every definition in `format`, in definition order (cached).
+    pub(crate) fn definitions(&self, format: DefinitionFormat) -> Arc<[Value]> {
+        ToolRegistry::definitions_of(&self.0, format, false)
+    }
+
+    /// Whether both views are of the same set of tools, unchanged.
+    pub(crate) fn same(&self, other: &CatalogView) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

@@ -11,3 +11,4 @@ mod snapshot_tests;
 pub(crate) use dialect::sanitize_tool_name;
 pub(crate) use generate::schema_for_output;
 pub use render::{DefinitionFormat, ToolChoice, render_definition, render_tool_choice};
+pub(crate) use render::{mark_deferred, native_tool_search};

@@ -313,6 +313,33 @@ fn warn_not_strict(tool: &str, dialect: StrictDialect, reason: &str) {
     );
 }
 
+/// The provider's own tool search, for formats that defer loading
+/// natively: Anthropic's tool search tool (BM25 or regex) and OpenAI
+/// Responses' hosted `tool_search`. `None` for the other formats.
+pub(crate) fn native_tool_search(format: DefinitionFormat, regex: bool) -> Option<Value> {
+    match format {
+        DefinitionFormat::Anthropic if regex => Some(object([
+            ("type", "tool_search_tool_regex_20251119".into()),
+            ("name", "tool_search_tool_regex".into()),
+        ])),
+        DefinitionFormat::Anthropic => Some(object([
+            ("type", "tool_search_tool_bm25_20251119".into()),
+            ("name", "tool_search_tool_bm25".into()),
+        ])),
+        DefinitionFormat::OpenAiResponses => Some(object([("type", "tool_search".into())])),
+        _ => None,
+    }
+}
+
+/// Mark a definition rendered in a format with [`native_tool_search`] as
+/// deferred: `"defer_loading": true`, so the provider keeps it out of the
+/// model's context until its search finds it.
+pub(crate) fn mark_deferred(definition: &mut Value) {
+    if let Value::Object(def) = definition {
+        def.insert("defer_loading".into(), true.into());
+    }
+}
+
 /// Which tool the model may or must call next, for [`render_tool_choice`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChoice {
