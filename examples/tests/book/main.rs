@@ -4,6 +4,7 @@
 mod arguments;
 mod builtins;
 mod casting;
+mod catalogs;
 mod context;
 mod dialects;
 mod mcp;

@@ -52,3 +52,41 @@ mod tests {
     }
 }
 // ANCHOR_END: tests
+
+// ANCHOR: robust
+#[cfg(test)]
+mod robustness {
+    use super::ConvertTool;
+    use std::time::Duration;
+    use toolsmith::testing::{ArgumentGenerator, CaseKind, Robustness};
+    use toolsmith::{Tool, ToolFilter, ToolRegistry};
+
+    // Arguments from the schema: valid, sloppy and invalid, the same for
+    // the same seed.
+    #[test]
+    fn generated_cases() {
+        let mut generator = ArgumentGenerator::new(ConvertTool.spec(), 7).unwrap();
+        let cases = generator.cases(20);
+        for case in &cases {
+            println!("{:?} ({}): {}", case.kind, case.note, case.arguments);
+        }
+        assert!(cases.iter().any(|c| c.kind == CaseKind::Invalid));
+    }
+
+    // Two hundred calls through the registry: none may crash, every error
+    // must say what to fix, and valid arguments must work.
+    #[tokio::test]
+    async fn convert_is_robust() {
+        let registry =
+            ToolRegistry::from_inventory(&ToolFilter::default().names(["convert"])).unwrap();
+        let run = Robustness::new(&registry, "convert")
+            .cases(200)
+            .seed(1)
+            .assert();
+        let report = tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("the calls took too long");
+        println!("{report}");
+    }
+}
+// ANCHOR_END: robust
