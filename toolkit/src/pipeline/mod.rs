@@ -280,7 +280,8 @@ impl Pipeline {
         };
         let config = &self.settings.shape;
         if config.persist_dir.is_some() {
-            return self.finish(Ok(output), name, id, ctx).await;
+            // Boxed: the common path's future stays small.
+            return Box::pin(self.finish(Ok(output), name, id, ctx)).await;
         }
         shape_in_place(&mut output, name, id, config, ctx.workspace());
         output
