@@ -173,6 +173,10 @@ where
                 Err(_) => continue,
             },
         };
+        // An answer streamed as events goes out in several small writes
+        // (the head, then each event): with Nagle's algorithm each waits
+        // for the client's delayed ACK of the one before, about 40 ms.
+        let _ = stream.set_nodelay(true);
         let service = service.clone();
         let path = Arc::clone(&path);
         let gate = Arc::clone(&gate);
