@@ -15,16 +15,16 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use tokio::io::AsyncBufReadExt;
-use tokio_util::sync::CancellationToken;
 
 use super::handler::ClientSide;
 use super::sampling::Sampler;
 use super::sse::SseClientTransport;
-use super::tap::ProgressTap;
+use super::tap::{ProgressTap, Watch};
 use super::tools::mount_all;
 use crate::context::{Progress, ToolContext};
 use crate::error::ToolError;
@@ -47,9 +47,17 @@ pub(crate) type Session = RunningService<RoleClient, ClientSide>;
 /// An open session, and how to know when it has closed.
 struct Open {
     session: Arc<Session>,
-    /// Cancelled when the session's transport is dropped: its connection is
-    /// closed then, and a stdio server's process has exited.
-    closed: CancellationToken,
+    /// What its transport saw: whether the server's messages ended, and
+    /// when the transport is dropped (its connection is closed then, and a
+    /// stdio server's process has exited).
+    closed: Arc<Watch>,
+}
+
+impl Open {
+    /// Whether calls can still go through it.
+    fn is_live(&self) -> bool {
+        !self.session.is_transport_closed() && !self.closed.is_over()
+    }
 }
 
 /// A configured server and, once connected, its session.
@@ -123,22 +131,24 @@ impl ServerLink {
             .lock()
             .await
             .as_ref()
-            .is_some_and(|open| !open.session.is_transport_closed())
+            .is_some_and(Open::is_live)
     }
 
     /// The open session, connecting first when there is none (or it died).
     pub(crate) async fn session(&self) -> Result<Arc<Session>, String> {
+        self.open_session().await.map(|(session, _)| session)
+    }
+
+    /// [`session`](Self::session), with what its transport sees.
+    async fn open_session(&self) -> Result<(Arc<Session>, Arc<Watch>), String> {
         let mut slot = self.session.lock().await;
         // Checked under the lock `retire` takes to close the session, so a
         // removed server is never started again.
         if self.retired.load(Ordering::SeqCst) {
             return Err(format!("the MCP server `{}` was removed", self.config.name));
         }
-        if let Some(open) = slot
-            .as_ref()
-            .filter(|open| !open.session.is_transport_closed())
-        {
-            return Ok(Arc::clone(&open.session));
+        if let Some(open) = slot.as_ref().filter(|open| open.is_live()) {
+            return Ok((Arc::clone(&open.session), Arc::clone(&open.closed)));
         }
         *slot = None;
         let limit = self.config.tool_timeout.max(CONNECT_TIMEOUT_FLOOR);
@@ -150,9 +160,9 @@ impl ServerLink {
                     self.config.name
                 )
             })??;
-        let session = Arc::clone(&open.session);
+        let live = (Arc::clone(&open.session), Arc::clone(&open.closed));
         *slot = Some(open);
-        Ok(session)
+        Ok(live)
     }
 
     /// Forget `dead` so the next call connects anew.
@@ -174,7 +184,7 @@ impl ServerLink {
         if let Some(open) = open {
             // Calls still holding the session see it closed and fail.
             open.session.cancellation_token().cancel();
-            if tokio::time::timeout(CLOSE_TIMEOUT, open.closed.cancelled())
+            if tokio::time::timeout(CLOSE_TIMEOUT, open.closed.dropped())
                 .await
                 .is_err()
             {
@@ -318,7 +328,7 @@ impl ServerLink {
         let failed = |e: &dyn std::fmt::Display| {
             format!("could not connect to the MCP server `{name}`: {e}")
         };
-        let closed = CancellationToken::new();
+        let closed = Arc::new(Watch::default());
         let session = match &self.config.transport {
             Transport::Stdio {
                 command,
@@ -352,7 +362,8 @@ impl ServerLink {
             }
             Transport::StreamableHttp { url, headers } => {
                 let client = http_client(headers).map_err(|e| failed(&e))?;
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                config.retry_config = Arc::new(ResumeOnce);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler
                     .serve(self.tap(transport, &closed))
@@ -377,12 +388,13 @@ impl ServerLink {
     }
 
     /// `transport`, with progress notifications routed as they arrive, and
-    /// `closed` cancelled when it is dropped.
-    fn tap<T>(&self, transport: T, closed: &CancellationToken) -> ProgressTap<T> {
+    /// `closed` told of what it sees and when it is dropped.
+    fn tap<T>(&self, transport: T, closed: &Arc<Watch>) -> ProgressTap<T> {
         ProgressTap {
             inner: transport,
             link: self.me.clone(),
-            _closed: closed.clone().drop_guard(),
+            _closed: closed.drop_guard(),
+            watch: Arc::clone(closed),
         }
     }
 
@@ -430,7 +442,10 @@ impl ServerLink {
     /// cancelled. The call's time is bounded by the pipeline's timer (a
     /// mounted tool's timeout), not here; a server silent for `toolTimeout`
     /// during a tool call fails as any timeout does. A closed connection is
-    /// forgotten, so the next call starts the server again.
+    /// forgotten, so the next call starts the server again; so is a server
+    /// that let calls end unanswered twice in a row without a word. The end
+    /// of the server's messages (a stdio server that closed its output, a
+    /// connection that dropped) fails the call at once.
     pub(crate) async fn request<T, F, Fut>(
         &self,
         ctx: &ToolContext,
@@ -440,11 +455,25 @@ impl ServerLink {
         F: FnOnce(Arc<Session>) -> Fut,
         Fut: Future<Output = Result<T, ServiceError>>,
     {
-        let session = self.session().await.map_err(ToolError::Failed)?;
-        let outcome = tokio::select! {
-            outcome = send(Arc::clone(&session)) => outcome,
-            () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+        let (session, watch) = self.open_session().await.map_err(ToolError::Failed)?;
+        let mut call = Unanswered {
+            mark: watch.call_started(),
+            watch: &watch,
+            session: &session,
+            server: &self.config.name,
+            answered: false,
         };
+        let outcome = tokio::select! {
+            biased;
+            outcome = send(Arc::clone(&session)) => outcome,
+            () = ctx.cancellation().cancelled() => {
+                call.answered = true;
+                return Err(ToolError::Cancelled);
+            }
+            () = watch.over() => Err(ServiceError::TransportClosed),
+        };
+        call.answered = !matches!(outcome, Err(ServiceError::Timeout { .. }));
+        drop(call);
         match outcome {
             Ok(value) => Ok(value),
             Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(timeout)),
@@ -553,6 +582,30 @@ impl Drop for ProgressRoute<'_> {
     }
 }
 
+/// Counts a call that ended without an answer (timed out, or dropped by the
+/// pipeline's timer) against its session: the second in a row with no word
+/// from the server takes the session for dead, and stops it, so the next
+/// call starts the server again.
+struct Unanswered<'a> {
+    watch: &'a Watch,
+    mark: u64,
+    session: &'a Session,
+    server: &'a str,
+    answered: bool,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.watch.call_ended(self.mark, self.answered) {
+            tracing::warn!(
+                server = %self.server,
+                "the MCP server let calls end unanswered without a word; it will be started again on the next call"
+            );
+            self.session.cancellation_token().cancel();
+        }
+    }
+}
+
 /// Tells the server a request was abandoned (timed out, cancelled) when the
 /// call is dropped before its answer came.
 struct CancelOnDrop {
@@ -577,6 +630,21 @@ impl Drop for CancelOnDrop {
                 let _ = peer.notify_cancelled(param).await;
             });
         }
+    }
+}
+
+/// How a streamable HTTP server's event stream is resumed when it breaks:
+/// once, at once. A server that cannot be reached then is gone (killed,
+/// crashed), and the calls waiting on the stream fail now rather than at
+/// their timeout, as the SDK's default (retry for ever, backing off) has it.
+/// A stream the server ended before its answer is taken up again a second
+/// later, or when the server's `retry` says.
+#[derive(Debug)]
+struct ResumeOnce;
+
+impl SseRetryPolicy for ResumeOnce {
+    fn retry(&self, attempts: usize) -> Option<Duration> {
+        (attempts == 0).then_some(Duration::from_secs(1))
     }
 }
 
