@@ -103,8 +103,11 @@ pub struct DeferredTools {
     /// The search index of the last set of tools seen.
     index: Mutex<Option<(CatalogView, Arc<SearchIndex>)>>,
     /// Definitions for providers that defer natively, by format.
-    native_definitions: Mutex<HashMap<DefinitionFormat, (CatalogView, Arc<[Value]>)>>,
+    native_definitions: Mutex<HashMap<DefinitionFormat, Rendered>>,
 }
+
+/// Definitions rendered from one set of tools.
+type Rendered = (CatalogView, Arc<[Value]>);
 
 /// What makes a tool deferred.
 #[derive(Debug, Clone)]
