@@ -28,6 +28,8 @@ pub enum Urgency {
 }
 
 /// Schedule a meeting.
+// As many parameters as a model-facing tool has, to exercise the generator.
+#[allow(clippy::too_many_arguments)]
 #[tool]
 async fn schedule(
     /// What it is about.
@@ -55,9 +57,11 @@ async fn schedule(
     #[arg(one_of = ["mail", "chat"], default = "mail".to_string())]
     channel: String,
 ) -> String {
-    let _ = (urgency, share, place, channel);
+    let _ = (urgency, share, channel);
     format!(
-        "{title} in {in_minutes} min in {room}, {} tags, notify {notify_all}",
+        "{title} in {in_minutes} min in {room} ({}, floor {:?}), {} tags, notify {notify_all}",
+        place.city,
+        place.floor,
         tags.len()
     )
 }

@@ -52,12 +52,10 @@ async fn send(
     format!("to {to}: {body}")
 }
 
-fn with_timeout<F: std::future::Future>(f: F) -> impl std::future::Future<Output = F::Output> {
-    async move {
-        tokio::time::timeout(Duration::from_secs(20), f)
-            .await
-            .expect("the test took too long")
-    }
+async fn with_timeout<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(20), f)
+        .await
+        .expect("the test took too long")
 }
 
 fn files() -> Toolset {
