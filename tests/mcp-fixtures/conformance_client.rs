@@ -1,11 +1,12 @@
 //! The client the MCP conformance suite's client scenarios drive:
 //! `mcp-fixture-client URL` connects with `toolsmith::mcp::McpClients`
 //! (streamable HTTP), mounts the server's tools and calls each once with
-//! arguments made from its schema, printing what came back.
+//! arguments made from its schema, printing what came back. Its user takes
+//! whatever defaults a server's form offers.
 
 use std::sync::Arc;
 
-use tk::mcp::{McpClients, McpConfig};
+use tk::mcp::{Elicitation, ElicitationRequest, Elicitor, McpClients, McpConfig};
 use tk::serde_json::{Map, Value, json};
 use tk::{ToolContext, ToolRegistry};
 
@@ -27,6 +28,24 @@ fn arguments_for(schema: &Value) -> Value {
     Value::Object(args)
 }
 
+/// Accepts a form with the defaults its schema offers; declines one without.
+struct Defaults;
+
+#[tk::async_trait]
+impl Elicitor for Defaults {
+    async fn elicit(
+        &self,
+        request: ElicitationRequest,
+    ) -> Result<Elicitation, Box<dyn std::error::Error + Send + Sync>> {
+        let defaults = request.defaults();
+        Ok(if defaults.is_empty() {
+            Elicitation::Decline
+        } else {
+            Elicitation::Accept(defaults)
+        })
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let Some(url) = std::env::args()
@@ -41,7 +60,7 @@ async fn main() {
     )
     .expect("a valid configuration");
     let registry = Arc::new(ToolRegistry::new());
-    let clients = McpClients::new(config, &registry);
+    let clients = McpClients::new(config, &registry).with_elicitor(Defaults);
     for (server, outcome) in clients.connect().await {
         println!("{server}: {outcome:?}");
         if outcome.is_err() {

@@ -11,6 +11,8 @@
 
 #[path = "bad_calls.rs"]
 mod bad_calls;
+#[path = "input_required.rs"]
+mod input_required;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -510,7 +512,8 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(GrowTool),
         Arc::new(json_schema_tool()),
     ];
-    for tool in tools.into_iter().chain(bad_calls::tools()) {
+    let tools = tools.into_iter().chain(input_required::tools());
+    for tool in tools.chain(bad_calls::tools()) {
         registry
             .register_arc(tool)
             .expect("fixture tools are valid");

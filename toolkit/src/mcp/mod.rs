@@ -8,7 +8,8 @@
 //!   Resource templates are read-only tools too, their URI template's
 //!   variables the parameters.
 //! - A [`Sampler`] set with [`McpClients::with_sampler`] answers the
-//!   servers' sampling requests with the host's model.
+//!   servers' sampling requests with the host's model, and an [`Elicitor`]
+//!   set with [`McpClients::with_elicitor`] what they ask the user.
 //! - [`McpServer`] serves a registry over stdio or streamable HTTP.
 
 mod client;
@@ -18,7 +19,10 @@ mod naming;
 mod server;
 mod trace_context;
 
-pub use client::{McpClients, Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink};
+pub use client::{
+    Elicitation, ElicitationKind, ElicitationModes, ElicitationRequest, Elicitor, McpClients,
+    Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink,
+};
 pub use config::{
     ConfigError, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig, ServerConfig, Transport,
 };

@@ -11,12 +11,14 @@ use futures_util::FutureExt;
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, Implementation, ProtocolVersion,
+    ElicitRequestParams, ElicitResult, Implementation, InputRequest, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
+use super::elicitation::{ElicitationRequest, Elicitor};
 use super::link::ServerLink;
 use super::sampling::{Sampler, SamplingRequest};
 
@@ -30,13 +32,18 @@ pub(crate) struct ClientSide {
     pub(crate) server: String,
     /// The host's model; without it sampling is neither offered nor done.
     pub(crate) sampler: Option<Arc<dyn Sampler>>,
+    /// The host's user; without it elicitation is neither offered nor done.
+    pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = json!({"elicitation": {"form": {}}});
+        let mut capabilities = json!({});
         if self.sampler.is_some() {
             capabilities["sampling"] = json!({});
+        }
+        if let Some(elicitor) = &self.elicitor {
+            capabilities["elicitation"] = elicitor.modes().capability();
         }
         let capabilities: ClientCapabilities =
             serde_json::from_value(capabilities).unwrap_or_default();
@@ -50,76 +57,26 @@ impl ClientHandler for ClientSide {
         info
     }
 
-    /// The host's sampler answers; a failure or a panic in it is an error
-    /// the server sees, never a request left unanswered. The sampler is
-    /// stopped when the server cancels the request, and after the server's
-    /// `toolTimeout`: the call that led to the request has given up by then.
+    /// The host's sampler answers (see [`ClientSide::sample`]).
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let Some(sampler) = &self.sampler else {
-            return Err(ErrorData::invalid_request(
-                "this client does not offer sampling",
-                None,
-            ));
-        };
-        let request = SamplingRequest::from_params(
-            &self.server,
-            serde_json::to_value(&params).unwrap_or_default(),
-        );
-        let limit = self
-            .link
-            .upgrade()
-            .map_or(DEFAULT_SAMPLING_LIMIT, |link| link.config().tool_timeout);
-        let sampling = std::panic::AssertUnwindSafe(sampler.sample(request)).catch_unwind();
-        let answer = tokio::select! {
-            answer = tokio::time::timeout(limit, sampling) => answer.map_err(|_| {
-                ErrorData::internal_error(
-                    format!("the host's model did not answer within {limit:?}"),
-                    None,
-                )
-            })?,
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-        };
-        let sampled = match answer {
-            Ok(Ok(sampled)) => sampled,
-            Ok(Err(e)) => {
-                return Err(ErrorData::internal_error(
-                    format!("the host's model could not answer: {e}"),
-                    None,
-                ));
-            }
-            Err(_) => {
-                tracing::error!(server = %self.server, "the sampler panicked");
-                return Err(ErrorData::internal_error(
-                    "the host's model could not answer: its sampler crashed",
-                    None,
-                ));
-            }
-        };
-        serde_json::from_value(sampled.to_result())
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        let result = self.sample(params, &context.ct).await?;
+        serde_json::from_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
-    /// Nobody is there to fill in a form while a tool runs, so we accept it
-    /// with the defaults the server's schema offers (and nothing else).
+    /// The host's elicitor answers (see [`ClientSide::elicit`]).
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let request = serde_json::to_value(&request).unwrap_or_default();
-        let defaults = schema_defaults(request.get("requestedSchema"));
-        let answer = if defaults.is_empty() {
-            json!({"action": "decline"})
-        } else {
-            json!({"action": "accept", "content": defaults})
-        };
-        serde_json::from_value(answer).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        let result = self.elicit(params, &context.ct).await?;
+        serde_json::from_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -136,6 +93,116 @@ impl ClientHandler for ClientSide {
 }
 
 impl ClientSide {
+    /// How long the host may take to answer: the server's `toolTimeout`,
+    /// since the call that led to the question has given up by then.
+    fn answer_limit(&self) -> std::time::Duration {
+        self.link
+            .upgrade()
+            .map_or(DEFAULT_SAMPLING_LIMIT, |link| link.config().tool_timeout)
+    }
+
+    /// Run the host's `answer`, within the answer limit and until `ct` is
+    /// cancelled; a failure or a panic in it is an error the server sees,
+    /// never a question left unanswered.
+    async fn host_answers<T>(
+        &self,
+        who: &str,
+        answerer: &str,
+        answer: impl std::future::Future<Output = Result<T, Box<dyn std::error::Error + Send + Sync>>>,
+        ct: &CancellationToken,
+    ) -> Result<T, ErrorData> {
+        let limit = self.answer_limit();
+        let answering = std::panic::AssertUnwindSafe(answer).catch_unwind();
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(limit, answering) => answer.map_err(|_| {
+                ErrorData::internal_error(
+                    format!("the host's {who} did not answer within {limit:?}"),
+                    None,
+                )
+            })?,
+            () = ct.cancelled() => {
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
+        match answer {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(ErrorData::internal_error(
+                format!("the host's {who} could not answer: {e}"),
+                None,
+            )),
+            Err(_) => {
+                tracing::error!(server = %self.server, "the {answerer} panicked");
+                Err(ErrorData::internal_error(
+                    format!("the host's {who} could not answer: its {answerer} crashed"),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// Answer a `sampling/createMessage` request (its params in MCP's JSON
+    /// form) with the host's sampler: its `CreateMessageResult`.
+    pub(crate) async fn sample(
+        &self,
+        params: Value,
+        ct: &CancellationToken,
+    ) -> Result<Value, ErrorData> {
+        let Some(sampler) = &self.sampler else {
+            return Err(ErrorData::invalid_request(
+                "this client does not offer sampling",
+                None,
+            ));
+        };
+        let request = SamplingRequest::from_params(&self.server, params);
+        let sampled = self
+            .host_answers("model", "sampler", sampler.sample(request), ct)
+            .await?;
+        Ok(sampled.to_result())
+    }
+
+    /// Answer an `elicitation/create` request (its params in MCP's JSON
+    /// form) with the host's elicitor: its `ElicitResult`.
+    pub(crate) async fn elicit(
+        &self,
+        params: Value,
+        ct: &CancellationToken,
+    ) -> Result<Value, ErrorData> {
+        let Some(elicitor) = &self.elicitor else {
+            return Err(ErrorData::invalid_request(
+                "this client does not offer elicitation",
+                None,
+            ));
+        };
+        let request = ElicitationRequest::from_params(&self.server, params);
+        let answer = self
+            .host_answers("user", "elicitor", elicitor.elicit(request), ct)
+            .await?;
+        Ok(answer.to_result())
+    }
+
+    /// Answer one of the questions of an input-required result or a task:
+    /// its result in MCP's JSON form.
+    pub(crate) async fn answer_input(
+        &self,
+        request: &InputRequest,
+        ct: &CancellationToken,
+    ) -> Result<Value, ErrorData> {
+        let request = serde_json::to_value(request).unwrap_or_default();
+        let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+        match request.get("method").and_then(Value::as_str) {
+            Some("sampling/createMessage") => self.sample(params, ct).await,
+            Some("elicitation/create") => self.elicit(params, ct).await,
+            Some(method) => Err(ErrorData::invalid_request(
+                format!("this client does not answer `{method}`"),
+                None,
+            )),
+            None => Err(ErrorData::invalid_request(
+                "a question without a method",
+                None,
+            )),
+        }
+    }
+
     fn refresh(&self) {
         if let Some(link) = self.link.upgrade() {
             // The refresh asks the server for its lists, which needs this
@@ -149,35 +216,9 @@ impl ClientSide {
     }
 }
 
-/// The `default` of every property of an elicitation schema that has one.
-fn schema_defaults(schema: Option<&Value>) -> Map<String, Value> {
-    schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .filter_map(|(name, p)| Some((name.clone(), p.get("default")?.clone())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn defaults_are_collected_from_the_schema() {
-        let schema = json!({"type": "object", "properties": {
-            "name": {"type": "string", "default": "John"},
-            "age": {"type": "integer", "default": 30},
-            "free": {"type": "string"}
-        }});
-        let defaults = schema_defaults(Some(&schema));
-        assert_eq!(Value::Object(defaults), json!({"name": "John", "age": 30}));
-        assert!(schema_defaults(None).is_empty());
-    }
 
     struct Silent;
 
@@ -192,21 +233,60 @@ mod tests {
         }
     }
 
+    struct FormsOnly;
+
+    #[async_trait::async_trait]
+    impl Elicitor for FormsOnly {
+        async fn elicit(
+            &self,
+            _request: ElicitationRequest,
+        ) -> Result<super::super::Elicitation, Box<dyn std::error::Error + Send + Sync>> {
+            Err("never asked here".into())
+        }
+
+        fn modes(&self) -> super::super::ElicitationModes {
+            super::super::ElicitationModes::form_only()
+        }
+    }
+
     #[test]
-    fn sampling_is_declared_only_with_a_sampler() {
-        let declared = |sampler: Option<Arc<dyn Sampler>>| {
+    fn sampling_and_elicitation_are_declared_only_with_a_host_to_answer() {
+        let declared = |sampler: Option<Arc<dyn Sampler>>, elicitor: Option<Arc<dyn Elicitor>>| {
             let side = ClientSide {
                 link: Weak::new(),
                 server: "s".into(),
                 sampler,
+                elicitor,
             };
             serde_json::to_value(side.get_info().capabilities).unwrap()
         };
-        let without = declared(None);
+        let without = declared(None, None);
         assert!(without.get("sampling").is_none(), "{without}");
-        assert!(without.get("elicitation").is_some());
-        let with = declared(Some(Arc::new(Silent)));
+        assert!(without.get("elicitation").is_none(), "{without}");
+        let with = declared(Some(Arc::new(Silent)), Some(Arc::new(FormsOnly)));
         assert_eq!(with["sampling"], json!({}));
-        assert!(with.get("elicitation").is_some());
+        assert_eq!(with["elicitation"], json!({"form": {}}));
+    }
+
+    #[tokio::test]
+    async fn questions_without_a_host_to_answer_are_refused() {
+        let side = ClientSide {
+            link: Weak::new(),
+            server: "s".into(),
+            sampler: None,
+            elicitor: None,
+        };
+        let ct = CancellationToken::new();
+        let form: InputRequest = serde_json::from_value(json!({
+            "method": "elicitation/create",
+            "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}
+        }))
+        .unwrap();
+        let refused = side.answer_input(&form, &ct).await.unwrap_err();
+        assert!(
+            refused.message.contains("elicitation"),
+            "{}",
+            refused.message
+        );
     }
 }

@@ -8,11 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ProgressToken, RequestId, ServerResult,
+    ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, ProgressToken, ProtocolVersion, RequestId,
+    ServerResult, SubscriptionFilter,
 };
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
@@ -20,7 +21,9 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
 
+use super::elicitation::Elicitor;
 use super::handler::ClientSide;
 use super::sampling::Sampler;
 use super::sse::SseClientTransport;
@@ -76,6 +79,8 @@ pub struct ServerLink {
     progress: Mutex<ProgressRoutes>,
     /// The host's model, for servers that ask to sample; read when connecting.
     sampler: Mutex<Option<Arc<dyn Sampler>>>,
+    /// The host's user, for servers that ask for input; read when connecting.
+    elicitor: Mutex<Option<Arc<dyn Elicitor>>>,
     me: Weak<ServerLink>,
 }
 
@@ -97,8 +102,15 @@ impl ServerLink {
             mounted: Mutex::new(Vec::new()),
             progress: Mutex::new(ProgressRoutes::default()),
             sampler: Mutex::new(None),
+            elicitor: Mutex::new(None),
             me: me.clone(),
         })
+    }
+
+    /// Answer this server's elicitation requests with `elicitor` from the
+    /// next connection on.
+    pub(crate) fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        *self.elicitor.lock().unwrap_or_else(|e| e.into_inner()) = Some(elicitor);
     }
 
     /// Answer this server's sampling requests with `sampler` from the next
@@ -228,6 +240,50 @@ impl ServerLink {
         ctx: &ToolContext,
         started: tokio::time::Instant,
     ) -> Result<CallToolResult, ServiceError> {
+        let mut params = params;
+        for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+            let answer = self
+                .call_tool_once_reporting_progress(session, params.clone(), ctx, started)
+                .await?;
+            match answer {
+                ServerResult::CallToolResult(result) => return Ok(result),
+                // Protocol 2026-07-28: the server asks questions; answer
+                // them and call again.
+                ServerResult::InputRequiredResult(asked) => {
+                    let answers = futures_util::future::try_join_all(
+                        asked.input_requests.unwrap_or_default().into_iter().map(
+                            |(key, request)| async move {
+                                let answer = session
+                                    .service()
+                                    .answer_input(&request, ctx.cancellation())
+                                    .await?;
+                                Ok::<_, rmcp::ErrorData>((key, answer))
+                            },
+                        ),
+                    )
+                    .await
+                    .map_err(ServiceError::McpError)?;
+                    params.input_responses =
+                        (!answers.is_empty()).then(|| answers.into_iter().collect());
+                    params.request_state = asked.request_state;
+                }
+                _ => return Err(ServiceError::UnexpectedResponse),
+            }
+        }
+        Err(ServiceError::InputRequiredRoundsExceeded {
+            max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+        })
+    }
+
+    /// One round of [`call_tool_reporting_progress`](Self::call_tool_reporting_progress):
+    /// the server's answer as it came.
+    async fn call_tool_once_reporting_progress(
+        &self,
+        session: &Session,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+        started: tokio::time::Instant,
+    ) -> Result<ServerResult, ServiceError> {
         let peer = session.peer().clone();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = peer
@@ -252,10 +308,7 @@ impl ServerLink {
             // server told so.
             cancel.request = None;
         }
-        match result? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            _ => Err(ServiceError::UnexpectedResponse),
-        }
+        result
     }
 
     /// Wait for `answer`, giving up (with [`ServiceError::Timeout`] of the
@@ -314,7 +367,24 @@ impl ServerLink {
         self.take_tools_out();
     }
 
+    /// Open a session: by `server/discover` (protocol 2026-07-28), falling
+    /// back to the `initialize` handshake; and again, with the handshake
+    /// alone, when the server answered the discovery with something that
+    /// is no answer to it (as some older servers answer any method).
     async fn connect(&self) -> Result<Open, String> {
+        match self.connect_with(lifecycle()).await {
+            Ok(open) => Ok(open),
+            Err(Attempt::Legacy(e)) => {
+                tracing::debug!(server = %self.config.name, "discovery misunderstood, initializing: {e}");
+                self.connect_with(ClientLifecycleMode::Initialize)
+                    .await
+                    .map_err(Attempt::into_message)
+            }
+            Err(Attempt::Failed(e)) => Err(e),
+        }
+    }
+
+    async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Open, Attempt> {
         let name = &self.config.name;
         let handler = ClientSide {
             link: self.me.clone(),
@@ -324,9 +394,18 @@ impl ServerLink {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            elicitor: self
+                .elicitor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
         };
         let failed = |e: &dyn std::fmt::Display| {
             format!("could not connect to the MCP server `{name}`: {e}")
+        };
+        let refused = |e: ClientInitializeError| match e {
+            ClientInitializeError::ExpectedInitResult(_) => Attempt::Legacy(failed(&e)),
+            e => Attempt::Failed(failed(&e)),
         };
         let closed = Arc::new(Watch::default());
         let session = match &self.config.transport {
@@ -356,9 +435,9 @@ impl ServerLink {
                     });
                 }
                 handler
-                    .serve(self.tap(transport, &closed))
+                    .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
                     .await
-                    .map_err(|e| failed(&e))
+                    .map_err(refused)
             }
             Transport::StreamableHttp { url, headers } => {
                 let client = http_client(headers).map_err(|e| failed(&e))?;
@@ -366,9 +445,9 @@ impl ServerLink {
                 config.retry_config = Arc::new(ResumeOnce);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler
-                    .serve(self.tap(transport, &closed))
+                    .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
                     .await
-                    .map_err(|e| failed(&e))
+                    .map_err(refused)
             }
             Transport::Sse { url, headers } => {
                 let client = http_client(headers).map_err(|e| failed(&e))?;
@@ -376,15 +455,64 @@ impl ServerLink {
                     .await
                     .map_err(|e| failed(&e))?;
                 handler
-                    .serve(self.tap(transport, &closed))
+                    .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
                     .await
-                    .map_err(|e| failed(&e))
+                    .map_err(refused)
             }
         }?;
+        self.listen_for_changes(&session, &closed);
         Ok(Open {
             session: Arc::new(session),
             closed,
         })
+    }
+
+    /// On protocol 2026-07-28 a server tells of changed lists only on a
+    /// `subscriptions/listen` stream: open one, for the lists the server
+    /// says change, and refresh on what comes, until the session closes.
+    fn listen_for_changes(&self, session: &Session, closed: &CancellationToken) {
+        let peer = session.peer().clone();
+        let Some(info) = peer.peer_info() else {
+            return;
+        };
+        if info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str() {
+            return;
+        }
+        let capabilities = serde_json::to_value(&info.capabilities).unwrap_or_default();
+        let changes = |kind: &str| capabilities[kind]["listChanged"] == true;
+        let mut filter = SubscriptionFilter::builder();
+        if changes("tools") {
+            filter = filter.tools_list_changed();
+        }
+        if changes("prompts") {
+            filter = filter.prompts_list_changed();
+        }
+        if changes("resources") {
+            filter = filter.resources_list_changed();
+        }
+        if !(changes("tools") || changes("prompts") || changes("resources")) {
+            return;
+        }
+        let filter = filter.build();
+        let link = self.me.clone();
+        let closed = closed.clone();
+        tokio::spawn(async move {
+            let listening = async {
+                let Ok(mut subscription) = peer.listen(filter).await else {
+                    return;
+                };
+                while let Ok(Some(_changed)) = subscription.next().await {
+                    let Some(link) = link.upgrade() else { return };
+                    if let Err(e) = link.refresh().await {
+                        tracing::warn!(server = %link.name(), "refreshing MCP tools failed: {e}");
+                    }
+                }
+            };
+            tokio::select! {
+                () = listening => {}
+                () = closed.cancelled() => {}
+            }
+        });
     }
 
     /// `transport`, with progress notifications routed as they arrive, and
@@ -502,6 +630,38 @@ impl ServerLink {
                 }
             }
         }
+    }
+}
+
+/// Why a session did not open.
+enum Attempt {
+    /// The server misread `server/discover`: try the handshake alone.
+    Legacy(String),
+    /// Anything else.
+    Failed(String),
+}
+
+impl Attempt {
+    fn into_message(self) -> String {
+        match self {
+            Self::Legacy(e) | Self::Failed(e) => e,
+        }
+    }
+}
+
+impl From<String> for Attempt {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
+
+/// How a session starts: `server/discover` for protocol 2026-07-28, and the
+/// `initialize` handshake of 2025-11-25 (or whatever older version the
+/// server answers with) for a server that does not know it.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
     }
 }
 

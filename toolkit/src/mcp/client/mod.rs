@@ -1,5 +1,6 @@
 //! The client side: configured MCP servers mounted as tools.
 
+mod elicitation;
 mod handler;
 mod link;
 mod sampling;
@@ -10,6 +11,9 @@ mod tools;
 
 use std::sync::{Arc, Mutex, Weak};
 
+pub use elicitation::{
+    Elicitation, ElicitationKind, ElicitationModes, ElicitationRequest, Elicitor,
+};
 pub use link::ServerLink;
 pub use sampling::{Sampled, Sampler, SamplingMessage, SamplingRequest};
 
@@ -53,6 +57,8 @@ pub struct McpClients {
     registry: Weak<ToolRegistry>,
     /// Given to servers added later too.
     sampler: Option<Arc<dyn Sampler>>,
+    /// Given to servers added later too.
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl std::fmt::Debug for McpClients {
@@ -76,6 +82,7 @@ impl McpClients {
             links: Mutex::new(links),
             registry: Arc::downgrade(registry),
             sampler: None,
+            elicitor: None,
         }
     }
 
@@ -110,6 +117,21 @@ impl McpClients {
             link.set_sampler(Arc::clone(&sampler));
         }
         self.sampler = Some(sampler);
+        self
+    }
+
+    /// Answer what the servers ask the user (`elicitation/create`, or the
+    /// elicitations of an input-required result) with the host's
+    /// `elicitor`: every server is told, when it connects, that this client
+    /// offers elicitation (in the modes the elicitor names). Without an
+    /// elicitor the capability is not declared and such requests are
+    /// refused. Set it before [`connect`](Self::connect), as the sampler.
+    pub fn with_elicitor(mut self, elicitor: impl Elicitor) -> Self {
+        let elicitor: Arc<dyn Elicitor> = Arc::new(elicitor);
+        for link in self.links() {
+            link.set_elicitor(Arc::clone(&elicitor));
+        }
+        self.elicitor = Some(elicitor);
         self
     }
 
@@ -168,6 +190,9 @@ impl McpClients {
         let link = ServerLink::new(config, &registry);
         if let Some(sampler) = &self.sampler {
             link.set_sampler(Arc::clone(sampler));
+        }
+        if let Some(elicitor) = &self.elicitor {
+            link.set_elicitor(Arc::clone(elicitor));
         }
         {
             // Checked and reserved in one step, so two adds of one name

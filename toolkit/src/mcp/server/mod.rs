@@ -16,12 +16,13 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, RequestStateCodec, ResourceUpdatedNotificationParam, SealOptions,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -40,7 +41,7 @@ use crate::mcp::convert::call_result_from_output;
 use crate::pipeline::Pipeline;
 use crate::registry::ToolRegistry;
 use crate::schema::DefinitionFormat;
-use session::ProgressRelay;
+use session::{Channel, Offers, ProgressRelay, Rounds};
 
 /// How many tools one `tools/list` page holds unless set otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -124,6 +125,9 @@ struct Shared {
     prompts: Option<Arc<dyn PromptSource>>,
     /// What calls run through, when not the registry's own pipeline.
     pipeline: Option<Pipeline>,
+    /// Signs the answers a call of protocol 2026-07-28 carries from one
+    /// round to the next (`requestState`).
+    rounds: Arc<RequestStateCodec>,
     /// Every session's state while it lives, for [`McpServer::resource_updated`];
     /// shared with the copies [`McpServer::edit`] makes.
     sessions: Arc<Mutex<Vec<Weak<SessionState>>>>,
@@ -165,6 +169,7 @@ impl McpServer {
             resources: None,
             prompts: None,
             pipeline: None,
+            rounds: Arc::new(RequestStateCodec::new_unchecked(random_key())),
             sessions: Arc::default(),
         });
         let session = SessionState::new(false);
@@ -255,6 +260,7 @@ impl McpServer {
                 resources: s.resources.clone(),
                 prompts: s.prompts.clone(),
                 pipeline: s.pipeline.clone(),
+                rounds: Arc::clone(&s.rounds),
                 sessions: Arc::clone(&s.sessions),
             };
             change(&mut copy);
@@ -296,6 +302,16 @@ impl McpServer {
             .pipeline
             .as_ref()
             .unwrap_or_else(|| self.shared.registry.pipeline())
+    }
+
+    /// Sign the `requestState` of input-required results with `key`
+    /// instead of a key of this process's own. Give every process serving
+    /// the same tools behind a load balancer the same key (32 bytes or
+    /// more of secret randomness), so any of them can take a call's next
+    /// round; see [`ClientSession`] for the rounds.
+    pub fn with_request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
+        let codec = Arc::new(RequestStateCodec::new_unchecked(key));
+        self.edit(|s| s.rounds = codec)
     }
 
     /// How many tools one `tools/list` page holds (at least 1).
@@ -370,6 +386,30 @@ impl McpServer {
     }
 }
 
+/// 32 bytes no other process can guess: std's hasher keys come from the
+/// operating system's randomness.
+fn random_key() -> Vec<u8> {
+    use std::hash::{BuildHasher, Hasher};
+    (0..4u8)
+        .flat_map(|i| {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u8(i);
+            hasher.finish().to_le_bytes()
+        })
+        .collect()
+}
+
+/// How long a call's answers stay valid between its rounds.
+const ROUND_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Whether the request's protocol version is 2026-07-28 or newer: no
+/// requests to the client, input-required results instead.
+fn is_2026_or_later(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
 /// Standard input and output as non-blocking pipes, when both are pipes.
 #[cfg(unix)]
 fn stdio_pipes() -> Option<(
@@ -429,6 +469,47 @@ fn paged(
     Ok(result)
 }
 
+impl McpServer {
+    /// The answers a call of protocol 2026-07-28 brings: those of earlier
+    /// rounds from its signed `requestState`, and its `inputResponses`.
+    fn rounds_of(&self, request: &CallToolRequestParams) -> Result<Rounds, ErrorData> {
+        let mut answers = match &request.request_state {
+            Some(state) => self
+                .shared
+                .rounds
+                .open_json_with::<serde_json::Map<String, Value>>(state, request.name.as_bytes())
+                .map_err(|_| {
+                    ErrorData::invalid_params(
+                        "the requestState is not one this server gave for this tool, or it has expired",
+                        None,
+                    )
+                })?,
+            None => serde_json::Map::new(),
+        };
+        answers.extend(session::answers(request.input_responses.clone()));
+        Ok(Rounds::new(answers))
+    }
+
+    /// The result that ends a round with questions open: them, and the
+    /// answers so far, signed, for the next round.
+    fn input_required(
+        &self,
+        tool: &str,
+        rounds: &Rounds,
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let (open, used) = rounds.take();
+        let options = SealOptions::new()
+            .associated_data(tool.as_bytes())
+            .ttl(ROUND_STATE_TTL);
+        let state = self
+            .shared
+            .rounds
+            .seal_json_with(&used, &options)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(InputRequiredResult::new(Some(open), Some(state)))
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
         let s = &self.shared;
@@ -475,20 +556,62 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let mut ctx = self.call_context(&context);
+        let offers = Offers::from_capabilities(context.client_capabilities().as_ref());
+        // How the tool's questions reach the client (see `ClientSession`).
+        let rounds = if is_2026_or_later(&context) {
+            Some(Arc::new(self.rounds_of(&request)?))
+        } else {
+            None
+        };
+        let channel = match &rounds {
+            Some(rounds) => Channel::Rounds(Arc::clone(rounds)),
+            None if self.session.stateless => Channel::Closed(
+                format!(
+                    "the client cannot be asked: this server keeps no sessions, and the \
+                     client's protocol version ({}) has no way to ask it outside a \
+                     request (protocol 2026-07-28 has)",
+                    context
+                        .protocol_version()
+                        .map_or_else(|| "unknown".to_owned(), |v| v.to_string())
+                )
+                .into(),
+            ),
+            None => Channel::Push,
+        };
+        if let Some(session) = ctx.state::<ClientSession>() {
+            let session = session.clone().asking(channel, offers);
+            ctx = ctx.with_state(session);
+        }
         let relay = context.meta.get_progress_token().map(|token| {
             let (relay, task) = ProgressRelay::start(context.peer.clone(), token);
             ctx = ctx.clone().with_progress_reporter(relay);
             task
         });
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = self
-            .pipeline()
-            .call(&self.shared.registry, &request.name, arguments, &ctx);
-        let output = crate::mcp::trace_context::continue_trace(&context.meta, call).await;
+        let output = {
+            let call = self
+                .pipeline()
+                .call(&self.shared.registry, &request.name, arguments, &ctx);
+            let call = crate::mcp::trace_context::continue_trace(&context.meta, call);
+            match &rounds {
+                None => Some(call.await),
+                Some(rounds) => tokio::select! {
+                    biased;
+                    output = call => Some(output),
+                    // The tool waits for an answer the client has not given:
+                    // the call ends here, and the tool with it.
+                    () = rounds.asked() => None,
+                },
+            }
+        };
         drop(ctx);
         if let Some(relay) = relay {
             relay.finish().await;
         }
+        let Some(output) = output else {
+            let rounds = rounds.expect("only rounds leave questions open");
+            return self.input_required(&request.name, &rounds).map(Into::into);
+        };
         let result: rmcp::model::CallToolResult = typed(call_result_from_output(&output))?;
         Ok(result.into())
     }
@@ -624,6 +747,39 @@ impl ServerHandler for McpServer {
         context.peer.set_peer_info(request.clone());
         self.attach(&context.peer);
         self.negotiate_initialize(&request)
+    }
+
+    /// Protocol 2026-07-28 tells of changes only on `subscriptions/listen`
+    /// streams: the tool list's, when this server says it changes.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::builder();
+        if requested.tools_list_changed == Some(true) && !self.session.stateless {
+            accepted = accepted.tools_list_changed();
+        }
+        Some(accepted.build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        if subscription.accepted().tools_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        let registry = Arc::clone(&self.shared.registry);
+        let mut seen = registry.generation();
+        loop {
+            tokio::select! {
+                () = registry.changed(seen) => {}
+                () = subscription.cancelled() => return Ok(()),
+            }
+            seen = registry.generation();
+            let changed = ServerNotification::ToolListChangedNotification(Default::default());
+            if subscription.sink().send(changed).await.is_err() {
+                return Ok(());
+            }
+        }
     }
 
     async fn set_level(
