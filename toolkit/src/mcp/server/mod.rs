@@ -94,6 +94,10 @@ struct SessionState {
     /// A stateless HTTP request, not a session: nothing can be sent to the
     /// client later, so nothing is offered that would need it.
     stateless: bool,
+    /// The session key calls of this session run under when the host's
+    /// context sets none, so that what a layer keeps per session (a cache,
+    /// limits, a retry budget) is this client's alone.
+    key: String,
 }
 
 impl SessionState {
@@ -104,6 +108,7 @@ impl SessionState {
             ended: CancellationToken::new(),
             peer: OnceLock::new(),
             stateless,
+            key: next_session_key(),
         })
     }
 }
@@ -382,8 +387,42 @@ impl McpServer {
                 context.peer.clone(),
                 Arc::clone(&self.session.log_level),
             ));
-        identity::Caller::of_request(context).inject(ctx)
+        let caller = identity::Caller::of_request(context);
+        let ctx = match self.session_key_for(&caller) {
+            Some(key) => ctx.with_session_key(key),
+            None => ctx,
+        };
+        caller.inject(ctx)
     }
+
+    /// The session key of a call, when the host's context sets none, so
+    /// that what a layer keeps per session (a cache, limits, a retry
+    /// budget) is one client's alone: the HTTP session's id; a stdio
+    /// connection's own key; for an HTTP request of no session (stateless,
+    /// or protocol 2026-07-28, which has no sessions), the verified subject
+    /// of its token. Requests of no session and no token cannot be told
+    /// apart, so they share the host's scope.
+    fn session_key_for(&self, caller: &identity::Caller) -> Option<String> {
+        if self.shared.context.session_key().is_some() {
+            return None;
+        }
+        if let Some(id) = caller.session_id() {
+            return Some(format!("mcp-session:{id}"));
+        }
+        if !caller.is_http() {
+            return Some(self.session.key.clone());
+        }
+        caller
+            .claims()
+            .and_then(|claims| claims.subject())
+            .map(|subject| format!("mcp-subject:{subject}"))
+    }
+}
+
+/// A key no other session of this process has.
+fn next_session_key() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    format!("mcp-session-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// 32 bytes no other process can guess: std's hasher keys come from the
