@@ -67,8 +67,10 @@ pub enum DefinitionFormat {
     /// references and enums), so the model sends `null` for what it leaves
     /// out; `default` and the keywords strict mode rejects are dropped, their
     /// constraints noted in the description; `$defs`/`$ref` stay, so
-    /// recursive types stay recursive. A map (`HashMap`) can only be sent
-    /// empty in strict mode: it has no way to declare free-form keys.
+    /// recursive types stay recursive. A tool whose schema cannot be strict
+    /// (free-form keys, as a `HashMap` has, or a value of any type) is sent
+    /// as it is with `"strict": false`, and a warning is logged once with
+    /// the reason, rather than a schema that would refuse its arguments.
     OpenAiStrict,
     /// Anthropic Messages API `tools[]`, the schema as generated (Anthropic
     /// takes JSON Schema 2020-12, `$defs`/`$ref` included):
@@ -184,18 +186,30 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
                 ("strict", is_strict.into()),
             ])
         }
-        DefinitionFormat::OpenAiStrict => object([
-            ("type", "function".into()),
-            (
-                "function",
-                object([
-                    ("name", name),
-                    ("description", description),
-                    ("parameters", openai_strict(&spec.input_schema)),
-                    ("strict", true.into()),
-                ]),
-            ),
-        ]),
+        DefinitionFormat::OpenAiStrict => {
+            // Every tool strict, except one whose schema cannot be: it goes
+            // as it is, with `"strict": false`, and a warning says why.
+            let (parameters, strict) =
+                match strict_problem(&spec.input_schema, StrictDialect::OpenAi) {
+                    None => (openai_strict(&spec.input_schema), true),
+                    Some(reason) => {
+                        warn_not_strict(&spec.name, StrictDialect::OpenAi, &reason);
+                        (spec.input_schema.clone(), false)
+                    }
+                };
+            object([
+                ("type", "function".into()),
+                (
+                    "function",
+                    object([
+                        ("name", name),
+                        ("description", description),
+                        ("parameters", parameters),
+                        ("strict", strict.into()),
+                    ]),
+                ),
+            ])
+        }
         DefinitionFormat::Anthropic => {
             let strict = strict_schema(spec, StrictDialect::Anthropic);
             let is_strict = strict.is_some();
