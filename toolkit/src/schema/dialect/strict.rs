@@ -62,8 +62,9 @@ const STRING_FORMATS: &[&str] = &[
 /// types stay recursive.
 ///
 /// A model in strict mode sends `null` for an optional property it leaves
-/// out; a map (`HashMap`) can only be sent empty, since strict mode has no
-/// way to describe free-form keys.
+/// out; a map (`HashMap`) would be closed so that only an empty one fits,
+/// since strict mode has no way to describe free-form keys: the renderer
+/// sends such a tool non-strict instead (`strict_problem` says why).
 pub(crate) fn openai_strict(schema: &Value) -> Value {
     let mut strict = schema.clone();
     rewrite(&mut strict, schema);
