@@ -13,6 +13,8 @@
 mod bad_calls;
 #[path = "input_required.rs"]
 mod input_required;
+#[path = "tasks.rs"]
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -512,7 +514,10 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(GrowTool),
         Arc::new(json_schema_tool()),
     ];
-    let tools = tools.into_iter().chain(input_required::tools());
+    let tools = tools
+        .into_iter()
+        .chain(input_required::tools())
+        .chain(tasks::tools());
     for tool in tools.chain(bad_calls::tools()) {
         registry
             .register_arc(tool)

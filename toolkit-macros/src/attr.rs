@@ -39,6 +39,8 @@ pub struct ToolAttrs {
     pub meta: Option<LitStr>,
     /// `strict`: ask providers to enforce the schema.
     pub strict: bool,
+    /// `task` or `task = optional | required`: run as an MCP task.
+    pub task: Option<Spanned<String>>,
     pub krate: Option<syn::Path>,
     /// Every key as written, so a check can point at the one to change.
     pub keys: Vec<Ident>,
@@ -69,6 +71,7 @@ const TOOL_KEYS: &[&str] = &[
     "example",
     "meta",
     "strict",
+    "task",
     "crate",
 ];
 
@@ -148,6 +151,16 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
             "idempotent" => attrs.idempotent = flag(input, &key, errors)?,
             "open_world" => attrs.open_world = flag(input, &key, errors)?,
             "strict" => attrs.strict = flag(input, &key, errors)?,
+            "task" => {
+                attrs.task = Some(if input.peek(Token![=]) {
+                    word_value(input, &key)?
+                } else {
+                    Spanned {
+                        value: "optional".into(),
+                        span: key.span(),
+                    }
+                })
+            }
             "category" => attrs.category = Some(word_value(input, &key)?),
             "risk" => attrs.risk = Some(word_value(input, &key)?),
             "timeout" => attrs.timeout_ms = Some(timeout_value(input, &key, errors)?),

@@ -422,6 +422,10 @@ fn spec_body(
         let variant = format_ident!("{}", pascal(&r.value));
         quote!(spec = spec.with_risk(#krate::RiskLevel::#variant);)
     });
+    let task = a.task.as_ref().map(|t| {
+        let variant = format_ident!("{}", pascal(&t.value));
+        quote!(spec = spec.with_task_support(#krate::TaskSupport::#variant);)
+    });
     let timeout = a.timeout_ms.as_ref().map(|t| {
         let ms = t.value;
         quote!(spec = spec.with_timeout(::core::time::Duration::from_millis(#ms));)
@@ -441,6 +445,7 @@ fn spec_body(
             .with_module_path(::core::module_path!());
         #category
         #risk
+        #task
         #timeout
         #metadata
         if let ::core::option::Option::Some(schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {

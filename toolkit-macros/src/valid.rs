@@ -22,6 +22,7 @@ pub const CATEGORIES: &[&str] = &[
 ];
 
 pub const RISKS: &[&str] = &["low", "medium", "high"];
+pub const TASKS: &[&str] = &["optional", "required"];
 
 pub const ICON_THEMES: &[&str] = &["light", "dark"];
 
@@ -125,6 +126,7 @@ fn check_attributes(tool: &ToolFn, errors: &mut Errors) {
     for (what, given, known) in [
         ("category", &tool.attrs.category, CATEGORIES),
         ("risk", &tool.attrs.risk, RISKS),
+        ("task", &tool.attrs.task, TASKS),
     ] {
         if let Some(given) = given
             && !known.contains(&given.value.as_str())

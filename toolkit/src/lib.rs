@@ -100,7 +100,8 @@ pub use output::{Attachment, Image, MetaKey, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::DefinitionFormat;
 pub use tool::{
-    Arguments, IconTheme, RiskLevel, Tool, ToolAnnotations, ToolCategory, ToolIcon, ToolSpec,
+    Arguments, IconTheme, RiskLevel, TaskSupport, Tool, ToolAnnotations, ToolCategory, ToolIcon,
+    ToolSpec,
 };
 /// Turn a function into a tool.
 ///
@@ -227,9 +228,11 @@ pub use tool::{
 /// `description = "..."`, the annotations `read_only`, `exclusive`,
 /// `destructive`, `idempotent`, `open_world`, `category = ...` (one of
 /// [`ToolCategory`]'s snake_case names), `risk = low | medium | high`,
-/// `timeout = 30` (seconds) or `"500ms"`, `strict` to ask providers to
-/// enforce the schema ([`ToolSpec::strict`]), and `crate = path` when this
-/// crate is reachable only through a re-export.
+/// `timeout = 30` (seconds) or `"500ms"`, `task` (or `task = required`) to
+/// run as a task when served over MCP ([`ToolSpec::task_support`]),
+/// `strict` to ask providers to enforce the schema ([`ToolSpec::strict`]),
+/// and `crate = path` when this crate is reachable only through a
+/// re-export.
 ///
 /// For people and clients more than for the model, each setting a field of
 /// [`ToolSpec`]:

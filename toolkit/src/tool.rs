@@ -202,6 +202,36 @@ pub struct ToolSpec {
     /// values of any type, recursion for Anthropic) is sent non-strict
     /// instead, with a warning logged once.
     pub strict: bool,
+    /// Whether the tool runs as a task when served over MCP (the
+    /// `io.modelcontextprotocol/tasks` extension): the call answers at once
+    /// with a task the client polls, cancels or answers questions for.
+    /// `#[tool(task)]` sets [`TaskSupport::Optional`],
+    /// `#[tool(task = required)]` [`TaskSupport::Required`].
+    pub task_support: TaskSupport,
+}
+
+/// Whether a tool served over MCP runs as a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never: every call is answered when the tool is done (the default).
+    #[default]
+    Forbidden,
+    /// For clients that take tasks; others get the result when it is done.
+    Optional,
+    /// Only as a task: a client that does not take tasks is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// MCP's name for it (`execution.taskSupport` of a tool).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
 }
 
 /// A picture of a tool for a client's interface, as MCP describes one.
@@ -329,6 +359,7 @@ impl ToolSpec {
             input_examples: Vec::new(),
             meta: Map::new(),
             strict: false,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -401,6 +432,12 @@ impl ToolSpec {
     /// Ask for strict mode for this tool (see [`ToolSpec::strict`]).
     pub fn with_strict(mut self) -> Self {
         self.strict = true;
+        self
+    }
+
+    /// Run as a task when served over MCP (see [`ToolSpec::task_support`]).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
         self
     }
 

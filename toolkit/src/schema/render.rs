@@ -250,6 +250,12 @@ pub fn render_definition(spec: &ToolSpec, format: DefinitionFormat, compact: boo
             if let Some(output) = &spec.output_schema {
                 def.insert("outputSchema".into(), output.clone());
             }
+            if spec.task_support != crate::tool::TaskSupport::Forbidden {
+                def.insert(
+                    "execution".into(),
+                    object([("taskSupport", spec.task_support.as_str().into())]),
+                );
+            }
             let a = &spec.annotations;
             def.insert(
                 "annotations".into(),

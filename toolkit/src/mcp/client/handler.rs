@@ -45,6 +45,8 @@ impl ClientHandler for ClientSide {
         if let Some(elicitor) = &self.elicitor {
             capabilities["elicitation"] = elicitor.modes().capability();
         }
+        // A tool that runs as a task is waited for (see `ServerLink`).
+        capabilities["extensions"] = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
         let capabilities: ClientCapabilities =
             serde_json::from_value(capabilities).unwrap_or_default();
         let mut info = ClientConfig::new(

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, ProgressToken, ProtocolVersion, RequestId,
-    ServerResult, SubscriptionFilter,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
+    CancelledNotificationParam, ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, GetTaskParams,
+    ProgressToken, ProtocolVersion, RequestId, ServerResult, SubscriptionFilter, Task,
+    UpdateTaskParams,
 };
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
@@ -20,6 +21,7 @@ use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
+use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -267,12 +269,130 @@ impl ServerLink {
                         (!answers.is_empty()).then(|| answers.into_iter().collect());
                     params.request_state = asked.request_state;
                 }
+                // The tool runs as a task: wait for it.
+                ServerResult::CreateTaskResult(created) => {
+                    return self.wait_for_task(session, created.task, ctx).await;
+                }
                 _ => return Err(ServiceError::UnexpectedResponse),
             }
         }
         Err(ServiceError::InputRequiredRoundsExceeded {
             max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
         })
+    }
+
+    /// Poll a task until it ends, answering its questions with the host's
+    /// sampler and elicitor; dropped before (the call cancelled or timed
+    /// out), the task is cancelled on the server.
+    async fn wait_for_task(
+        &self,
+        session: &Session,
+        task: Task,
+        ctx: &ToolContext,
+    ) -> Result<CallToolResult, ServiceError> {
+        let peer = session.peer().clone();
+        let mut cancel = CancelTaskOnDrop {
+            peer: peer.clone(),
+            task: Some(task.task_id.clone()),
+        };
+        let interval = Duration::from_millis(task.poll_interval_ms.unwrap_or(500).clamp(20, 5_000));
+        let mut answered = std::collections::HashSet::new();
+        loop {
+            let got = peer
+                .get_task(GetTaskParams::new(task.task_id.clone()))
+                .await?;
+            let got = serde_json::to_value(&got).unwrap_or_default();
+            let failed =
+                |what: String| ServiceError::McpError(rmcp::ErrorData::internal_error(what, None));
+            match got["status"].as_str().unwrap_or("working") {
+                "completed" => {
+                    cancel.task = None;
+                    return serde_json::from_value(got["result"].clone())
+                        .map_err(|e| failed(format!("the task's result is malformed: {e}")));
+                }
+                "failed" => {
+                    cancel.task = None;
+                    return Err(failed(format!(
+                        "the task failed: {}",
+                        got["error"]["message"]
+                            .as_str()
+                            .unwrap_or("no reason given")
+                    )));
+                }
+                "cancelled" => {
+                    cancel.task = None;
+                    return Err(failed("the server cancelled the task".into()));
+                }
+                "input_required" => {
+                    let asked: rmcp::model::InputRequests =
+                        serde_json::from_value(got["inputRequests"].clone()).unwrap_or_default();
+                    let mut responses = rmcp::model::InputResponses::new();
+                    for (key, request) in asked {
+                        if answered.insert(key.clone()) {
+                            let answer = session
+                                .service()
+                                .answer_input(&request, ctx.cancellation())
+                                .await
+                                .map_err(ServiceError::McpError)?;
+                            responses.insert(key, answer);
+                        }
+                    }
+                    if responses.is_empty() {
+                        tokio::time::sleep(interval).await;
+                    } else {
+                        peer.update_task(UpdateTaskParams::new(task.task_id.clone(), responses))
+                            .await?;
+                    }
+                }
+                _ => tokio::time::sleep(interval).await,
+            }
+        }
+    }
+
+    /// Call the server's tool `tool` (its own name) as a task and return
+    /// the task's id at once, for a host that polls it with
+    /// [`task`](Self::task) and may [`cancel_task`](Self::cancel_task) it.
+    /// A tool that does not run as a task is an error.
+    pub async fn start_task(&self, tool: &str, arguments: Value) -> Result<String, String> {
+        let session = self.session().await?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let refused =
+            |e: &dyn std::fmt::Display| format!("the MCP server `{}`: {e}", self.config.name);
+        match session
+            .peer()
+            .call_tool_once(params)
+            .await
+            .map_err(|e| refused(&e))?
+        {
+            rmcp::model::CallToolResponse::Task(created) => Ok(created.task.task_id),
+            _ => Err(refused(&format!("`{tool}` did not start a task"))),
+        }
+    }
+
+    /// The state of a task as the server reports it (`tasks/get`): its
+    /// `status`, and its `result`, `error` or `inputRequests`.
+    pub async fn task(&self, id: &str) -> Result<Value, String> {
+        let session = self.session().await?;
+        let got = session
+            .peer()
+            .get_task(GetTaskParams::new(id.to_owned()))
+            .await
+            .map_err(|e| format!("the MCP server `{}`: {e}", self.config.name))?;
+        Ok(serde_json::to_value(got).unwrap_or_default())
+    }
+
+    /// Ask the server to cancel a task (`tasks/cancel`); it ends as
+    /// `cancelled` unless it finished first.
+    pub async fn cancel_task(&self, id: &str) -> Result<(), String> {
+        let session = self.session().await?;
+        session
+            .peer()
+            .cancel_task(CancelTaskParams::new(id.to_owned()))
+            .await
+            .map_err(|e| format!("the MCP server `{}`: {e}", self.config.name))
     }
 
     /// One round of [`call_tool_reporting_progress`](Self::call_tool_reporting_progress):
@@ -629,6 +749,23 @@ impl ServerLink {
                     )))
                 }
             }
+        }
+    }
+}
+
+/// Cancels a task on the server when its waiter is dropped before it ended.
+struct CancelTaskOnDrop {
+    peer: Peer<RoleClient>,
+    task: Option<String>,
+}
+
+impl Drop for CancelTaskOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                let _ = peer.cancel_task(CancelTaskParams::new(task)).await;
+            });
         }
     }
 }

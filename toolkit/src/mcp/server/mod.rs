@@ -21,8 +21,12 @@ use rmcp::model::{
     ReadResourceResponse, RequestStateCodec, ResourceUpdatedNotificationParam, SealOptions,
     SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::model::{
+    CancelTaskParams, ClientCapabilities, CreateTaskResult, GetTaskParams, GetTaskResult,
+    ServerNotification, SubscriptionFilter, TASKS_EXTENSION_ID, UpdateTaskParams,
+};
 use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -37,10 +41,13 @@ pub use session::ClientSession;
 pub use sources::{PromptSource, ResourceSource};
 
 use crate::context::ToolContext;
+use crate::error::ErrorKind;
 use crate::mcp::convert::call_result_from_output;
 use crate::pipeline::Pipeline;
+use crate::pipeline::error_output;
 use crate::registry::ToolRegistry;
 use crate::schema::DefinitionFormat;
+use crate::tool::TaskSupport;
 use session::{Channel, Offers, ProgressRelay, Rounds};
 
 /// How many tools one `tools/list` page holds unless set otherwise.
@@ -133,6 +140,8 @@ struct Shared {
     /// Signs the answers a call of protocol 2026-07-28 carries from one
     /// round to the next (`requestState`).
     rounds: Arc<RequestStateCodec>,
+    /// The tasks of calls to tools that run as tasks, of every session.
+    tasks: TaskManager,
     /// Every session's state while it lives, for [`McpServer::resource_updated`];
     /// shared with the copies [`McpServer::edit`] makes.
     sessions: Arc<Mutex<Vec<Weak<SessionState>>>>,
@@ -175,6 +184,7 @@ impl McpServer {
             prompts: None,
             pipeline: None,
             rounds: Arc::new(RequestStateCodec::new_unchecked(random_key())),
+            tasks: TaskManager::new(),
             sessions: Arc::default(),
         });
         let session = SessionState::new(false);
@@ -266,6 +276,7 @@ impl McpServer {
                 prompts: s.prompts.clone(),
                 pipeline: s.pipeline.clone(),
                 rounds: Arc::clone(&s.rounds),
+                tasks: s.tasks.clone(),
                 sessions: Arc::clone(&s.sessions),
             };
             change(&mut copy);
@@ -438,6 +449,9 @@ fn random_key() -> Vec<u8> {
         .collect()
 }
 
+/// How often a client is asked to look at a task, in milliseconds.
+const TASK_POLL_INTERVAL_MS: u64 = 200;
+
 /// How long a call's answers stay valid between its rounds.
 const ROUND_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -529,6 +543,56 @@ impl McpServer {
         Ok(Rounds::new(answers))
     }
 
+    /// Run a call as a task: its questions wait in the task for
+    /// `tasks/update`, `tasks/cancel` stops it, and its result is kept for
+    /// `tasks/get`. The task exists before this returns.
+    fn start_task(
+        &self,
+        request: CallToolRequestParams,
+        ctx: ToolContext,
+        offers: Offers,
+    ) -> CreateTaskResult {
+        let server = self.clone();
+        let options = TaskOptions::new().with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
+        let task = self.shared.tasks.spawn(options, move |task| {
+            Box::pin(async move {
+                // The task outlives the request that started it.
+                let stop = CancellationToken::new();
+                let mut ctx = ctx.with_cancellation(stop.clone());
+                if let Some(session) = ctx.state::<ClientSession>() {
+                    let session = session.clone().asking(Channel::Task(task.clone()), offers);
+                    ctx = ctx.with_state(session);
+                }
+                let arguments = Value::Object(request.arguments.unwrap_or_default());
+                let call = server.pipeline().try_call(
+                    &server.shared.registry,
+                    &request.name,
+                    arguments,
+                    &ctx,
+                );
+                let outcome = tokio::select! {
+                    outcome = call => outcome,
+                    () = task.cancelled() => {
+                        stop.cancel();
+                        return Err(TaskExit::Cancelled);
+                    }
+                };
+                // A tool's failure is a result marked as an error; a crash
+                // or a fault of the program fails the task itself.
+                let output = match outcome {
+                    Ok(output) => output,
+                    Err(e) if matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal) => {
+                        let message = error_output(&e).content;
+                        return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
+                    }
+                    Err(e) => error_output(&e),
+                };
+                typed(call_result_from_output(&output)).map_err(TaskExit::Error)
+            })
+        });
+        CreateTaskResult::new(task)
+    }
+
     /// The result that ends a round with questions open: them, and the
     /// answers so far, signed, for the next round.
     fn input_required(
@@ -564,6 +628,8 @@ impl ServerHandler for McpServer {
             capabilities["prompts"] = json!({"listChanged": false});
             capabilities["completions"] = json!({});
         }
+        // Tools may run as tasks (`ToolSpec::task_support`).
+        capabilities["extensions"] = json!({TASKS_EXTENSION_ID: {}});
         let mut info = json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST,
             "capabilities": capabilities,
@@ -595,7 +661,26 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let mut ctx = self.call_context(&context);
-        let offers = Offers::from_capabilities(context.client_capabilities().as_ref());
+        let capabilities = context.client_capabilities();
+        let offers = Offers::from_capabilities(capabilities.as_ref());
+        let support = self
+            .shared
+            .registry
+            .get(&request.name)
+            .map(|tool| tool.spec().task_support)
+            .unwrap_or_default();
+        let takes_tasks = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        match support {
+            TaskSupport::Optional | TaskSupport::Required if takes_tasks => {
+                return Ok(self.start_task(request, ctx, offers).into());
+            }
+            TaskSupport::Required => {
+                return Err(ErrorData::missing_required_client_capability(
+                    ClientCapabilities::builder().enable_tasks().build(),
+                ));
+            }
+            _ => {}
+        }
         // How the tool's questions reach the client (see `ClientSession`).
         let rounds = if is_2026_or_later(&context) {
             Some(Arc::new(self.rounds_of(&request)?))
@@ -819,6 +904,35 @@ impl ServerHandler for McpServer {
                 return Ok(());
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.shared
+            .tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.tasks.cancel_task(&request.task_id)
     }
 
     async fn set_level(

@@ -14,6 +14,7 @@ use rmcp::model::{
     ListRootsResult, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::Peer;
+use rmcp::task_manager::{TaskContext, TaskExit};
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, mpsc};
 
@@ -65,6 +66,8 @@ pub(crate) enum Channel {
     Push,
     /// Input-required results: the call is made again with the answers.
     Rounds(Arc<Rounds>),
+    /// A task's input requests, answered with `tasks/update`.
+    Task(TaskContext),
     /// Nothing reaches the client; the reason why.
     Closed(Arc<str>),
 }
@@ -349,6 +352,22 @@ impl ClientSession {
         match &self.channel {
             Channel::Closed(_) => unreachable!("handled above"),
             Channel::Rounds(rounds) => rounds.ask(key, need, params).await,
+            Channel::Task(task) => {
+                let request = if need == Need::Roots {
+                    json!({"method": need.method()})
+                } else {
+                    json!({"method": need.method(), "params": params})
+                };
+                let request: InputRequest = serde_json::from_value(request).map_err(malformed)?;
+                task.request_input(key, request)
+                    .await
+                    .map_err(|exit| match exit {
+                        TaskExit::Cancelled => ToolError::Cancelled,
+                        TaskExit::Error(e) => {
+                            ToolError::failed(format!("the client did not answer: {}", e.message))
+                        }
+                    })
+            }
             Channel::Push => {
                 let failed = |e: rmcp::ServiceError| {
                     ToolError::failed(format!("the client did not answer: {e}"))
