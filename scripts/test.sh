@@ -43,6 +43,9 @@ step "the book (mdbook build, every include and local link resolves)"
 step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp)"
 ./scripts/mcp_peers.sh >/dev/null
 
+step "HAProxy and openssl for the load-balancing and TLS tests (scripts/install_haproxy.sh)"
+./scripts/install_haproxy.sh
+
 step "tests (cargo test --workspace)"
 cargo test --workspace --locked
 

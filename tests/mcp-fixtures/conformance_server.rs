@@ -13,6 +13,8 @@
 mod bad_calls;
 #[path = "input_required.rs"]
 mod input_required;
+#[path = "replicas.rs"]
+mod replicas;
 #[path = "tasks.rs"]
 mod tasks;
 
@@ -517,6 +519,7 @@ fn registry() -> Arc<ToolRegistry> {
     let tools = tools
         .into_iter()
         .chain(input_required::tools())
+        .chain(replicas::tools())
         .chain(tasks::tools());
     for tool in tools.chain(bad_calls::tools()) {
         registry
