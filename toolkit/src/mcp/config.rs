@@ -43,7 +43,7 @@ pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// assert!(matches!(config.servers[1].transport, Transport::Sse { .. }));
 ///
 /// let err = McpConfig::from_json(&json!({"mcpServers": {"files": {"comand": "npx"}}})).unwrap_err();
-/// assert_eq!(err.to_string(), "MCP server `files`: unknown key `comand`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment");
+/// assert_eq!(err.to_string(), "MCP server `files`: unknown key `comand`; expected one of: command, args, env, cwd, url, headers, caCertificate, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct McpConfig {
@@ -74,6 +74,13 @@ pub struct ServerConfig {
     /// Which tools, resources, resource templates and prompts to mount
     /// (`enabledTools`).
     pub enabled_tools: EnabledTools,
+    /// A PEM file of one or more certificates to trust, besides the
+    /// system's roots, when reaching an `https` server (`caCertificate`): a
+    /// private certificate authority's, or a self-signed server's own. A
+    /// relative path is taken from the process's working directory. Only for
+    /// servers reached by `url`, and only with the feature `mcp-tls` (without
+    /// it, connecting fails and says so).
+    pub ca_certificate: Option<PathBuf>,
 }
 
 /// How to reach a server.
@@ -174,13 +181,14 @@ impl std::error::Error for ConfigError {}
 /// The keys a server entry may have, in camelCase; each reads in snake_case
 /// too (see [`spelled`]). `comment` is accepted and ignored, as configuration
 /// files use it to explain an entry.
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "command",
     "args",
     "env",
     "cwd",
     "url",
     "headers",
+    "caCertificate",
     "type",
     "toolTimeout",
     "resetTimeoutOnProgress",
@@ -480,6 +488,7 @@ impl ServerConfig {
         let env = fields.string_map("env")?;
         let headers = fields.string_map("headers")?;
         let cwd = fields.string("cwd")?.map(PathBuf::from);
+        let ca_certificate = fields.string("caCertificate")?.map(PathBuf::from);
         let tool_timeout = fields
             .seconds("toolTimeout")?
             .unwrap_or(DEFAULT_TOOL_TIMEOUT);
@@ -538,6 +547,12 @@ impl ServerConfig {
                     "a stdio server needs a non-empty `command`".into(),
                 ));
             };
+            if ca_certificate.is_some() {
+                return Err(err(
+                    "caCertificate",
+                    "`caCertificate` is for servers reached by `url`, not a stdio server".into(),
+                ));
+            }
             Transport::Stdio {
                 command,
                 args,
@@ -567,6 +582,7 @@ impl ServerConfig {
             reset_timeout_on_progress,
             max_total_timeout,
             enabled_tools,
+            ca_certificate,
         })
     }
 
@@ -788,6 +804,24 @@ mod tests {
     }
 
     #[test]
+    fn a_ca_certificate_is_a_path_for_servers_reached_by_url() {
+        let c = one(json!({"url": "https://h/mcp", "ca_certificate": "certs/ca.pem"})).unwrap();
+        assert_eq!(c.ca_certificate, Some(PathBuf::from("certs/ca.pem")));
+        assert_eq!(
+            one(json!({"url": "https://h/mcp"})).unwrap().ca_certificate,
+            None
+        );
+        let err = one(json!({"command": "x", "caCertificate": "ca.pem"})).unwrap_err();
+        assert_eq!(err.key, "caCertificate");
+        assert_eq!(
+            err.message,
+            "`caCertificate` is for servers reached by `url`, not a stdio server"
+        );
+        let err = one(json!({"url": "https://h/mcp", "caCertificate": 1})).unwrap_err();
+        assert_eq!(err.key, "caCertificate");
+    }
+
+    #[test]
     fn defaults_are_thirty_seconds_and_every_tool() {
         let c = one(json!({"command": "x"})).unwrap();
         assert_eq!(c.tool_timeout, Duration::from_secs(30));
@@ -1006,7 +1040,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused_alike_in_either_spelling() {
-        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment";
+        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, caCertificate, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment";
         for (document, key) in [
             (
                 json!({"mcpServers": {"s": {"command": "x", "toolTimout": 1}}}),

@@ -525,7 +525,7 @@ impl ServerLink {
         };
         let refused = |e: ClientInitializeError| match e {
             ClientInitializeError::ExpectedInitResult(_) => Attempt::Legacy(failed(&e)),
-            e => Attempt::Failed(failed(&e)),
+            e => Attempt::Failed(failed(&super::trust::with_causes(&e))),
         };
         let closed = Arc::new(Watch::default());
         let session = match &self.config.transport {
@@ -560,7 +560,8 @@ impl ServerLink {
                     .map_err(refused)
             }
             Transport::StreamableHttp { url, headers } => {
-                let client = http_client(headers).map_err(|e| failed(&e))?;
+                let client = http_client(headers, self.config.ca_certificate.as_deref())
+                    .map_err(|e| failed(&e))?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config.retry_config = Arc::new(ResumeOnce);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
@@ -570,7 +571,8 @@ impl ServerLink {
                     .map_err(refused)
             }
             Transport::Sse { url, headers } => {
-                let client = http_client(headers).map_err(|e| failed(&e))?;
+                let client = http_client(headers, self.config.ca_certificate.as_deref())
+                    .map_err(|e| failed(&e))?;
                 let transport = SseClientTransport::connect(client, url)
                     .await
                     .map_err(|e| failed(&e))?;
@@ -945,9 +947,11 @@ impl SseRetryPolicy for ResumeOnce {
     }
 }
 
-/// An HTTP client sending the configured headers with every request.
+/// An HTTP client sending the configured headers with every request, and
+/// trusting the configured `caCertificate` besides the system's roots.
 fn http_client(
     headers: &std::collections::BTreeMap<String, String>,
+    ca_certificate: Option<&std::path::Path>,
 ) -> Result<reqwest::Client, String> {
     let mut map = reqwest::header::HeaderMap::new();
     for (name, value) in headers {
@@ -957,10 +961,12 @@ fn http_client(
             .map_err(|e| format!("header `{name}`: {e}"))?;
         map.insert(name, value);
     }
-    reqwest::Client::builder()
-        .default_headers(map)
-        .build()
-        .map_err(|e| e.to_string())
+    let builder = reqwest::Client::builder().default_headers(map);
+    let builder = match ca_certificate {
+        Some(path) => super::trust::trust(builder, path)?,
+        None => builder,
+    };
+    builder.build().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

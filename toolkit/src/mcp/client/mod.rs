@@ -8,6 +8,7 @@ mod sse;
 mod tap;
 mod template;
 mod tools;
+mod trust;
 
 use std::sync::{Arc, Mutex, Weak};
 

@@ -1,0 +1,59 @@
+//! The certificates an HTTP server's entry tells the client to trust
+//! (`caCertificate`), besides the system's roots.
+
+use std::path::Path;
+
+/// `builder` trusting the certificates of the PEM file at `path` as well as
+/// the system's roots.
+#[cfg(feature = "mcp-tls")]
+pub(super) fn trust(
+    builder: reqwest::ClientBuilder,
+    path: &Path,
+) -> Result<reqwest::ClientBuilder, String> {
+    let shown = path.display();
+    let pem = std::fs::read(path).map_err(|e| format!("`caCertificate` {shown}: {e}"))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| format!("`caCertificate` {shown}: not PEM certificates: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "`caCertificate` {shown}: no PEM certificate (-----BEGIN CERTIFICATE-----) in the file"
+        ));
+    }
+    Ok(builder.tls_certs_merge(certs))
+}
+
+/// Without TLS there is nothing to trust a certificate for.
+#[cfg(not(feature = "mcp-tls"))]
+pub(super) fn trust(
+    _builder: reqwest::ClientBuilder,
+    path: &Path,
+) -> Result<reqwest::ClientBuilder, String> {
+    Err(format!(
+        "`caCertificate` {} needs TLS: build toolsmith with the feature `mcp-tls`",
+        path.display()
+    ))
+}
+
+/// Why a connection failed, with the causes the SDK's message leaves out,
+/// each after a colon: an HTTP client's "error sending request" says why
+/// only in its sources (the certificate the server showed is not trusted,
+/// the connection was refused), and the SDK's errors do not pass those on.
+pub(super) fn with_causes(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut message = error.to_string();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => Some(error),
+        other => std::error::Error::source(other),
+    };
+    while let Some(cause) = next {
+        let said = cause.to_string();
+        if !said.is_empty() && !message.contains(&said) {
+            message = format!("{message}: {said}");
+        }
+        next = match cause.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(inner)) => Some(inner),
+            _ => cause.source(),
+        };
+    }
+    message
+}
