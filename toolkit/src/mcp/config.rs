@@ -111,6 +111,11 @@ pub enum Transport {
         /// Headers sent with every request.
         headers: BTreeMap<String, String>,
     },
+    /// A server in this process, reached over an in-memory pipe, with no
+    /// child process and no port: made by
+    /// [`McpClients::add_in_process`](crate::mcp::McpClients::add_in_process),
+    /// never read from a configuration.
+    InProcess,
 }
 
 /// Which of a server's tools, resources, resource templates and prompts
@@ -446,6 +451,20 @@ impl std::str::FromStr for McpConfig {
 }
 
 impl ServerConfig {
+    /// The configuration of a server called `name` in this process, with
+    /// the default timeouts and every tool enabled.
+    pub(crate) fn in_process(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            transport: Transport::InProcess,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            reset_timeout_on_progress: true,
+            max_total_timeout: DEFAULT_MAX_TOTAL_TIMEOUT,
+            enabled_tools: EnabledTools::All,
+            ca_certificate: None,
+        }
+    }
+
     /// Parse one server's entry.
     pub fn from_json(name: &str, entry: &Value) -> Result<Self, ConfigError> {
         let err = |key: &str, message: String| ConfigError {

@@ -10,7 +10,11 @@
 //!   in another, in the same process, over an in-memory pipe.
 
 mod generate;
+#[cfg(feature = "mcp")]
+mod pair;
 mod robust;
 
 pub use generate::{ArgumentGenerator, Case, CaseKind, Rng};
+#[cfg(feature = "mcp")]
+pub use pair::{McpPair, mcp_pair};
 pub use robust::{Robustness, RobustnessFailure, RobustnessReport, assert_tool_is_robust};

@@ -17,6 +17,7 @@ use rmcp::model::{
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
@@ -83,6 +84,8 @@ pub struct ServerLink {
     sampler: Mutex<Option<Arc<dyn Sampler>>>,
     /// The host's user, for servers that ask for input; read when connecting.
     elicitor: Mutex<Option<Arc<dyn Elicitor>>>,
+    /// The server itself, for a server in this process.
+    in_process: Option<crate::mcp::McpServer>,
     me: Weak<ServerLink>,
 }
 
@@ -94,8 +97,28 @@ impl std::fmt::Debug for ServerLink {
     }
 }
 
+/// Bytes the pipe to a server in this process holds before a writer waits.
+const IN_PROCESS_BUFFER: usize = 64 * 1024;
+
 impl ServerLink {
     pub(crate) fn new(config: ServerConfig, registry: &Arc<ToolRegistry>) -> Arc<Self> {
+        Self::with_server(config, registry, None)
+    }
+
+    /// A link to `server`, which runs in this process.
+    pub(crate) fn in_process(
+        name: &str,
+        server: crate::mcp::McpServer,
+        registry: &Arc<ToolRegistry>,
+    ) -> Arc<Self> {
+        Self::with_server(ServerConfig::in_process(name), registry, Some(server))
+    }
+
+    fn with_server(
+        config: ServerConfig,
+        registry: &Arc<ToolRegistry>,
+        in_process: Option<crate::mcp::McpServer>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|me| Self {
             config,
             registry: Arc::downgrade(registry),
@@ -105,6 +128,7 @@ impl ServerLink {
             progress: Mutex::new(ProgressRoutes::default()),
             sampler: Mutex::new(None),
             elicitor: Mutex::new(None),
+            in_process,
             me: me.clone(),
         })
     }
@@ -565,6 +589,27 @@ impl ServerLink {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config.retry_config = Arc::new(ResumeOnce);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
+                    .await
+                    .map_err(refused)
+            }
+            Transport::InProcess => {
+                let server = self
+                    .in_process
+                    .clone()
+                    .ok_or_else(|| failed(&"no server in this process was given for this entry"))?;
+                // One pipe: the server serves one end until the client
+                // closes the other, as a child process would its stdio.
+                let (ours, theirs) = tokio::io::duplex(IN_PROCESS_BUFFER);
+                let (read, write) = tokio::io::split(theirs);
+                tokio::spawn(async move {
+                    if let Err(e) = server.serve_io(read, write).await {
+                        tracing::debug!("an in-process MCP server stopped: {e}");
+                    }
+                });
+                let (read, write) = tokio::io::split(ours);
+                let transport = AsyncRwTransport::new_client(read, write);
                 handler
                     .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
                     .await

@@ -18,6 +18,7 @@ pub use elicitation::{
 pub use link::ServerLink;
 pub use sampling::{Sampled, Sampler, SamplingMessage, SamplingRequest};
 
+use crate::mcp::McpServer;
 use crate::mcp::config::{McpConfig, ServerConfig};
 use crate::registry::ToolRegistry;
 
@@ -183,12 +184,50 @@ impl McpClients {
     /// # Ok(()) }
     /// ```
     pub async fn add_server(&self, config: ServerConfig) -> Result<usize, String> {
-        let name = config.name.clone();
         let registry = self
             .registry
             .upgrade()
             .ok_or("the registry the MCP tools belong to is gone")?;
-        let link = ServerLink::new(config, &registry);
+        self.add_link(ServerLink::new(config, &registry)).await
+    }
+
+    /// Mount `server`, running in this process, as the server called
+    /// `name`: its tools become `mcp_{name}_{tool}` here, reached over an
+    /// in-memory pipe, with no child process and no port. For tests of a
+    /// server and of what a model sees of it through a client, in one
+    /// process; see also [`testing::mcp_pair`](crate::testing::mcp_pair).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use toolsmith::mcp::{McpClients, McpConfig, McpServer};
+    /// use toolsmith::{ToolContext, ToolRegistry, tool};
+    ///
+    /// /// Say hello.
+    /// #[tool(read_only)]
+    /// async fn hello() -> &'static str { "hello" }
+    ///
+    /// let served = Arc::new(ToolRegistry::new());
+    /// served.register(HelloTool).unwrap();
+    /// let mounted = Arc::new(ToolRegistry::new());
+    /// let clients = McpClients::new(McpConfig::default(), &mounted);
+    /// clients.add_in_process("here", McpServer::new(served)).await.unwrap();
+    /// let out = mounted.call("mcp_here_hello", serde_json::json!({}), &ToolContext::new()).await;
+    /// assert_eq!(out.content, "hello");
+    /// clients.disconnect().await;
+    /// # }
+    /// ```
+    pub async fn add_in_process(&self, name: &str, server: McpServer) -> Result<usize, String> {
+        let registry = self
+            .registry
+            .upgrade()
+            .ok_or("the registry the MCP tools belong to is gone")?;
+        self.add_link(ServerLink::in_process(name, server, &registry))
+            .await
+    }
+
+    async fn add_link(&self, link: Arc<ServerLink>) -> Result<usize, String> {
+        let name = link.name().to_owned();
         if let Some(sampler) = &self.sampler {
             link.set_sampler(Arc::clone(sampler));
         }
