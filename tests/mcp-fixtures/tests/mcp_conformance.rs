@@ -3,7 +3,12 @@
 //! HTTP, and the client scenarios against our client. The suite's summary
 //! lines are printed (run with `--nocapture` to see them).
 //!
-//! The suite comes from `scripts/mcp_peers.sh`.
+//! The newest suite (`conformance-next`, for protocol 2026-07-28 and the
+//! tasks extension) runs every scenario against the server kept in
+//! sessions and the stateless one, and its 2026-07-28 client scenarios
+//! against our client.
+//!
+//! The suites come from `scripts/mcp_peers.sh`.
 
 #[path = "../peers.rs"]
 mod peers;
@@ -15,8 +20,12 @@ use std::process::Command;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn suite(args: &[&str]) -> (bool, String) {
+    suite_of("@modelcontextprotocol/conformance", args)
+}
+
+fn suite_of(package: &str, args: &[&str]) -> (bool, String) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let cli = peers::npm_script("@modelcontextprotocol/conformance", "dist/index.js");
+    let cli = peers::npm_script(package, "dist/index.js");
     // The suite writes its results under the working directory.
     let dir = std::env::temp_dir().join(format!("mcp-conformance-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -83,5 +92,109 @@ fn the_client_scenarios_pass() {
             "{scenario} failed:\n{output}"
         );
         assert!(results.contains(" 0 failed"), "{scenario}:\n{results}");
+    }
+}
+
+/// The newest suite's server scenarios our server does not pass yet, in
+/// both modes: input-required results for `prompts/get` (a `PromptSource`
+/// has no `ClientSession`), a task started after input-required rounds,
+/// and the `Mcp-Param` header checks of the HTTP layer.
+const NOT_YET: &[&str] = &[
+    "input-required-result-non-tool-request",
+    "tasks-mrtr-composition",
+    "http-custom-header-server-validation",
+];
+
+/// Failing on a stateless server by design: 2025-11-25 scenarios whose
+/// tools ask the client in the middle of a call, which that version can
+/// only do on a session (the tool's question fails at once instead).
+const NEED_A_SESSION: &[&str] = &[
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
+];
+
+/// Scenarios that measure timings (SSE polling and streams, the stateless
+/// checks' warnings) and can fail on a loaded machine: reported, not held
+/// against us.
+const TIMING: &[&str] = &[
+    "server-sse-polling",
+    "server-sse-multiple-streams",
+    "server-stateless",
+];
+
+/// Run every scenario of the newest suite against the fixture server
+/// started with `mode`; fail on any failing scenario not in `expected`.
+fn newest_server_scenarios(mode: &[&str], expected: &[&str]) {
+    let server = peers::fixture_http(mode);
+    let (_, output) = suite_of(
+        "conformance-next",
+        &["server", "--url", &server.url, "--suite", "all"],
+    );
+    let summary = &output[output.find("=== SUMMARY ===").unwrap_or(0)..];
+    let total = summary.lines().find(|l| l.starts_with("Total:"));
+    println!("{mode:?}: {}", total.unwrap_or("no total"));
+    assert!(total.is_some(), "the suite did not finish:\n{output}");
+    let failing: Vec<&str> = summary
+        .lines()
+        .filter_map(|l| l.strip_prefix("✗ "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    for scenario in &failing {
+        println!("  failing: {scenario}");
+    }
+    let unexpected: Vec<&&str> = failing
+        .iter()
+        .filter(|s| !expected.contains(s) && !TIMING.contains(s))
+        .collect();
+    assert!(unexpected.is_empty(), "{unexpected:?} failed:\n{summary}");
+    for scenario in [
+        "server-initialize",
+        "input-required-result-multi-round",
+        "tasks-lifecycle",
+        "caching",
+    ] {
+        assert!(
+            summary.contains(&format!("✓ {scenario}:")),
+            "{scenario} did not pass:\n{summary}"
+        );
+    }
+}
+
+#[test]
+fn the_newest_suite_passes_our_server_kept_in_sessions() {
+    newest_server_scenarios(&[], NOT_YET);
+}
+
+#[test]
+fn the_newest_suite_passes_our_stateless_server() {
+    let expected: Vec<&str> = NOT_YET.iter().chain(NEED_A_SESSION).copied().collect();
+    newest_server_scenarios(&["--stateless"], &expected);
+}
+
+#[test]
+fn the_newest_suite_passes_the_2026_client_scenarios() {
+    let client = env!("CARGO_BIN_EXE_mcp-fixture-client");
+    for scenario in [
+        "tools_call",
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "http-invalid-tool-headers",
+    ] {
+        let (ok, output) = suite_of(
+            "conformance-next",
+            &["client", "--command", client, "--scenario", scenario],
+        );
+        let results = &output[output.find("Test Results:").unwrap_or(0)..];
+        println!(
+            "{scenario}: {}",
+            results.lines().nth(1).unwrap_or("").trim()
+        );
+        assert!(
+            ok && output.contains("OVERALL: PASSED"),
+            "{scenario} failed:\n{output}"
+        );
     }
 }

@@ -101,7 +101,7 @@ async fn our_client_answers_the_rounds_of_a_stateful_and_a_stateless_server() {
         let out = call("test_input_required_result_list_roots").await;
         assert!(out.is_error, "{}", text(&out));
         assert!(
-            text(&out).contains("does not offer roots"),
+            text(&out).contains("client's roots capability"),
             "{}",
             text(&out)
         );

@@ -734,6 +734,15 @@ impl ServerHandler for McpServer {
         }
         let Some(output) = output else {
             let rounds = rounds.expect("only rounds leave questions open");
+            if let Some(capability) = rounds.missing() {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "the tool needs the client's {capability} capability, which the request does not declare"
+                    ),
+                    Some(json!({"requiredCapabilities": {capability: {}}})),
+                ));
+            }
             return self.input_required(&request.name, &rounds).map(Into::into);
         };
         let result: rmcp::model::CallToolResult = typed(call_result_from_output(&output))?;

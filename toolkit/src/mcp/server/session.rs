@@ -159,6 +159,8 @@ pub(crate) struct Rounds {
     used: Mutex<Map<String, Value>>,
     /// The questions without an answer, by key.
     open: Mutex<InputRequests>,
+    /// A capability the tool needed and the client did not declare.
+    missing: Mutex<Option<&'static str>>,
     /// Told when a question is left open.
     asked: Notify,
 }
@@ -190,6 +192,19 @@ impl Rounds {
         self.asked.notify_one();
         // The server ends the call here and answers with the open questions.
         std::future::pending().await
+    }
+
+    /// End the call: the tool needs what the client did not declare.
+    async fn refuse(&self, need: Need) -> Result<Value, ToolError> {
+        *lock(&self.missing) = Some(need.what());
+        self.asked.notify_one();
+        std::future::pending().await
+    }
+
+    /// The capability the tool needed and the client did not declare, if
+    /// that is what ended the call.
+    pub(crate) fn missing(&self) -> Option<&'static str> {
+        *lock(&self.missing)
     }
 
     /// Resolves once a question is left open.
@@ -341,6 +356,11 @@ impl ClientSession {
             return Err(ToolError::failed(reason.to_string()));
         }
         if !self.offers.has(need) {
+            // Protocol 2026-07-28: the request fails with -32021, naming
+            // the capability.
+            if let Channel::Rounds(rounds) = &self.channel {
+                return rounds.refuse(need).await;
+            }
             return Err(ToolError::failed(format!(
                 "the client does not offer {}, so it cannot be asked",
                 need.what()
