@@ -456,7 +456,35 @@ impl PromptSource for Prompts {
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}
             ]}),
             json!({"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content"}),
+            json!({"name": "test_input_required_result_prompt", "description": "A prompt that asks the user for its context first"}),
         ]
+    }
+
+    async fn get_asking(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        session: &ClientSession,
+    ) -> Result<Value, String> {
+        if name != "test_input_required_result_prompt" {
+            return self.get(name, arguments).await;
+        }
+        let form = json!({
+            "message": "What context should the prompt use?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"context": {"type": "string"}},
+                "required": ["context"]
+            }
+        });
+        let answer = session
+            .ask("user_context", "elicitation/create", form)
+            .await
+            .map_err(|e| e.to_string())?;
+        let context = answer["content"]["context"].as_str().unwrap_or("none");
+        Ok(
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": format!("Use this context: {context}")}}]}),
+        )
     }
 
     async fn get(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, String> {

@@ -96,11 +96,9 @@ fn the_client_scenarios_pass() {
 }
 
 /// The newest suite's server scenarios our server does not pass yet, in
-/// both modes: input-required results for `prompts/get` (a `PromptSource`
-/// has no `ClientSession`), a task started after input-required rounds,
-/// and the `Mcp-Param` header checks of the HTTP layer.
+/// both modes: a task started after input-required rounds, and the
+/// `Mcp-Param` header checks of the HTTP layer.
 const NOT_YET: &[&str] = &[
-    "input-required-result-non-tool-request",
     "tasks-mrtr-composition",
     "http-custom-header-server-validation",
 ];

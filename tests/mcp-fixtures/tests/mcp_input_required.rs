@@ -98,6 +98,15 @@ async fn our_client_answers_the_rounds_of_a_stateful_and_a_stateless_server() {
         // the tool's question for them fails with a clear error.
         let out = call("test_input_required_result_sampling").await;
         assert!(text(&out).contains("Paris"), "{}", text(&out));
+        // A prompt asks as a tool does.
+        let prompt = registry
+            .names()
+            .into_iter()
+            .find(|n| n.contains("test_input_required_result_prompt"))
+            .expect("the prompt is mounted");
+        let prompt = prompt.trim_start_matches("mcp_peer_").to_owned();
+        let out = call(&prompt).await;
+        assert!(text(&out).contains("Use this context: Ada"), "{}", text(&out));
         let out = call("test_input_required_result_list_roots").await;
         assert!(out.is_error, "{}", text(&out));
         assert!(

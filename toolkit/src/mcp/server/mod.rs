@@ -526,11 +526,26 @@ impl McpServer {
     /// The answers a call of protocol 2026-07-28 brings: those of earlier
     /// rounds from its signed `requestState`, and its `inputResponses`.
     fn rounds_of(&self, request: &CallToolRequestParams) -> Result<Rounds, ErrorData> {
-        let mut answers = match &request.request_state {
+        self.rounds_for(
+            &request.name,
+            request.request_state.as_ref(),
+            request.input_responses.clone(),
+        )
+    }
+
+    /// The answers a request of protocol 2026-07-28 for `name` brings (a
+    /// tool's name, or `prompt:` and a prompt's).
+    fn rounds_for(
+        &self,
+        name: &str,
+        request_state: Option<&String>,
+        input_responses: Option<rmcp::model::InputResponses>,
+    ) -> Result<Rounds, ErrorData> {
+        let mut answers = match request_state {
             Some(state) => self
                 .shared
                 .rounds
-                .open_json_with::<serde_json::Map<String, Value>>(state, request.name.as_bytes())
+                .open_json_with::<serde_json::Map<String, Value>>(state, name.as_bytes())
                 .map_err(|_| {
                     ErrorData::invalid_params(
                         "the requestState is not one this server gave for this tool, or it has expired",
@@ -539,7 +554,7 @@ impl McpServer {
                 })?,
             None => serde_json::Map::new(),
         };
-        answers.extend(session::answers(request.input_responses.clone()));
+        answers.extend(session::answers(input_responses));
         Ok(Rounds::new(answers))
     }
 
@@ -848,7 +863,7 @@ impl ServerHandler for McpServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let Some(prompts) = &self.shared.prompts else {
             return Err(ErrorData::invalid_params(
@@ -856,10 +871,45 @@ impl ServerHandler for McpServer {
                 None,
             ));
         };
-        let result = prompts
-            .get(&request.name, request.arguments.unwrap_or_default())
-            .await
-            .map_err(|e| ErrorData::invalid_params(e, None))?;
+        // A prompt asks the client as a tool does (see `ClientSession`).
+        let key = format!("prompt:{}", request.name);
+        let offers = Offers::from_capabilities(context.client_capabilities().as_ref());
+        let session = ClientSession::new(context.peer.clone(), Arc::clone(&self.session.log_level));
+        let (session, rounds) = if is_2026_or_later(&context) {
+            let rounds = Arc::new(self.rounds_for(
+                &key,
+                request.request_state.as_ref(),
+                request.input_responses.clone(),
+            )?);
+            let channel = Channel::Rounds(Arc::clone(&rounds));
+            (session.asking(channel, offers), Some(rounds))
+        } else if self.session.stateless {
+            let closed =
+                Channel::Closed("the client cannot be asked: this server keeps no sessions".into());
+            (session.asking(closed, offers), None)
+        } else {
+            (session.asking(Channel::Push, offers), None)
+        };
+        let arguments = request.arguments.unwrap_or_default();
+        let filled = prompts.get_asking(&request.name, arguments, &session);
+        let result = match &rounds {
+            None => filled.await,
+            Some(rounds) => tokio::select! {
+                biased;
+                result = filled => result,
+                () = rounds.asked() => {
+                    if let Some(capability) = rounds.missing() {
+                        return Err(ErrorData::new(
+                            rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                            format!("the prompt needs the client's {capability} capability, which the request does not declare"),
+                            Some(json!({"requiredCapabilities": {capability: {}}})),
+                        ));
+                    }
+                    return self.input_required(&key, rounds).map(Into::into);
+                }
+            },
+        }
+        .map_err(|e| ErrorData::invalid_params(e, None))?;
         let result: rmcp::model::GetPromptResult = typed(result)?;
         Ok(result.into())
     }
