@@ -106,7 +106,11 @@ async fn our_client_answers_the_rounds_of_a_stateful_and_a_stateless_server() {
             .expect("the prompt is mounted");
         let prompt = prompt.trim_start_matches("mcp_peer_").to_owned();
         let out = call(&prompt).await;
-        assert!(text(&out).contains("Use this context: Ada"), "{}", text(&out));
+        assert!(
+            text(&out).contains("Use this context: Ada"),
+            "{}",
+            text(&out)
+        );
         let out = call("test_input_required_result_list_roots").await;
         assert!(out.is_error, "{}", text(&out));
         assert!(
