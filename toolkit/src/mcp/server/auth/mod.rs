@@ -144,7 +144,7 @@ pub enum TokenError {
     Unavailable(String),
 }
 
-/// Checks a bearer token and says what it allows. [`JwtVerifier`] (feature
+/// Checks a bearer token and says what it allows. `JwtVerifier` (feature
 /// `mcp-jwt`) checks JWTs against the authorization server's keys;
 /// implement it to introspect opaque tokens (RFC 7662) or to call an
 /// identity provider's own API.
