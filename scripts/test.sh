@@ -28,11 +28,14 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 step "packaging (cargo package of the published crates, each verified against the others)"
 # cargo verifies each crate against the others through a local overlay
-# registry, and keeps what it unpacks and builds from it by name and
-# version: a copy from an earlier run of the same version would stand in
-# for today's code.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/toolsmith-* target/package
-cargo package --locked --quiet -p toolsmith -p toolsmith-macros -p toolsmith-builtins
+# registry, and takes what it unpacked or built from that registry before
+# as current, by name and version alone: a copy from an earlier run of the
+# same version would stand in for today's code. So the check builds in a
+# folder of its own, where only this project's crates are dropped first.
+pkg_target=target/package-check
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/toolsmith-* \
+  "$pkg_target"/package "$pkg_target"/debug/.fingerprint/toolsmith* "$pkg_target"/debug/deps/*toolsmith*
+CARGO_TARGET_DIR=$pkg_target cargo package --locked --quiet -p toolsmith -p toolsmith-macros -p toolsmith-builtins
 
 step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
 ./scripts/install_chromium.sh

@@ -27,6 +27,7 @@ use crate::ToolOutput;
 pub use compact::{CompactConfig, ToolResultMessage, compact};
 pub use config::ShapeConfig;
 pub use openai::compact_history;
+#[cfg(feature = "mcp")]
 pub(crate) use structured::as_text as structured_text;
 
 use count::{count_chars, quantity};
