@@ -197,12 +197,22 @@ struct Reply {
 /// POST one JSON-RPC message with these headers; the answer's status,
 /// `WWW-Authenticate` and body (JSON, or the JSON of its SSE data line).
 async fn post(url: &str, token: Option<&str>, headers: &[(&str, &str)], message: &Value) -> Reply {
+    post_text(url, token, headers, message.to_string()).await
+}
+
+/// [`post`] with the body as written, for spellings a `Value` would not keep.
+async fn post_text(
+    url: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: String,
+) -> Reply {
     let client = reqwest::Client::builder().timeout(LIMIT).build().unwrap();
     let mut request = client
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .body(message.to_string());
+        .body(body);
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
     }
@@ -498,6 +508,13 @@ async fn missing_scopes_are_named_in_a_403() {
                 .unwrap()
                 .contains("`place`")
         );
+        // The method spelled with JSON escapes is the same call, refused alike.
+        for method in [r"tools\/call", r"tools\u002fcall", r"\u0074ools/call"] {
+            let body = place.to_string().replace("tools/call", method);
+            assert!(body.contains(method), "{body}");
+            let reply = post_text(&url, Some(&token), &[], body).await;
+            assert_eq!(reply.status, 403, "{method}: {}", reply.body);
+        }
         // With both, the tool runs.
         let mut claims = good_claims(&url);
         claims["scope"] = json!("mcp files:write");

@@ -22,8 +22,9 @@ pub(crate) type GateBody = Either<Incoming, Full<Bytes>>;
 
 type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
 
-/// The most a request body may hold when the gate reads it: 64 MiB.
-const BODY_LIMIT: usize = 64 << 20;
+/// The most a request body may hold when the gate reads it: 4 MiB, the
+/// limit the MCP service behind it keeps too.
+const BODY_LIMIT: usize = 4 << 20;
 
 /// How many sessions' owners are remembered; the oldest are forgotten first.
 const SESSION_LIMIT: usize = 65_536;
@@ -217,17 +218,19 @@ impl Gate {
     /// Look into a POST's JSON-RPC messages: a `tools/call` needs its tool's
     /// scopes, and its `Mcp-Param-*` headers must match its arguments.
     fn inspect(&self, request: &hyper::http::request::Parts, bytes: &[u8]) -> Option<Response> {
-        if !contains(bytes, b"tools/call") {
+        let mirrored = params::applies(&request.headers);
+        if self.auth.is_none() && !mirrored {
             return None;
         }
-        // Malformed JSON is the MCP service's to refuse.
+        // Read as the MCP service reads it (JSON escapes decoded, so
+        // `tools\/call` is a `tools/call`), never by its bytes. Malformed
+        // JSON is the MCP service's to refuse.
         let body: Value = serde_json::from_slice(bytes).ok()?;
         let messages = match &body {
             Value::Array(items) => items.iter().collect(),
             message => vec![message],
         };
         let claims = request.extensions.get::<Claims>();
-        let mirrored = params::applies(&request.headers);
         for message in messages {
             if message.get("method").and_then(Value::as_str) != Some("tools/call") {
                 continue;
@@ -338,10 +341,6 @@ fn quoted(text: &str) -> String {
         .filter(|c| !c.is_control())
         .map(|c| if c == '"' || c == '\\' { '\'' } else { c })
         .collect()
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn challenge_response(
