@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -16,7 +17,9 @@ use serde_json::Value;
 use crate::args::{ArgumentSchema, Cast, discard, is_plain_arguments, read_payload};
 use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
-use crate::error::{CallError, InvalidArguments, RegistryError, ToolError, UnknownTool};
+use crate::error::{
+    ArgumentError, CallError, InvalidArguments, RegistryError, ToolError, UnknownTool,
+};
 use crate::output::ToolOutput;
 use crate::pipeline::{Pipeline, panic_message};
 use crate::schema::{DefinitionFormat, render_definition, sanitize_tool_name};
@@ -421,8 +424,14 @@ impl ToolRegistry {
     ///
     /// The call's id, for the span and the shaping, is the context's
     /// [`call_id`](ToolContext::call_id).
-    pub async fn call(&self, name: &str, payload: Value, ctx: &ToolContext) -> ToolOutput {
-        self.pipeline.call(self, name, payload, ctx).await
+    // The pipeline's future itself, not one more around it.
+    pub fn call<'a>(
+        &'a self,
+        name: &'a str,
+        payload: Value,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = ToolOutput> + Send + 'a {
+        self.pipeline.call(self, name, payload, ctx)
     }
 
     /// Run a call through the registry's [`Pipeline`]; failures come back
@@ -556,6 +565,7 @@ fn root_problem(schema: &Value) -> Option<String> {
 }
 
 /// The tool called `name`, or the one shown to a provider under `name`.
+#[inline]
 fn find<'c>(catalog: &'c Catalog, name: &str) -> Option<&'c Arc<Entry>> {
     catalog.entries.get(name).or_else(|| {
         // Of the providers' naming rules, only Gemini's (a letter or `_`
@@ -647,36 +657,51 @@ pub(crate) fn check_call(entry: &Entry, payload: Value) -> Result<(Value, Vec<Ca
 
 /// [`check_call`] on arguments where they lie: the payload becomes the
 /// checked arguments, and the casts applied are returned.
+///
+/// Inlined into the call path: most payloads are plain arguments that
+/// check at once, and the rest is out of line.
+#[inline]
 pub(crate) fn check_in_place(entry: &Entry, args: &mut Value) -> Result<Vec<Cast>, CallError> {
-    let tool_name = || entry.tool.spec().name.to_string();
-    let mut repairs = Vec::new();
     if !is_plain_arguments(args, entry.takes_arguments) {
-        let (read, made) =
-            read_payload(std::mem::take(args), entry.takes_arguments).map_err(|error| {
-                CallError::InvalidPayload {
-                    tool: tool_name(),
-                    error,
-                }
-            })?;
-        *args = read;
-        repairs = made;
+        return check_read_payload(entry, args);
     }
     match entry.schema.check(args) {
-        // Repairs of the payload's text come first, as they were made first.
-        Ok(casts) if repairs.is_empty() => Ok(casts),
+        Ok(casts) => Ok(casts),
+        Err(errors) => Err(refuse(entry, args, errors)),
+    }
+}
+
+/// [`check_in_place`] for a payload that is not plain arguments: read (and
+/// repaired) first; the repairs come before the casts, as they were made first.
+#[inline(never)]
+fn check_read_payload(entry: &Entry, args: &mut Value) -> Result<Vec<Cast>, CallError> {
+    let (read, mut repairs) =
+        read_payload(std::mem::take(args), entry.takes_arguments).map_err(|error| {
+            CallError::InvalidPayload {
+                tool: entry.tool.spec().name.to_string(),
+                error,
+            }
+        })?;
+    *args = read;
+    match entry.schema.check(args) {
         Ok(casts) => {
             repairs.extend(casts);
             Ok(repairs)
         }
-        Err(errors) => {
-            // Refused arguments may nest too deep for a recursive drop.
-            discard(std::mem::take(args));
-            Err(CallError::InvalidArguments(InvalidArguments {
-                tool: tool_name(),
-                errors,
-            }))
-        }
+        Err(errors) => Err(refuse(entry, args, errors)),
     }
+}
+
+/// The refusal of arguments the schema does not accept.
+#[cold]
+#[inline(never)]
+fn refuse(entry: &Entry, args: &mut Value, errors: Vec<ArgumentError>) -> CallError {
+    // Refused arguments may nest too deep for a recursive drop.
+    discard(std::mem::take(args));
+    CallError::InvalidArguments(InvalidArguments {
+        tool: entry.tool.spec().name.to_string(),
+        errors,
+    })
 }
 
 /// A call that passed steps 1 to 4: its arguments are valid JSON for the

@@ -177,6 +177,7 @@ impl<'a> Call<'a> {
         self.started = true;
     }
 
+    #[inline]
     pub(crate) fn notify(&self, phase: Phase) {
         if let Some(observer) = self.observer {
             observer(phase);
@@ -222,7 +223,7 @@ impl<'a> Call<'a> {
     }
 
     /// Find the tool, read the payload, cast and validate.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check(&mut self) -> Result<(), CallError> {
         let Some(entry) = &self.entry else {
             crate::args::discard(std::mem::take(&mut self.arguments));

@@ -82,7 +82,7 @@ where
 {
     type Output = Result<ToolOutput, CallError>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let tool = *this.tool;

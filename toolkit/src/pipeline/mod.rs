@@ -273,7 +273,16 @@ impl Pipeline {
     ) -> ToolOutput {
         let id = ctx.call_id().unwrap_or_default();
         let mut call = Call::new(registry, id, name, payload, ctx);
-        let result = self.run(&mut call).await;
+        // With the defaults alone and no subscriber, the check and the
+        // guarded tool run here, with no future of `run` around them.
+        let result = if self.settings.layers.is_empty() && !trace::may_record() {
+            match check_and_execute(&self.settings, &mut call) {
+                Ok(guarded) => guarded.await,
+                Err(error) => Err(error),
+            }
+        } else {
+            self.run(&mut call).await
+        };
         let mut output = match result {
             Ok(output) => output,
             Err(error) => error_output(&error),
@@ -309,8 +318,7 @@ impl Pipeline {
         // every poll, and, without layers, go straight to the guarded tool.
         if span.is_disabled() {
             if self.settings.layers.is_empty() {
-                call.check()?;
-                return execute(&self.settings, call)?.await;
+                return check_and_execute(&self.settings, call)?.await;
             }
             return self.steps(call)?.await;
         }
@@ -331,8 +339,7 @@ impl Pipeline {
         use futures_util::future::Either;
         let settings = &*self.settings;
         if settings.layers.is_empty() {
-            call.check()?;
-            return Ok(Either::Left(execute(settings, call)?));
+            return Ok(Either::Left(check_and_execute(settings, call)?));
         }
         Ok(Either::Right(layered(settings, call)))
     }
@@ -394,10 +401,21 @@ pub fn error_output(error: &CallError) -> ToolOutput {
     output
 }
 
+/// The check, then the guarded tool: all of a call that no layer wraps.
+#[inline(always)]
+fn check_and_execute<'c>(
+    settings: &Settings,
+    call: &'c mut Call<'_>,
+) -> Result<guard::Guarded<'c, impl Future<Output = Result<ToolOutput, ToolError>> + 'c>, CallError>
+{
+    call.check()?;
+    execute(settings, call)
+}
+
 /// The innermost step: the tool's future under the guard, ready to await.
 /// A plain function returning the guard's future, so the common path has
 /// no state machine of its own.
-#[inline]
+#[inline(always)]
 fn execute<'c>(
     settings: &Settings,
     call: &'c mut Call<'_>,

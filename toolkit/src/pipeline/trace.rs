@@ -32,11 +32,17 @@ const STATUS_DESCRIPTION_MAX: usize = 256;
 /// The call's span. Its fields are filled only when a subscriber listens.
 #[inline]
 pub(super) fn span_for(call: &Call<'_>) -> Span {
-    // No subscriber was ever set: one load instead of the callsite checks.
-    if !tracing::dispatcher::has_been_set() {
+    if !may_record() {
         return Span::none();
     }
     new_span(call)
+}
+
+/// Whether a span could be recorded: false when no subscriber was ever
+/// set, told by one load instead of the callsite checks.
+#[inline]
+pub(super) fn may_record() -> bool {
+    tracing::dispatcher::has_been_set()
 }
 
 fn new_span(call: &Call<'_>) -> Span {
