@@ -110,6 +110,7 @@ impl Arguments {
     /// serde's words, for the model to fix: the same failure a `#[tool]`
     /// reports when it binds its arguments. Arguments bound to another type
     /// are [`ToolError::Internal`], a fault in the tool.
+    #[inline]
     pub fn parse<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, ToolError> {
         match self.0 {
             ArgumentsRepr::Json(value) => serde_json::from_value(value)

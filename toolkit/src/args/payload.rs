@@ -61,6 +61,7 @@ pub(crate) fn read_payload(
 
 /// Whether the payload is the usual call, an object of arguments, which
 /// [`read_payload`] passes through untouched.
+#[inline]
 pub(crate) fn is_plain_arguments(payload: &Value, takes_arguments_param: bool) -> bool {
     matches!(payload, Value::Object(object) if takes_arguments_param || !is_envelope(object))
 }
