@@ -29,8 +29,9 @@ const KEY_LIMIT: usize = 64;
 /// signs with that algorithm only.
 ///
 /// The JWKS is fetched at most once per
-/// [`refresh_interval`](Self::refresh_interval) (a flood of tokens naming
-/// unknown keys does not flood the authorization server), within a
+/// [`refresh_interval`](Self::refresh_interval), whether the fetch works
+/// or fails (a flood of tokens naming unknown keys does not flood the
+/// authorization server, even while it is down), within a
 /// timeout, at most 256 KiB and 64 keys. A JWKS over `https` needs the
 /// TLS of feature `mcp-tls`, which `mcp-jwt` brings.
 ///
@@ -56,8 +57,18 @@ pub struct JwtVerifier {
     max_age: Duration,
     client: reqwest::Client,
     keys: RwLock<Arc<Keys>>,
-    /// Held while fetching, so concurrent misses fetch once.
-    fetching: Mutex<()>,
+    /// The last fetch tried, held while fetching so concurrent misses
+    /// fetch once.
+    fetching: Mutex<Option<Attempt>>,
+}
+
+/// A fetch of the JWKS, whether it worked or not: the throttle counts
+/// attempts, so a JWKS that keeps failing is not asked once per token.
+struct Attempt {
+    at: Instant,
+    /// Why it failed, told to every token that needs a fetch until the
+    /// next attempt is allowed.
+    failure: Option<TokenError>,
 }
 
 struct Keys {
@@ -114,7 +125,7 @@ impl JwtVerifier {
                 unnamed: Vec::new(),
                 fetched: None,
             })),
-            fetching: Mutex::new(()),
+            fetching: Mutex::new(None),
         }
     }
 
@@ -166,24 +177,34 @@ impl JwtVerifier {
         if !stale && let Some(key) = find(&keys, kid, alg)? {
             return Ok(key);
         }
-        let _fetching = self.fetching.lock().await;
+        let mut last = self.fetching.lock().await;
         // Another call may have fetched while this one waited.
         let keys = Arc::clone(&*self.keys.read().await);
-        let recent = keys
-            .fetched
-            .is_some_and(|at| at.elapsed() < self.refresh_interval);
-        let keys = if recent {
-            keys
-        } else {
-            match self.fetch().await {
-                Ok(fresh) => {
-                    let fresh = Arc::new(fresh);
-                    *self.keys.write().await = Arc::clone(&fresh);
-                    fresh
+        let stale = keys.fetched.is_none_or(|at| at.elapsed() >= self.max_age);
+        let recent = last
+            .as_ref()
+            .filter(|attempt| attempt.at.elapsed() < self.refresh_interval);
+        let keys = match recent {
+            // Keys still young enough serve while the server is away.
+            Some(Attempt {
+                failure: Some(why), ..
+            }) if stale => return Err(why.clone()),
+            Some(_) => keys,
+            None => {
+                let fetched = self.fetch().await;
+                *last = Some(Attempt {
+                    at: Instant::now(),
+                    failure: fetched.as_ref().err().cloned(),
+                });
+                match fetched {
+                    Ok(fresh) => {
+                        let fresh = Arc::new(fresh);
+                        *self.keys.write().await = Arc::clone(&fresh);
+                        fresh
+                    }
+                    Err(e) if stale => return Err(e),
+                    Err(_) => keys,
                 }
-                // Keys still young enough serve while the server is away.
-                Err(e) if keys.fetched.is_none() || stale => return Err(e),
-                Err(_) => keys,
             }
         };
         find(&keys, kid, alg)?.ok_or_else(|| match kid {

@@ -1,0 +1,333 @@
+//! Attacks on the HTTP server's rules of who may see what, over real HTTP
+//! on loopback, each by class with several spellings, counting what was
+//! tried and what was refused: tasks kept to the caller that started them,
+//! the JWKS throttle while the authorization server fails, `Mcp-Param-*`
+//! headers against what the tool receives, session keys a client cannot
+//! choose, sessions kept to an issuer and subject, answers of input-required
+//! rounds kept to the questions asked, and hidden parameters of a mounted
+//! tool out of reach of a doubled `arguments` envelope.
+
+#![cfg(all(feature = "mcp", feature = "mcp-jwt"))]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use toolsmith::mcp::OAuthResource;
+use toolsmith::mcp::{HttpOptions, JwtVerifier, McpServer};
+use toolsmith::{
+    Arguments, CancellationToken, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
+    async_trait,
+};
+
+const ISSUER: &str = "https://as.test";
+const OTHER_ISSUER: &str = "https://other-as.test";
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// What one class of attack tried and how much of it was refused.
+struct Tally {
+    class: &'static str,
+    tried: usize,
+    refused: usize,
+}
+
+impl Tally {
+    fn new(class: &'static str) -> Self {
+        Self {
+            class,
+            tried: 0,
+            refused: 0,
+        }
+    }
+
+    fn count(&mut self, refused: bool) {
+        self.tried += 1;
+        self.refused += usize::from(refused);
+    }
+
+    /// Print the counts; every attempt must have been refused.
+    fn all_refused(&self) {
+        println!(
+            "{}: tried {}, refused {}",
+            self.class, self.tried, self.refused
+        );
+        assert!(self.tried > 0, "{}: nothing tried", self.class);
+        assert_eq!(self.tried, self.refused, "{}: not all refused", self.class);
+    }
+}
+
+// ---------------------------------------------------------------- tokens
+
+/// A signing key and the JWK that publishes it.
+struct Key {
+    kid: Option<String>,
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+impl Key {
+    fn new(kid: &str) -> Self {
+        let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).unwrap();
+        let der = pair.to_pkcs8v1().unwrap();
+        let point = pair.public_key().as_ref().to_vec();
+        Self {
+            kid: Some(kid.into()),
+            encoding: EncodingKey::from_ec_der(der.as_ref()),
+            jwk: json!({"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+                "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+                "y": URL_SAFE_NO_PAD.encode(&point[33..])}),
+        }
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = self.kid.clone();
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn claims(url: &str, issuer: &str, subject: Option<&str>) -> Value {
+    let mut claims = json!({"iss": issuer, "aud": url, "scope": "mcp",
+           "exp": now() + 300, "iat": now()});
+    if let Some(subject) = subject {
+        claims["sub"] = json!(subject);
+    }
+    claims
+}
+
+/// How the loopback JWKS answers.
+const HEALTHY: usize = 0;
+const FAILING: usize = 1;
+const GARBAGE: usize = 2;
+
+/// A JWKS on loopback that can fail on demand, and counts fetches.
+struct Jwks {
+    url: String,
+    mode: Arc<AtomicUsize>,
+    fetches: Arc<AtomicUsize>,
+}
+
+async fn jwks(keys: Vec<Value>, mode: usize, stop: CancellationToken) -> Jwks {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    let mode = Arc::new(AtomicUsize::new(mode));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let (answering, counted) = (Arc::clone(&mode), Arc::clone(&fetches));
+    tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = tokio::select! {
+                () = stop.cancelled() => return,
+                accepted = listener.accept() => accepted.unwrap(),
+            };
+            counted.fetch_add(1, Ordering::SeqCst);
+            let (status, body) = match answering.load(Ordering::SeqCst) {
+                HEALTHY => ("200 OK", json!({"keys": keys}).to_string()),
+                FAILING => ("500 Internal Server Error", "down".to_owned()),
+                _ => ("200 OK", "{\"keys\": [".to_owned()),
+            };
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                let _ = stream.read(&mut buffer).await;
+                let response = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    Jwks { url, mode, fetches }
+}
+
+// ---------------------------------------------------------------- serving
+
+/// Serve `server` on loopback; its endpoint's URL. `auth` makes the
+/// resource server for that URL when given.
+async fn serve(
+    server: McpServer,
+    stateless: bool,
+    auth: Option<&dyn Fn(String) -> OAuthResource>,
+    stop: &CancellationToken,
+) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let mut options = HttpOptions::default()
+        .stateless(stateless)
+        .shutdown(stop.clone());
+    if let Some(auth) = auth {
+        options = options.auth(auth(url.clone()));
+    }
+    tokio::spawn(server.serve_http(listener, options));
+    url
+}
+
+/// The resource server of `url` whose tokens `jwks` publishes the keys of,
+/// from either issuer.
+fn resource(jwks_url: &str) -> impl Fn(String) -> OAuthResource + use<> {
+    let jwks_url = jwks_url.to_owned();
+    move |url: String| {
+        let verifier = JwtVerifier::new(jwks_url.clone(), ISSUER, url.clone()).issuer(OTHER_ISSUER);
+        OAuthResource::new(url, ISSUER, verifier)
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    body: Value,
+}
+
+/// POST a body as written, with a bearer token and headers; the answer's
+/// status, headers and body (JSON, or the JSON of its last SSE data line).
+async fn post(url: &str, token: Option<&str>, headers: &[(&str, &str)], body: String) -> Reply {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .rev()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .find_map(|d| serde_json::from_str(d.trim()).ok())
+            .unwrap_or(Value::String(text.clone()))
+    });
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+// ---------------------------------------------------------------- tools
+
+/// The session key the call runs under.
+struct SessionKeyTool(ToolSpec);
+
+#[async_trait]
+impl Tool for SessionKeyTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(&self, _args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(json!(ctx.session_key()).to_string()))
+    }
+}
+
+fn session_key_tool() -> SessionKeyTool {
+    SessionKeyTool(ToolSpec::new(
+        "my_key",
+        "The session key of this call.",
+        json!({"type": "object", "properties": {}}),
+    ))
+}
+// ---------------------------------------------------------------- 2. JWKS
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_jwks_is_asked_once_per_interval_however_many_tokens_come() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let key = Key::new("k1");
+        let jwks = jwks(vec![key.jwk.clone()], FAILING, stop.clone()).await;
+        let auth = resource(&jwks.url);
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(session_key_tool()).unwrap();
+        let url = serve(McpServer::new(registry), true, Some(&auth), &stop).await;
+        let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
+        let kids = [
+            Some("k1"),
+            Some("x1"),
+            Some("K1"),
+            Some("k1 "),
+            Some("k\u{200b}1"),
+            Some("\u{ff4b}1"),
+            Some(""),
+            None,
+        ];
+        let mut tally = Tally::new("unknown keys while the JWKS fails");
+        for mode in [FAILING, GARBAGE] {
+            jwks.mode.store(mode, Ordering::SeqCst);
+            for kid in kids {
+                for _ in 0..3 {
+                    let mut signer = Key::new("any");
+                    signer.kid = kid.map(str::to_owned);
+                    let token = signer.sign(&claims(&url, ISSUER, Some("alice")));
+                    let reply = post(&url, Some(&token), &[], call.to_string()).await;
+                    tally.count(reply.status == 503 || reply.status == 401);
+                }
+            }
+        }
+        tally.all_refused();
+        let fetches = jwks.fetches.load(Ordering::SeqCst);
+        println!("{} tokens, {fetches} fetches", tally.tried);
+        assert_eq!(fetches, 1, "one attempt per interval");
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jwks_is_tried_again_once_the_interval_has_passed() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let key = Key::new("k1");
+        let jwks = jwks(vec![key.jwk.clone()], FAILING, stop.clone()).await;
+        let jwks_url = jwks.url.clone();
+        let auth = move |url: String| {
+            let verifier = JwtVerifier::new(jwks_url.clone(), ISSUER, url.clone())
+                .refresh_interval(Duration::from_millis(200));
+            OAuthResource::new(url, ISSUER, verifier)
+        };
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(session_key_tool()).unwrap();
+        let url = serve(McpServer::new(registry), true, Some(&auth), &stop).await;
+        let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
+        let token = key.sign(&claims(&url, ISSUER, Some("alice")));
+        for _ in 0..3 {
+            let reply = post(&url, Some(&token), &[], call.to_string()).await;
+            assert_eq!(reply.status, 503, "{}", reply.body);
+        }
+        assert_eq!(jwks.fetches.load(Ordering::SeqCst), 1);
+        jwks.mode.store(HEALTHY, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let reply = post(&url, Some(&token), &[], call.to_string()).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
