@@ -30,6 +30,7 @@ use toolsmith::{
 const ISSUER: &str = "https://as.test";
 const OTHER_ISSUER: &str = "https://other-as.test";
 const LIMIT: Duration = Duration::from_secs(60);
+const OLD: &str = "2025-11-25";
 
 /// What one class of attack tried and how much of it was refused.
 struct Tally {
@@ -231,6 +232,36 @@ fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// A session of protocol 2025-11-25 opened with `capabilities`: its id.
+async fn open_session(url: &str, token: Option<&str>, capabilities: Value) -> String {
+    let init = request(
+        1,
+        "initialize",
+        json!({"protocolVersion": OLD, "capabilities": capabilities,
+               "clientInfo": {"name": "raw", "version": "0"}}),
+    );
+    let reply = post(url, token, &[], init.to_string()).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let session = reply.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", OLD),
+    ];
+    let reply = post(url, token, &headers, initialized.to_string()).await;
+    assert!(reply.status < 300, "{}", reply.status);
+    session
+}
+
+/// The text of a complete tool result, or `None` when it is not one.
+fn result_text(reply: &Reply) -> Option<String> {
+    let result = reply.body.get("result")?;
+    if result["isError"] == json!(true) {
+        return None;
+    }
+    result["content"][0]["text"].as_str().map(str::to_owned)
+}
+
 // ---------------------------------------------------------------- tools
 
 /// The session key the call runs under.
@@ -326,6 +357,55 @@ async fn the_jwks_is_tried_again_once_the_interval_has_passed() {
         let reply = post(&url, Some(&token), &[], call.to_string()).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
         assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+// ---------------------------------------------------------------- 5. owners
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_kept_to_its_issuer_and_subject() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let key = Key::new("k1");
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
+        let auth = resource(&jwks.url);
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(session_key_tool()).unwrap();
+        let url = serve(McpServer::new(registry), false, Some(&auth), &stop).await;
+        let alice = key.sign(&claims(&url, ISSUER, Some("alice")));
+        let session = open_session(&url, Some(&alice), json!({})).await;
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", OLD),
+        ];
+        let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
+        let own = post(&url, Some(&alice), &headers, call.to_string()).await;
+        assert!(result_text(&own).is_some(), "{}", own.body);
+        let mut client_alice = claims(&url, ISSUER, None);
+        client_alice["client_id"] = json!("alice");
+        let mut azp_alice = claims(&url, ISSUER, None);
+        azp_alice["azp"] = json!("alice");
+        let others = [
+            ("other issuer", claims(&url, OTHER_ISSUER, Some("alice"))),
+            ("client id as subject", client_alice),
+            ("azp as subject", azp_alice),
+            ("case", claims(&url, ISSUER, Some("Alice"))),
+            ("space", claims(&url, ISSUER, Some("alice "))),
+            ("lookalike", claims(&url, ISSUER, Some("\u{430}lice"))),
+            ("no subject", claims(&url, ISSUER, None)),
+        ];
+        let mut tally = Tally::new("another identity in the session");
+        for (what, claims) in &others {
+            let reply = post(&url, Some(&key.sign(claims)), &headers, call.to_string()).await;
+            if reply.status != 404 {
+                println!("{what}: {} {}", reply.status, reply.body);
+            }
+            tally.count(reply.status == 404);
+        }
+        tally.all_refused();
         stop.cancel();
     })
     .await

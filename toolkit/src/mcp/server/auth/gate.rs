@@ -40,8 +40,8 @@ pub(crate) struct Gate {
     registry: Arc<ToolRegistry>,
     /// The paths the metadata is served at.
     metadata_paths: Vec<String>,
-    /// Who opened each session (the token's subject), so another's token
-    /// cannot use it.
+    /// Who opened each session (the token's issuer and subject), so
+    /// another's token cannot use it.
     owners: Mutex<Owners>,
 }
 
@@ -107,7 +107,7 @@ impl Gate {
                 Err(refusal) => return Ok(refusal),
             },
         };
-        let subject = claims.as_ref().map(owner);
+        let subject = claims.as_ref().map(Claims::principal);
         let session = request
             .headers()
             .get("mcp-session-id")
@@ -269,23 +269,20 @@ impl Gate {
 
     fn owned_by(&self, session: &str, subject: &Option<String>) -> bool {
         let owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
-        // A session not remembered (opened before a restart, or forgotten
-        // as the oldest) is left to the MCP service to know or not.
-        owners
-            .by_session
-            .get(session)
-            .is_none_or(|owner| owner == subject)
+        // A session not remembered (opened before a restart, forgotten as
+        // the oldest, or never opened here) has no owner to compare: it is
+        // refused, so no other identity can take it over.
+        owners.by_session.get(session) == Some(subject)
     }
 
     fn own(&self, session: &str, subject: Option<String>) {
         let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
-        if owners
-            .by_session
-            .insert(session.to_owned(), subject)
-            .is_none()
-        {
-            owners.order.push_back(session.to_owned());
+        // An owner, once recorded, is never replaced.
+        if owners.by_session.contains_key(session) {
+            return;
         }
+        owners.by_session.insert(session.to_owned(), subject);
+        owners.order.push_back(session.to_owned());
         while owners.order.len() > SESSION_LIMIT {
             if let Some(oldest) = owners.order.pop_front() {
                 owners.by_session.remove(&oldest);
@@ -294,9 +291,30 @@ impl Gate {
     }
 }
 
-/// Whom a token speaks for: its subject, else its client.
-fn owner(claims: &Claims) -> Option<String> {
-    claims.subject().or(claims.client_id()).map(str::to_owned)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forgotten_session_is_nobodys() {
+        let gate = Gate::new(None, Arc::new(ToolRegistry::new()), "/mcp");
+        let alice = Some(r#"["https://as.test","sub","alice"]"#.to_owned());
+        let bob = Some(r#"["https://as.test","sub","bob"]"#.to_owned());
+        gate.own("first", alice.clone());
+        assert!(gate.owned_by("first", &alice));
+        assert!(!gate.owned_by("first", &bob));
+        // Recorded once: another's response naming the same id changes nothing.
+        gate.own("first", bob.clone());
+        assert!(!gate.owned_by("first", &bob));
+        assert!(!gate.owned_by("never-opened", &alice));
+        for n in 0..SESSION_LIMIT {
+            gate.own(&format!("later-{n}"), bob.clone());
+        }
+        // Forgotten as the oldest: refused to everyone, its opener included.
+        assert!(!gate.owned_by("first", &alice));
+        assert!(!gate.owned_by("first", &bob));
+        assert!(gate.owned_by("later-0", &bob));
+    }
 }
 
 /// The `403` for a token without all of `needed`, naming every scope the

@@ -127,6 +127,20 @@ impl Claims {
     pub fn all(&self) -> &Map<String, Value> {
         &self.all
     }
+
+    /// Whom the token speaks for, as one key: its issuer with its subject,
+    /// else with its client. Two issuers may each have an `alice`, and a
+    /// client may be called what a user is, so the key holds all three
+    /// parts, unambiguously (as a JSON array). `None` when the token names
+    /// neither subject nor client.
+    pub(crate) fn principal(&self) -> Option<String> {
+        let (kind, name) = match (&self.subject, &self.client_id) {
+            (Some(subject), _) => ("sub", subject),
+            (None, Some(client)) => ("client", client),
+            (None, None) => return None,
+        };
+        Some(json!([self.issuer, kind, name]).to_string())
+    }
 }
 
 /// Why a bearer token was not accepted.
