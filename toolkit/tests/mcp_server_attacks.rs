@@ -22,6 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolsmith::mcp::OAuthResource;
 use toolsmith::mcp::{HttpOptions, JwtVerifier, McpServer};
+use toolsmith::pipeline::{CallLimits, Pipeline};
 use toolsmith::{
     Arguments, CancellationToken, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
     async_trait,
@@ -357,6 +358,70 @@ async fn the_jwks_is_tried_again_once_the_interval_has_passed() {
         let reply = post(&url, Some(&token), &[], call.to_string()).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
         assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+// ---------------------------------------------------------------- 4. keys
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_request_cannot_choose_its_session_key() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let key = Key::new("k1");
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
+        let auth = resource(&jwks.url);
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(session_key_tool()).unwrap();
+        let limited = Pipeline::new().layer(CallLimits::new().per_session(3));
+        let server = McpServer::new(Arc::clone(&registry)).with_pipeline(limited);
+        let url = serve(server, true, Some(&auth), &stop).await;
+        let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
+        let alice = key.sign(&claims(&url, ISSUER, Some("alice")));
+        let bob = key.sign(&claims(&url, ISSUER, Some("bob")));
+        let key_of = async |token: &str, headers: &[(&str, &str)]| {
+            let reply = post(&url, Some(token), headers, call.to_string()).await;
+            result_text(&reply)
+        };
+        let alices = key_of(&alice, &[]).await.expect("alice's key");
+        let bobs = key_of(&bob, &[]).await.expect("bob's key");
+        assert_ne!(alices, bobs);
+        let bob_raw: String = serde_json::from_str(&bobs).unwrap();
+        let chosen: Vec<Vec<(&str, &str)>> = vec![
+            vec![("mcp-session-id", "shared")],
+            vec![("MCP-SESSION-ID", "shared")],
+            vec![("Mcp-Session-Id", "mcp-subject:bob")],
+            vec![("mcp-session-id", bob_raw.as_str())],
+            vec![("mcp-session-id", " shared ")],
+            vec![("mcp-session-id", "a"), ("mcp-session-id", "b")],
+            vec![("mcp-session-id", "fresh-1")],
+        ];
+        // Alice has two calls left of three; whatever she sends, her key is hers.
+        let mut tally = Tally::new("chosen session keys, with a token");
+        for headers in &chosen {
+            let got = key_of(&alice, headers).await;
+            tally.count(got.as_ref().is_none_or(|k| *k == alices));
+        }
+        tally.all_refused();
+        // Bob's limit was not spent by Alice: two calls left.
+        assert!(key_of(&bob, &[]).await.is_some());
+        assert!(key_of(&bob, &[]).await.is_some());
+        assert!(
+            key_of(&bob, &[]).await.is_none(),
+            "bob's fourth call is refused"
+        );
+
+        // Without a token, requests of no session cannot be told apart: no
+        // key at all, whatever they send.
+        let url = serve(McpServer::new(registry), true, None, &stop).await;
+        let mut tally = Tally::new("chosen session keys, without a token");
+        for headers in &chosen {
+            let reply = post(&url, None, headers, call.to_string()).await;
+            tally.count(result_text(&reply).as_deref() == Some("null"));
+        }
+        tally.all_refused();
         stop.cancel();
     })
     .await

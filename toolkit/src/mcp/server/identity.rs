@@ -77,6 +77,13 @@ impl Caller {
         }
     }
 
+    /// The same caller without a session: its `Mcp-Session-Id` header, if
+    /// any, named no session the server gave.
+    pub(crate) fn without_session_id(mut self) -> Self {
+        self.session_id = None;
+        self
+    }
+
     /// `ctx` with this caller in it, and its claims on their own.
     pub(crate) fn inject(self, ctx: ToolContext) -> ToolContext {
         match self.claims.clone() {

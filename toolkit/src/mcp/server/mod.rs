@@ -398,7 +398,12 @@ impl McpServer {
                 context.peer.clone(),
                 Arc::clone(&self.session.log_level),
             ));
-        let caller = identity::Caller::of_request(context);
+        let mut caller = identity::Caller::of_request(context);
+        if self.session.stateless {
+            // A stateless server issues no session ids: one a client sends
+            // is its own choice, not a session.
+            caller = caller.without_session_id();
+        }
         let ctx = match self.session_key_for(&caller) {
             Some(key) => ctx.with_session_key(key),
             None => ctx,
@@ -408,25 +413,23 @@ impl McpServer {
 
     /// The session key of a call, when the host's context sets none, so
     /// that what a layer keeps per session (a cache, limits, a retry
-    /// budget) is one client's alone: the HTTP session's id; a stdio
-    /// connection's own key; for an HTTP request of no session (stateless,
-    /// or protocol 2026-07-28, which has no sessions), the verified subject
-    /// of its token. Requests of no session and no token cannot be told
+    /// budget) is one client's alone: the key this server gave the session
+    /// (an HTTP session's, a stdio connection's); for an HTTP request of no
+    /// session (stateless, or protocol 2026-07-28, which has no sessions),
+    /// the verified issuer and subject of its token. Never anything the
+    /// client chose: requests of no session and no token cannot be told
     /// apart, so they share the host's scope.
     fn session_key_for(&self, caller: &identity::Caller) -> Option<String> {
         if self.shared.context.session_key().is_some() {
             return None;
         }
-        if let Some(id) = caller.session_id() {
-            return Some(format!("mcp-session:{id}"));
-        }
-        if !caller.is_http() {
+        if !self.session.stateless {
             return Some(self.session.key.clone());
         }
         caller
             .claims()
-            .and_then(|claims| claims.subject())
-            .map(|subject| format!("mcp-subject:{subject}"))
+            .and_then(Claims::principal)
+            .map(|principal| format!("mcp-caller:{principal}"))
     }
 }
 
