@@ -9,8 +9,8 @@
 
 #![cfg(all(feature = "mcp", feature = "mcp-jwt"))]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
@@ -21,8 +21,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolsmith::mcp::OAuthResource;
-use toolsmith::mcp::{HttpOptions, JwtVerifier, McpServer};
+use toolsmith::mcp::{HttpOptions, JwtVerifier, McpClients, McpConfig, McpServer};
 use toolsmith::pipeline::{CallLimits, Pipeline};
+use toolsmith::toolset::{ArgTransform, Toolset};
 use toolsmith::{
     Arguments, CancellationToken, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
     async_trait,
@@ -285,6 +286,24 @@ fn session_key_tool() -> SessionKeyTool {
         json!({"type": "object", "properties": {}}),
     ))
 }
+
+/// A tool that records the arguments it receives.
+struct Recorder {
+    spec: ToolSpec,
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+#[async_trait]
+impl Tool for Recorder {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    async fn call(&self, args: Arguments, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args = args.into_json();
+        self.seen.lock().unwrap().push(args.clone());
+        Ok(ToolOutput::text(args.to_string()))
+    }
+}
 // ---------------------------------------------------------------- 2. JWKS
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -471,6 +490,91 @@ async fn a_session_is_kept_to_its_issuer_and_subject() {
             tally.count(reply.status == 404);
         }
         tally.all_refused();
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+// ---------------------------------------------------------------- 7. envelopes
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_parameter_of_a_mounted_tool_stays_hidden_in_any_envelope() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let schema = json!({"type": "object", "properties": {
+            "filter": {"type": "string"},
+            "include_secret": {"type": "boolean"}}});
+        let served = Arc::new(ToolRegistry::new());
+        served
+            .register(Recorder {
+                spec: ToolSpec::new("list_files", "List files.", schema),
+                seen: Arc::clone(&seen),
+            })
+            .unwrap();
+        let url = serve(McpServer::new(served), false, None, &stop).await;
+        let config = McpConfig::from_json(
+            &json!({"mcpServers": {"srv": {"url": url, "type": "streamableHttp"}}}),
+        )
+        .unwrap();
+        let mounted = Arc::new(ToolRegistry::new());
+        let clients = McpClients::new(config, &mounted);
+        for (_, outcome) in clients.connect().await {
+            outcome.expect("connected");
+        }
+        let toolbox = Toolset::from_registry(&mounted)
+            .transform_arg(
+                "mcp_srv_list_files",
+                "include_secret",
+                ArgTransform::new().hide(),
+            )
+            .build()
+            .unwrap();
+        let registry = ToolRegistry::new();
+        toolbox.register(&registry).unwrap();
+        let secret = json!({"include_secret": true});
+        let text = secret.to_string();
+        let twice = json!({"arguments": secret}).to_string();
+        let attacks = [
+            json!({"include_secret": true}),
+            json!({"arguments": {"arguments": secret}}),
+            json!({"arguments": {"arguments": text}}),
+            json!({"arguments": json!({"arguments": secret}).to_string()}),
+            json!({"arguments": {"arguments": twice}}),
+            json!({"arguments": {"arguments": {"arguments": secret}}}),
+            json!({"arguments": {"arguments": {"arguments": {"arguments": secret}}}}),
+            json!(json!({"arguments": {"arguments": secret}}).to_string()),
+            json!({"arguments": {"arguments": {"include_secret": "yes"}}}),
+            json!({"arguments": {"arguments": {"INCLUDE_SECRET": true}}}),
+            json!({"arguments": {"arguments": {"include-secret": true}}}),
+        ];
+        let mut tally = Tally::new("hidden parameter in envelopes");
+        let ctx = ToolContext::new();
+        for attack in attacks {
+            let before = seen.lock().unwrap().len();
+            let out = registry
+                .call("mcp_srv_list_files", attack.clone(), &ctx)
+                .await;
+            let reached = seen.lock().unwrap()[before..].to_vec();
+            let leaked = reached.iter().any(|args| {
+                args.to_string()
+                    .to_lowercase()
+                    .replace('-', "_")
+                    .contains("include_secret")
+            });
+            if leaked {
+                println!("{attack} -> {reached:?} ({})", out.content);
+            }
+            tally.count(!leaked);
+        }
+        tally.all_refused();
+        // An honest call still runs.
+        let out = registry
+            .call("mcp_srv_list_files", json!({"filter": "*.md"}), &ctx)
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        clients.disconnect().await;
         stop.cancel();
     })
     .await

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::args::{ArgumentSchema, SchemaError};
+use crate::args::{ArgumentSchema, SchemaError, is_plain_arguments};
 use crate::context::ToolContext;
 use crate::error::{ArgumentError, ToolError};
 use crate::output::ToolOutput;
@@ -320,6 +320,7 @@ impl Plan {
             .cloned()
             .collect();
         Ok(Arc::new(TransformedTool {
+            base_takes_arguments: original.has_parameter("arguments"),
             base: self.base,
             spec: self.spec,
             schema,
@@ -408,6 +409,10 @@ struct TransformedTool {
     /// Names the model may not send: hidden parameters, and renamed ones
     /// under their old names.
     forbidden: Vec<String>,
+    /// Whether the original has a parameter named `arguments`: if not, it
+    /// (or the server behind a mounted tool) reads `{"arguments": {...}}`
+    /// as the arguments inside.
+    base_takes_arguments: bool,
 }
 
 #[async_trait::async_trait]
@@ -455,8 +460,17 @@ impl Tool for TransformedTool {
         for (name, value) in &self.fixed {
             args.insert(name.clone(), value.clone());
         }
-        self.base
-            .call(Arguments::json(Value::Object(args)), ctx)
-            .await
+        // The check above holds for what the original receives only if it
+        // reads these keys as they are: arguments still wrapped (the
+        // registry takes one envelope off) would be unwrapped by the
+        // original, past the check, so they are refused.
+        let args = Value::Object(args);
+        if !is_plain_arguments(&args, self.base_takes_arguments) {
+            return Err(ToolError::InvalidArguments(
+                "the arguments are wrapped in `arguments` more than once; send them as one object"
+                    .into(),
+            ));
+        }
+        self.base.call(Arguments::json(args), ctx).await
     }
 }
