@@ -32,6 +32,7 @@ use toolsmith::{
 const ISSUER: &str = "https://as.test";
 const OTHER_ISSUER: &str = "https://other-as.test";
 const LIMIT: Duration = Duration::from_secs(60);
+const NEW: &str = "2026-07-28";
 const OLD: &str = "2025-11-25";
 
 /// What one class of attack tried and how much of it was refused.
@@ -255,6 +256,20 @@ async fn open_session(url: &str, token: Option<&str>, capabilities: Value) -> St
     session
 }
 
+/// Headers and `_meta` of a stateless request of protocol 2026-07-28.
+fn new_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut headers = vec![("mcp-protocol-version", NEW), ("Mcp-Method", method)];
+    if let Some(name) = name {
+        headers.push(("Mcp-Name", name));
+    }
+    headers
+}
+
+fn new_meta(capabilities: Value) -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": NEW,
+           "io.modelcontextprotocol/clientCapabilities": capabilities})
+}
+
 /// The text of a complete tool result, or `None` when it is not one.
 fn result_text(reply: &Reply) -> Option<String> {
     let result = reply.body.get("result")?;
@@ -377,6 +392,117 @@ async fn the_jwks_is_tried_again_once_the_interval_has_passed() {
         let reply = post(&url, Some(&token), &[], call.to_string()).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
         assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+// ---------------------------------------------------------------- 3. headers
+
+fn mirrored_tool(seen: &Arc<Mutex<Vec<Value>>>) -> Recorder {
+    let schema = json!({"type": "object", "additionalProperties": false, "properties": {
+        "region": {"type": "string", "enum": ["eu", "us"], "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+        "loud": {"type": "boolean", "x-mcp-header": "Loud"},
+        "note": {"type": "string"}}});
+    Recorder {
+        spec: ToolSpec::new("place", "Place something in a region.", schema),
+        seen: Arc::clone(seen),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirrored_header_says_what_the_tool_receives() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(mirrored_tool(&seen)).unwrap();
+        let url = serve(McpServer::new(registry), true, None, &stop).await;
+        // (class, arguments as written, headers): each would have the tool
+        // receive a value its header does not say.
+        let cases: &[(&str, &str, &[(&str, &str)])] = &[
+            ("key spelling", r#"{"REGION": "us"}"#, &[]),
+            ("key spelling", r#"{"Region": "us"}"#, &[]),
+            ("key spelling", r#"{"re-gion": "us"}"#, &[]),
+            ("key spelling", r#"{"REGION": "us"}"#, &[("Mcp-Param-Region", "eu")]),
+            ("key spelling", r#"{"\u0052egion": "us"}"#, &[]),
+            ("envelope", r#"{"arguments": {"region": "us"}}"#, &[]),
+            ("envelope", r#"{"arguments": "{\"region\": \"us\"}"}"#, &[]),
+            ("envelope", r#"{"arguments": {"priority": 9}}"#, &[]),
+            ("cast value", r#"{"region": "US"}"#, &[("Mcp-Param-Region", "US")]),
+            ("cast value", r#"{"region": "Eu"}"#, &[("Mcp-Param-Region", "=?base64?RXU=?=")]),
+            ("cast value", r#"{"priority": "9.0"}"#, &[("Mcp-Param-Priority", "9.0")]),
+            ("cast value", r#"{"priority": 9.0}"#, &[("Mcp-Param-Priority", "9.0")]),
+            ("cast value", r#"{"priority": "0009"}"#, &[("Mcp-Param-Priority", "0009")]),
+            ("cast value", r#"{"loud": "yes"}"#, &[("Mcp-Param-Loud", "yes")]),
+            ("cast value", r#"{"loud": "TRUE"}"#, &[("Mcp-Param-Loud", "TRUE")]),
+            ("cast value", r#"{"loud": 1}"#, &[("Mcp-Param-Loud", "1")]),
+            ("duplicate keys", r#"{"region": "eu", "REGION": "us"}"#, &[("Mcp-Param-Region", "eu")]),
+        ];
+        let mut tallies: Vec<Tally> = Vec::new();
+        for (class, arguments, extra) in cases {
+            let before = seen.lock().unwrap().len();
+            let mut headers = new_headers("tools/call", Some("place"));
+            headers.extend_from_slice(extra);
+            let meta = new_meta(json!({}));
+            let body = format!(
+                r#"{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"name": "place", "arguments": {arguments}, "_meta": {meta}}}}}"#
+            );
+            let reply = post(&url, None, &headers, body).await;
+            let ran = seen.lock().unwrap().get(before).cloned();
+            // Refused (the tool never ran), or the tool received what the
+            // headers say: either way the attack failed.
+            let consistent = match &ran {
+                None => true,
+                Some(args) => ["Region", "Priority", "Loud"].iter().all(|suffix| {
+                    let name = suffix.to_lowercase();
+                    let name = if name == "region" { "region" } else { &name };
+                    let header = extra
+                        .iter()
+                        .find(|(h, _)| h.eq_ignore_ascii_case(&format!("Mcp-Param-{suffix}")))
+                        .map(|(_, v)| (*v).to_owned());
+                    let received = args.get(name).map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    header == received
+                }),
+            };
+            if !consistent {
+                println!("{class}: {arguments} {extra:?} -> tool got {ran:?} ({})", reply.status);
+            }
+            match tallies.iter_mut().find(|t| t.class == *class) {
+                Some(tally) => tally.count(consistent),
+                None => {
+                    let mut tally = Tally::new(class);
+                    tally.count(consistent);
+                    tallies.push(tally);
+                }
+            }
+            if ran.is_none() && reply.status != 400 {
+                // Refused by the call itself (not an argument the tool takes).
+                assert_eq!(result_text(&reply), None, "{class} {arguments}");
+            }
+        }
+        for tally in &tallies {
+            tally.all_refused();
+        }
+        // What the conformance scenario sends still passes.
+        for (arguments, header) in [
+            (r#"{"region": "eu"}"#, "eu"),
+            (r#"{"region": "us"}"#, "=?base64?dXM=?="),
+        ] {
+            let mut headers = new_headers("tools/call", Some("place"));
+            headers.push(("Mcp-Param-Region", header));
+            let meta = new_meta(json!({}));
+            let body = format!(
+                r#"{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"name": "place", "arguments": {arguments}, "_meta": {meta}}}}}"#
+            );
+            let reply = post(&url, None, &headers, body).await;
+            assert!(result_text(&reply).is_some(), "{}", reply.body);
+        }
         stop.cancel();
     })
     .await

@@ -253,8 +253,9 @@ impl Gate {
                 let arguments = params
                     .and_then(|p| p.get("arguments"))
                     .and_then(Value::as_object);
-                if let Err(problem) = params::check(&spec.input_schema, arguments, &request.headers)
-                {
+                let checked = params::check(&spec.input_schema, arguments, &request.headers)
+                    .and_then(|()| params::check_received(&entry, arguments, &request.headers));
+                if let Err(problem) = checked {
                     let id = message.get("id").cloned().unwrap_or(Value::Null);
                     return Some(json_response(
                         StatusCode::BAD_REQUEST,

@@ -2,11 +2,16 @@
 //! tool's input schema marks a property with `"x-mcp-header": "Region"`,
 //! and a client of protocol version 2026-07-28 or later sends its value as
 //! `Mcp-Param-Region` too, so a proxy can route on it without reading the
-//! body. The server checks that the header and the body agree.
+//! body. The server checks that the header and the body agree, and that
+//! the header says what the tool will receive once the arguments are read
+//! as every call's are (an `arguments` envelope taken off, a key in
+//! another spelling renamed, a value cast).
 
 use base64::Engine;
 use hyper::http::HeaderMap;
 use serde_json::{Map, Value};
+
+use crate::registry::{Entry, check_call};
 
 /// The first protocol version whose clients mirror parameters in headers.
 const FIRST_VERSION: &str = "2026-07-28";
@@ -87,6 +92,38 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// Check the `Mcp-Param-*` headers against the arguments the tool of
+/// `entry` will receive: what [`check`] compares with the body, read as a
+/// call reads it. A value that casts to another (`"EU"` to an enum's
+/// `"eu"`, `"9.0"` to `9`), a key in another spelling (`REGION`), or
+/// arguments in an envelope would otherwise pass with a header that says
+/// something else than what the tool gets. Arguments the call will refuse
+/// reach no tool, and are left to the call to refuse.
+pub(super) fn check_received(
+    entry: &Entry,
+    arguments: Option<&Map<String, Value>>,
+    headers: &HeaderMap,
+) -> Result<(), String> {
+    let schema = &entry.tool.spec().input_schema;
+    if !mirrors(schema) {
+        return Ok(());
+    }
+    let sent = Value::Object(arguments.cloned().unwrap_or_default());
+    let Ok((received, _)) = check_call(entry, sent) else {
+        return Ok(());
+    };
+    check(schema, received.as_object(), headers)
+        .map_err(|problem| format!("{problem}, as the tool receives it"))
+}
+
+/// Whether any property of `schema` is mirrored in a header.
+fn mirrors(schema: &Value) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.values().any(|p| p.get("x-mcp-header").is_some()))
 }
 
 /// A header's value: the text itself, or the Base64 (standard alphabet,
