@@ -21,12 +21,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolsmith::mcp::OAuthResource;
-use toolsmith::mcp::{HttpOptions, JwtVerifier, McpClients, McpConfig, McpServer};
+use toolsmith::mcp::{ClientSession, HttpOptions, JwtVerifier, McpClients, McpConfig, McpServer};
 use toolsmith::pipeline::{CallLimits, Pipeline};
 use toolsmith::toolset::{ArgTransform, Toolset};
 use toolsmith::{
     Arguments, CancellationToken, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
-    async_trait,
+    async_trait, tool,
 };
 
 const ISSUER: &str = "https://as.test";
@@ -318,6 +318,23 @@ impl Tool for Recorder {
         self.seen.lock().unwrap().push(args.clone());
         Ok(ToolOutput::text(args.to_string()))
     }
+}
+
+/// Ask two questions, `first` then `second`, and say both answers.
+#[tool]
+async fn two_names(session: &ClientSession) -> Result<String, ToolError> {
+    let form = |message: &str| {
+        json!({"mode": "form", "message": message, "requestedSchema": {"type": "object",
+            "properties": {"name": {"type": "string"}}, "required": ["name"]}})
+    };
+    let first = session
+        .ask("first", "elicitation/create", form("First name?"))
+        .await?;
+    let second = session
+        .ask("second", "elicitation/create", form("Second name?"))
+        .await?;
+    let name = |answer: &Value| answer["content"]["name"].as_str().unwrap_or("?").to_owned();
+    Ok(format!("{} {}", name(&first), name(&second)))
 }
 // ---------------------------------------------------------------- 2. JWKS
 
@@ -616,6 +633,141 @@ async fn a_session_is_kept_to_its_issuer_and_subject() {
             tally.count(reply.status == 404);
         }
         tally.all_refused();
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+// ---------------------------------------------------------------- 6. answers
+
+/// One round of `two_names` on protocol 2026-07-28: the body of the answer.
+async fn two_names_round(url: &str, state: Option<&str>, responses: &str) -> Value {
+    let meta = new_meta(json!({"elicitation": {"form": {}}}));
+    let mut params = format!(r#"{{"name": "two_names", "arguments": {{}}, "_meta": {meta}"#);
+    if let Some(state) = state {
+        params.push_str(&format!(r#", "requestState": {}"#, json!(state)));
+    }
+    if !responses.is_empty() {
+        params.push_str(&format!(r#", "inputResponses": {responses}"#));
+    }
+    params.push('}');
+    let body =
+        format!(r#"{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {params}}}"#);
+    post(
+        url,
+        None,
+        &new_headers("tools/call", Some("two_names")),
+        body,
+    )
+    .await
+    .body
+}
+
+fn named(name: &str) -> String {
+    json!({"action": "accept", "content": {"name": name}}).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_count_only_for_the_questions_asked() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(TwoNamesTool).unwrap();
+        let url = serve(McpServer::new(registry), true, None, &stop).await;
+        let (ada, bob, evil) = (named("Ada"), named("Bob"), named("Evil"));
+        // The honest rounds: `first` asked, answered; `second` asked, answered.
+        let round = two_names_round(&url, None, "").await;
+        assert_eq!(round["result"]["resultType"], "input_required", "{round}");
+        let first_state = round["result"]["requestState"].as_str().unwrap().to_owned();
+        let round =
+            two_names_round(&url, Some(&first_state), &format!(r#"{{"first": {ada}}}"#)).await;
+        assert_eq!(round["result"]["resultType"], "input_required", "{round}");
+        let second_state = round["result"]["requestState"].as_str().unwrap().to_owned();
+        let done = two_names_round(
+            &url,
+            Some(&second_state),
+            &format!(r#"{{"second": {bob}}}"#),
+        )
+        .await;
+        assert_eq!(done["result"]["content"][0]["text"], "Ada Bob", "{done}");
+
+        // Answers to questions not asked yet, and answers replacing signed ones.
+        let attacks: Vec<(&str, Option<&str>, String)> = vec![
+            (
+                "unasked, no state",
+                None,
+                format!(r#"{{"first": {evil}, "second": {evil}}}"#),
+            ),
+            (
+                "unasked, no state",
+                None,
+                format!(r#"{{"\u0066irst": {evil}, "second": {evil}}}"#),
+            ),
+            (
+                "unasked",
+                Some(&first_state),
+                format!(r#"{{"first": {ada}, "second": {evil}}}"#),
+            ),
+            (
+                "unasked",
+                Some(&first_state),
+                format!(r#"{{"first": {ada}, "s\u0065cond": {evil}}}"#),
+            ),
+            (
+                "unasked",
+                Some(&first_state),
+                format!(r#"{{"first": {ada}, "second": {evil}, "second": {evil}}}"#),
+            ),
+            (
+                "replacing",
+                Some(&second_state),
+                format!(r#"{{"first": {evil}, "second": {bob}}}"#),
+            ),
+            (
+                "replacing",
+                Some(&second_state),
+                format!(r#"{{"fir\u0073t": {evil}, "second": {bob}}}"#),
+            ),
+            (
+                "replacing",
+                Some(&second_state),
+                format!(r#"{{"second": {bob}, "first": {ada}, "first": {evil}}}"#),
+            ),
+            (
+                "replacing",
+                Some(&second_state),
+                format!(r#"{{"first": {{"action": "decline"}}, "second": {bob}}}"#),
+            ),
+        ];
+        let mut tallies: Vec<Tally> = Vec::new();
+        for (class, state, responses) in &attacks {
+            let answer = two_names_round(&url, *state, responses).await;
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            let refused = !text.contains("Evil") && !text.contains('?');
+            if !refused {
+                println!("{class}: {responses} -> {answer}");
+            }
+            match tallies.iter_mut().find(|t| t.class == *class) {
+                Some(tally) => tally.count(refused),
+                None => {
+                    let mut tally = Tally::new(class);
+                    tally.count(refused);
+                    tallies.push(tally);
+                }
+            }
+        }
+        for tally in &tallies {
+            tally.all_refused();
+        }
+        // A lookalike key is another key: never an answer to `first`.
+        let lookalike = two_names_round(&url, None, &format!(r#"{{"\ufb01rst": {evil}}}"#)).await;
+        assert_eq!(
+            lookalike["result"]["resultType"], "input_required",
+            "{lookalike}"
+        );
         stop.cancel();
     })
     .await

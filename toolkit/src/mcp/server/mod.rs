@@ -455,6 +455,15 @@ fn random_key() -> Vec<u8> {
 /// How often a client is asked to look at a task, in milliseconds.
 const TASK_POLL_INTERVAL_MS: u64 = 200;
 
+/// What a call of protocol 2026-07-28 carries, signed, from one round to
+/// the next: the answers so far, and the questions asked and left open,
+/// the only ones the next round's `inputResponses` may answer.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct RoundState {
+    answers: serde_json::Map<String, Value>,
+    asked: Vec<String>,
+}
+
 /// How long a call's answers stay valid between its rounds.
 const ROUND_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -537,27 +546,36 @@ impl McpServer {
     }
 
     /// The answers a request of protocol 2026-07-28 for `name` brings (a
-    /// tool's name, or `prompt:` and a prompt's).
+    /// tool's name, or `prompt:` and a prompt's): those the signed state
+    /// carries, and of the `inputResponses` only the answers to the
+    /// questions that state says were asked and left open. An answer to a
+    /// question never asked, or to one already answered, is ignored: the
+    /// client may not answer ahead of the tool, nor change an answer the
+    /// server signed.
     fn rounds_for(
         &self,
         name: &str,
         request_state: Option<&String>,
         input_responses: Option<rmcp::model::InputResponses>,
     ) -> Result<Rounds, ErrorData> {
-        let mut answers = match request_state {
+        let RoundState { mut answers, asked } = match request_state {
             Some(state) => self
                 .shared
                 .rounds
-                .open_json_with::<serde_json::Map<String, Value>>(state, name.as_bytes())
+                .open_json_with::<RoundState>(state, name.as_bytes())
                 .map_err(|_| {
                     ErrorData::invalid_params(
                         "the requestState is not one this server gave for this tool, or it has expired",
                         None,
                     )
                 })?,
-            None => serde_json::Map::new(),
+            None => RoundState::default(),
         };
-        answers.extend(session::answers(input_responses));
+        for (key, answer) in session::answers(input_responses) {
+            if asked.contains(&key) && !answers.contains_key(&key) {
+                answers.insert(key, answer);
+            }
+        }
         Ok(Rounds::new(answers))
     }
 
@@ -622,10 +640,14 @@ impl McpServer {
         let options = SealOptions::new()
             .associated_data(tool.as_bytes())
             .ttl(ROUND_STATE_TTL);
+        let round = RoundState {
+            answers: used,
+            asked: open.keys().cloned().collect(),
+        };
         let state = self
             .shared
             .rounds
-            .seal_json_with(&used, &options)
+            .seal_json_with(&round, &options)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(InputRequiredResult::new(Some(open), Some(state)))
     }
