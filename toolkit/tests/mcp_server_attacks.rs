@@ -279,7 +279,33 @@ fn result_text(reply: &Reply) -> Option<String> {
     result["content"][0]["text"].as_str().map(str::to_owned)
 }
 
+/// The first `taskId` anywhere in `value`.
+fn task_id(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(map) => map
+            .get("taskId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| map.values().find_map(task_id)),
+        Value::Array(items) => items.iter().find_map(task_id),
+        _ => None,
+    }
+}
+
 // ---------------------------------------------------------------- tools
+
+/// Wait a long while, as a task.
+#[tool(task)]
+async fn wait_long() -> String {
+    tokio::time::sleep(Duration::from_secs(50)).await;
+    "waited".into()
+}
+
+/// A report far longer than a result may be, as a task or not.
+#[tool(task)]
+async fn long_report() -> String {
+    "line of the report\n".repeat(5_000)
+}
 
 /// The session key the call runs under.
 struct SessionKeyTool(ToolSpec);
@@ -336,6 +362,248 @@ async fn two_names(session: &ClientSession) -> Result<String, ToolError> {
     let name = |answer: &Value| answer["content"]["name"].as_str().unwrap_or("?").to_owned();
     Ok(format!("{} {}", name(&first), name(&second)))
 }
+
+// ---------------------------------------------------------------- 1. tasks
+
+/// Start a task of `wait_long` in the session `session` (or statelessly,
+/// protocol 2026-07-28, when `None`); its id, or the error refusing it.
+async fn start_task(
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    tool: &str,
+) -> Result<String, Value> {
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let reply = match session {
+        Some(session) => {
+            let headers = [("mcp-session-id", session), ("mcp-protocol-version", OLD)];
+            let call = request(7, "tools/call", json!({"name": tool, "arguments": {}}));
+            post(url, token, &headers, call.to_string()).await
+        }
+        None => {
+            let call = request(
+                7,
+                "tools/call",
+                json!({"name": tool, "arguments": {}, "_meta": new_meta(tasks)}),
+            );
+            post(
+                url,
+                token,
+                &new_headers("tools/call", Some(tool)),
+                call.to_string(),
+            )
+            .await
+        }
+    };
+    task_id(&reply.body["result"]).ok_or(reply.body)
+}
+
+/// `method` (`tasks/get`, `tasks/cancel`, `tasks/update`) on task `id`
+/// with the params spelled as `params` (its `{id}` replaced): the answer.
+async fn on_task(
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    method: &str,
+    params: &str,
+    id: &str,
+) -> Value {
+    let params = params.replace("{id}", id);
+    let (headers, params): (Vec<(&str, &str)>, String) = match session {
+        Some(session) => (
+            vec![("mcp-session-id", session), ("mcp-protocol-version", OLD)],
+            params,
+        ),
+        None => {
+            let meta = new_meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+            let open = &params[..params.len() - 1];
+            let params = format!("{open}, \"_meta\": {meta}}}");
+            (new_headers(method, Some(id)), params)
+        }
+    };
+    let body =
+        format!(r#"{{"jsonrpc": "2.0", "id": 9, "method": "{method}", "params": {params}}}"#);
+    post(url, token, &headers, body).await.body
+}
+
+/// The spellings of a task's params an attacker may try, `{id}` for the id.
+const TASK_PARAMS: [&str; 5] = [
+    r#"{"taskId": "{id}"}"#,
+    r#"{"taskId": "{id}", "inputResponses": {"x": {"action": "cancel"}}}"#,
+    r#"{"taskId": "nope", "taskId": "{id}"}"#,
+    r#"{"task\u0049d": "{id}"}"#,
+    r#"{"taskId": "{id}", "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "{id}"}}}"#,
+];
+
+/// Whether `answer` is the error a task that does not exist gets, once its
+/// id is out of the message.
+fn reads_as_unknown(answer: &Value, id: &str, unknown: &Value) -> bool {
+    let message = |v: &Value, id: &str| v["error"]["message"].as_str().map(|m| m.replace(id, "ID"));
+    let same = answer.get("result").is_none()
+        && answer["error"]["code"] == unknown["error"]["code"]
+        && message(answer, id) == message(unknown, "00000000-0000-4000-8000-000000000000");
+    if !same {
+        println!("{answer} differs from {unknown}");
+    }
+    same
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_its_starters_alone() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(WaitLongTool).unwrap();
+        let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        let mut tally = Tally::new("tasks of another session");
+        let url = serve(McpServer::new(Arc::clone(&registry)), false, None, &stop).await;
+        let alice = open_session(&url, None, tasks.clone()).await;
+        let mallory = open_session(&url, None, tasks.clone()).await;
+        let id = start_task(&url, None, Some(&alice), "wait_long")
+            .await
+            .unwrap();
+        let never = "00000000-0000-4000-8000-000000000000";
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            for spelling in TASK_PARAMS {
+                let unknown = on_task(&url, None, Some(&mallory), method, spelling, never).await;
+                assert!(unknown.get("error").is_some(), "{unknown}");
+                for guess in [id.clone(), id.to_uppercase(), format!(" {id}")] {
+                    let answer =
+                        on_task(&url, None, Some(&mallory), method, spelling, &guess).await;
+                    tally.count(reads_as_unknown(&answer, &guess, &unknown));
+                }
+            }
+        }
+        tally.all_refused();
+        // The starter still sees it working: nothing was cancelled.
+        let own = on_task(&url, None, Some(&alice), "tasks/get", TASK_PARAMS[0], &id).await;
+        assert_eq!(own["result"]["status"], "working", "{own}");
+
+        // Without sessions, the verified issuer and subject own a task.
+        let key = Key::new("k1");
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
+        let auth = resource(&jwks.url);
+        let url = serve(McpServer::new(registry), true, Some(&auth), &stop).await;
+        let alice = key.sign(&claims(&url, ISSUER, Some("alice")));
+        let others = [
+            key.sign(&claims(&url, ISSUER, Some("bob"))),
+            key.sign(&claims(&url, OTHER_ISSUER, Some("alice"))),
+            key.sign(&claims(&url, ISSUER, Some("Alice"))),
+            key.sign(&claims(&url, ISSUER, Some("\u{430}lice"))),
+            key.sign(&claims(&url, ISSUER, None)),
+        ];
+        let id = start_task(&url, Some(&alice), None, "wait_long")
+            .await
+            .unwrap();
+        let mut tally = Tally::new("tasks of another token");
+        for token in &others {
+            for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+                for spelling in TASK_PARAMS {
+                    let unknown = on_task(&url, Some(token), None, method, spelling, never).await;
+                    let answer = on_task(&url, Some(token), None, method, spelling, &id).await;
+                    tally.count(reads_as_unknown(&answer, &id, &unknown));
+                }
+            }
+        }
+        tally.all_refused();
+        let own = on_task(&url, Some(&alice), None, "tasks/get", TASK_PARAMS[0], &id).await;
+        assert_eq!(own["result"]["status"], "working", "{own}");
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_are_capped_per_caller_and_in_all() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(WaitLongTool).unwrap();
+        let server = McpServer::new(registry).with_task_limits(3, 5);
+        let url = serve(server, false, None, &stop).await;
+        let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        let first = open_session(&url, None, tasks.clone()).await;
+        let second = open_session(&url, None, tasks.clone()).await;
+        let mut started = 0;
+        let mut tally = Tally::new("tasks past the caps");
+        for _ in 0..3 {
+            start_task(&url, None, Some(&first), "wait_long")
+                .await
+                .unwrap();
+            started += 1;
+        }
+        let refusal = start_task(&url, None, Some(&first), "wait_long")
+            .await
+            .unwrap_err();
+        let message = refusal["error"]["message"].as_str().unwrap_or_default();
+        tally.count(message.contains("3 tasks"));
+        println!("refused: {message}");
+        // Another caller still may, until the server's cap.
+        for _ in 0..2 {
+            start_task(&url, None, Some(&second), "wait_long")
+                .await
+                .unwrap();
+            started += 1;
+        }
+        let third = open_session(&url, None, tasks).await;
+        let refusal = start_task(&url, None, Some(&third), "wait_long")
+            .await
+            .unwrap_err();
+        let message = refusal["error"]["message"].as_str().unwrap_or_default();
+        println!("refused: {message}");
+        tally.count(message.contains("5 tasks"));
+        assert_eq!(started, 5);
+        tally.all_refused();
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_result_is_shaped_as_a_direct_calls() {
+    tokio::time::timeout(LIMIT, async {
+        let stop = CancellationToken::new();
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(LongReportTool).unwrap();
+        let url = serve(McpServer::new(registry), false, None, &stop).await;
+        let plain = open_session(&url, None, json!({})).await;
+        let headers = [
+            ("mcp-session-id", plain.as_str()),
+            ("mcp-protocol-version", OLD),
+        ];
+        let call = request(
+            7,
+            "tools/call",
+            json!({"name": "long_report", "arguments": {}}),
+        );
+        let direct = post(&url, None, &headers, call.to_string()).await;
+        let direct = result_text(&direct).expect("a direct result");
+        assert!(direct.len() < 20_000, "a direct call's result is cut");
+        let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        let session = open_session(&url, None, tasks).await;
+        let id = start_task(&url, None, Some(&session), "long_report")
+            .await
+            .unwrap();
+        let result = loop {
+            let got = on_task(&url, None, Some(&session), "tasks/get", TASK_PARAMS[0], &id).await;
+            if got["result"]["status"] == "completed" {
+                break got;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let text = result["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        println!("direct {} chars, task {} chars", direct.len(), text.len());
+        assert!(text == direct, "the task's result is not the direct call's");
+        stop.cancel();
+    })
+    .await
+    .unwrap();
+}
+
 // ---------------------------------------------------------------- 2. JWKS
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

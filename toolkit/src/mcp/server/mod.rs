@@ -7,8 +7,10 @@
 mod auth;
 mod http;
 mod identity;
+mod listeners;
 mod session;
 mod sources;
+mod tasks;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -26,7 +28,7 @@ use rmcp::model::{
     ServerNotification, SubscriptionFilter, TASKS_EXTENSION_ID, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use rmcp::task_manager::{TaskExit, TaskOptions};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -39,6 +41,7 @@ pub use http::HttpOptions;
 pub use identity::{Caller, HeaderMap};
 pub use session::ClientSession;
 pub use sources::{PromptSource, ResourceSource};
+pub use tasks::{DEFAULT_TASKS_IN_ALL, DEFAULT_TASKS_PER_CALLER};
 
 use crate::context::ToolContext;
 use crate::error::ErrorKind;
@@ -49,6 +52,7 @@ use crate::registry::ToolRegistry;
 use crate::schema::DefinitionFormat;
 use crate::tool::TaskSupport;
 use session::{Channel, Offers, ProgressRelay, Rounds};
+use tasks::{Owner, Tasks};
 
 /// How many tools one `tools/list` page holds unless set otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -140,11 +144,15 @@ struct Shared {
     /// Signs the answers a call of protocol 2026-07-28 carries from one
     /// round to the next (`requestState`).
     rounds: Arc<RequestStateCodec>,
-    /// The tasks of calls to tools that run as tasks, of every session.
-    tasks: TaskManager,
+    /// The tasks of calls to tools that run as tasks, of every session,
+    /// each kept to its caller.
+    tasks: Tasks,
     /// Every session's state while it lives, for [`McpServer::resource_updated`];
     /// shared with the copies [`McpServer::edit`] makes.
     sessions: Arc<Mutex<Vec<Weak<SessionState>>>>,
+    /// The `subscriptions/listen` streams that asked to hear of resources'
+    /// updates (protocol 2026-07-28), shared with the copies too.
+    listeners: listeners::ResourceListeners,
 }
 
 impl Shared {
@@ -184,8 +192,9 @@ impl McpServer {
             prompts: None,
             pipeline: None,
             rounds: Arc::new(RequestStateCodec::new_unchecked(random_key())),
-            tasks: TaskManager::new(),
+            tasks: Tasks::default(),
             sessions: Arc::default(),
+            listeners: listeners::ResourceListeners::default(),
         });
         let session = SessionState::new(false);
         shared.track(&session);
@@ -230,9 +239,11 @@ impl McpServer {
         });
     }
 
-    /// Tell every client subscribed to `uri` (`resources/subscribe`) that
-    /// the resource changed: they are sent `notifications/resources/updated`
-    /// and read it again when they want. Returns how many were told.
+    /// Tell every client subscribed to `uri` (with `resources/subscribe`,
+    /// or on protocol 2026-07-28 by naming it on a `subscriptions/listen`
+    /// stream) that the resource changed: they are sent
+    /// `notifications/resources/updated` and read it again when they want.
+    /// Returns how many were told.
     ///
     /// Call it on the server (or any clone of it) being served, whenever
     /// what the [`ResourceSource`] answers for `uri` changes.
@@ -255,8 +266,11 @@ impl McpServer {
                     peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri));
                 matches!(tokio::time::timeout(NOTIFY_LIMIT, update).await, Ok(Ok(())))
             });
-        let told = futures_util::future::join_all(sends).await;
-        told.into_iter().filter(|&ok| ok).count()
+        let (told, listening) = tokio::join!(
+            futures_util::future::join_all(sends),
+            self.shared.listeners.tell(uri, NOTIFY_LIMIT)
+        );
+        told.into_iter().filter(|&ok| ok).count() + listening
     }
 
     fn edit(mut self, change: impl FnOnce(&mut Shared)) -> Self {
@@ -278,6 +292,7 @@ impl McpServer {
                 rounds: Arc::clone(&s.rounds),
                 tasks: s.tasks.clone(),
                 sessions: Arc::clone(&s.sessions),
+                listeners: s.listeners.clone(),
             };
             change(&mut copy);
             self.shared = Arc::new(copy);
@@ -328,6 +343,16 @@ impl McpServer {
     pub fn with_request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
         let codec = Arc::new(RequestStateCodec::new_unchecked(key));
         self.edit(|s| s.rounds = codec)
+    }
+
+    /// How many tasks (calls of tools that run as tasks) may run at once:
+    /// `per_caller` for one caller, `in_all` on the server (each at least
+    /// 1; by default [`DEFAULT_TASKS_PER_CALLER`] and
+    /// [`DEFAULT_TASKS_IN_ALL`]). A call past either is refused with an
+    /// error saying which. Ended tasks stay readable for a while, up to
+    /// four times `in_all` of them.
+    pub fn with_task_limits(self, per_caller: usize, in_all: usize) -> Self {
+        self.edit(|s| s.tasks = Tasks::new(per_caller, in_all))
     }
 
     /// How many tools one `tools/list` page holds (at least 1).
@@ -430,6 +455,22 @@ impl McpServer {
             .claims()
             .and_then(Claims::principal)
             .map(|principal| format!("mcp-caller:{principal}"))
+    }
+}
+
+impl McpServer {
+    /// Who makes a request, as a task's owner: the session this server
+    /// gave (none for a stateless request) and the verified token's
+    /// issuer and subject.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
+        let claims = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Claims>());
+        Owner {
+            session: (!self.session.stateless).then(|| self.session.key.clone()),
+            principal: claims.and_then(Claims::principal),
+        }
     }
 }
 
@@ -587,10 +628,11 @@ impl McpServer {
         request: CallToolRequestParams,
         ctx: ToolContext,
         offers: Offers,
-    ) -> CreateTaskResult {
+        owner: Owner,
+    ) -> Result<CreateTaskResult, ErrorData> {
         let server = self.clone();
         let options = TaskOptions::new().with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
-        let task = self.shared.tasks.spawn(options, move |task| {
+        let task = self.shared.tasks.spawn(owner, options, move |task| {
             Box::pin(async move {
                 // The task outlives the request that started it.
                 let stop = CancellationToken::new();
@@ -600,12 +642,9 @@ impl McpServer {
                     ctx = ctx.with_state(session);
                 }
                 let arguments = Value::Object(request.arguments.unwrap_or_default());
-                let call = server.pipeline().try_call(
-                    &server.shared.registry,
-                    &request.name,
-                    arguments,
-                    &ctx,
-                );
+                let pipeline = server.pipeline();
+                let call =
+                    pipeline.try_call(&server.shared.registry, &request.name, arguments, &ctx);
                 let outcome = tokio::select! {
                     outcome = call => outcome,
                     () = task.cancelled() => {
@@ -615,18 +654,20 @@ impl McpServer {
                 };
                 // A tool's failure is a result marked as an error; a crash
                 // or a fault of the program fails the task itself.
-                let output = match outcome {
-                    Ok(output) => output,
-                    Err(e) if matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal) => {
-                        let message = error_output(&e).content;
-                        return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
-                    }
-                    Err(e) => error_output(&e),
-                };
+                if let Err(e) = &outcome
+                    && matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal)
+                {
+                    let message = error_output(e).content;
+                    return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
+                }
+                // Kept as a direct call's result is given: shaped (cut or
+                // saved) by the pipeline's rules.
+                let id = ctx.call_id().unwrap_or_default().to_owned();
+                let output = pipeline.finish(outcome, &request.name, &id, &ctx).await;
                 typed(call_result_from_output(&output)).map_err(TaskExit::Error)
             })
-        });
-        CreateTaskResult::new(task)
+        })?;
+        Ok(CreateTaskResult::new(task))
     }
 
     /// The result that ends a round with questions open: them, and the
@@ -712,7 +753,8 @@ impl ServerHandler for McpServer {
         let takes_tasks = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
         match support {
             TaskSupport::Optional | TaskSupport::Required if takes_tasks => {
-                return Ok(self.start_task(request, ctx, offers).into());
+                let owner = self.owner(&context);
+                return Ok(self.start_task(request, ctx, offers, owner)?.into());
             }
             TaskSupport::Required => {
                 return Err(ErrorData::missing_required_client_capability(
@@ -958,7 +1000,9 @@ impl ServerHandler for McpServer {
     }
 
     /// Protocol 2026-07-28 tells of changes only on `subscriptions/listen`
-    /// streams: the tool list's, when this server says it changes.
+    /// streams: the tool list's, when this server says it changes, and the
+    /// updates of the resources a stream names, when it serves resources.
+    /// A server of no sessions offers neither (see `get_info`).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -967,10 +1011,18 @@ impl ServerHandler for McpServer {
         if requested.tools_list_changed == Some(true) && !self.session.stateless {
             accepted = accepted.tools_list_changed();
         }
+        if let Some(uris) = &requested.resource_subscriptions
+            && self.shared.resources.is_some()
+            && !self.session.stateless
+        {
+            accepted = accepted.resource_subscriptions(uris.iter().cloned());
+        }
         Some(accepted.build())
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        // Told of the resources it names until the stream ends.
+        let _kept = self.shared.listeners.keep(subscription.sink());
         if subscription.accepted().tools_list_changed != Some(true) {
             subscription.cancelled().await;
             return Ok(());
@@ -993,30 +1045,33 @@ impl ServerHandler for McpServer {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        let owner = self.owner(&context);
         self.shared
             .tasks
-            .get_task(&request.task_id)
+            .get(&owner, &request.task_id)
             .map(GetTaskResult::new)
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let owner = self.owner(&context);
         self.shared
             .tasks
-            .update_task(&request.task_id, request.input_responses)
+            .update(&owner, &request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.shared.tasks.cancel_task(&request.task_id)
+        let owner = self.owner(&context);
+        self.shared.tasks.cancel(&owner, &request.task_id)
     }
 
     async fn set_level(
