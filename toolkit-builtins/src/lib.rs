@@ -40,7 +40,7 @@ pub const FILE_TOOLS: [&str; 7] = [
     "notebook_edit",
 ];
 
-pub use sandbox::{Access, SandboxError, Workspace};
+pub use sandbox::{Access, SandboxError, Workspace, WorkspacePath};
 
 #[cfg(feature = "fs")]
 mod defaults;

@@ -163,10 +163,23 @@ async fn attachments_are_files_inside_the_workspace() {
         vec![root.join("out/chart.png"), root.join("notes.txt")]
     );
 
+    // A link out, and a FIFO a channel reading it would wait on forever.
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("link.png")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        dir.path().join("pipe.png"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
     for bad in [
         outside.path().display().to_string(),
         "../escape.txt".to_owned(),
         "missing.png".to_owned(),
+        "link.png".to_owned(),
+        "pipe.png".to_owned(),
+        "out".to_owned(),
     ] {
         let out = registry
             .call("message", json!({"content": "x", "media": [bad]}), &ctx)

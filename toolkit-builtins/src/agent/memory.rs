@@ -5,8 +5,7 @@ use std::sync::Mutex;
 
 use toolsmith::{ToolContext, ToolError, tool};
 
-use super::files::write_atomically;
-use crate::sandbox::{Access, Workspace};
+use crate::sandbox::{Access, SandboxError, Workspace};
 
 /// Where `save_memory` writes: a Markdown file in the workspace and the
 /// heading its facts go under. Put one in the context's state to change the
@@ -67,23 +66,21 @@ pub fn save_memory(
     }
     let config = ctx.state::<MemoryFile>().cloned().unwrap_or_default();
     let workspace = Workspace::of(ctx)?;
-    let path = workspace.resolve(&config.path, Access::Write)?;
+    // Read and replaced through the sandbox: a FIFO or device put where the
+    // file belongs is refused, not read, and a link swapped in cannot lead
+    // the read or the write outside.
+    let target = workspace.locate(&config.path, Access::Write)?;
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
-    let document = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(ToolError::failed(format!(
-                "cannot read {}: {e}",
-                config.path
-            )));
-        }
+    let document = match target.open_file() {
+        Ok(opened) => std::io::read_to_string(opened.file)
+            .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", config.path)))?,
+        Err(SandboxError::NotFound { .. }) => String::new(),
+        Err(e) => return Err(e.into()),
     };
     match add_fact(&document, &config.heading, &fact) {
         None => Ok(format!("Already remembered in {}: {fact}", config.path)),
         Some(updated) => {
-            write_atomically(&path, &updated)
-                .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", config.path)))?;
+            target.write_atomic(updated.as_bytes())?;
             Ok(format!(
                 "Saved to {} under '{}': {fact}",
                 config.path, config.heading

@@ -236,7 +236,10 @@ fn target(
     }
 }
 
-/// Attachments resolved inside the workspace; each must be an existing file.
+/// Attachments found inside the workspace; each must be an existing
+/// regular file. Each is opened through the sandbox (so a link out, a FIFO
+/// or a device is refused as for `read_file`), and its absolute path is
+/// what the channel gets: the channel reads it later, by that name.
 fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, ToolError> {
     if paths.is_empty() {
         return Ok(Vec::new());
@@ -245,9 +248,9 @@ fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, To
     paths
         .iter()
         .map(|path| {
-            let resolved = workspace.resolve(path, Access::Read)?;
-            if resolved.is_file() {
-                Ok(resolved)
+            let opened = workspace.locate(path, Access::Read)?.open_file()?;
+            if opened.file.metadata().is_ok_and(|m| m.is_file()) {
+                Ok(opened.path)
             } else {
                 Err(ToolError::failed(format!(
                     "cannot attach `{path}`: no such file in the workspace"

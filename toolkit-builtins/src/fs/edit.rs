@@ -12,7 +12,7 @@ use super::rewrite;
 use super::state::FileState;
 use super::write::{Previous, Prior, read_previous};
 use super::{FsLimits, sniff};
-use crate::sandbox::Workspace;
+use crate::sandbox::{Access, Workspace};
 
 /// Replace text in a file.
 ///
@@ -101,7 +101,8 @@ fn edit_file_blocking(ctx: &ToolContext, stop: &Stop, edit: Edit) -> Result<Tool
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
     let state = FileState::of(ctx);
-    let prior = read_previous(&workspace, &path, limits.max_edit_bytes, state)?;
+    let target = workspace.locate(&path, Access::Write)?;
+    let prior = read_previous(&target, limits.max_edit_bytes, state)?;
     let Prior { previous, seen } = prior;
     let content = match previous {
         Previous::Text(content) => content,
@@ -166,7 +167,7 @@ fn edit_file_blocking(ctx: &ToolContext, stop: &Stop, edit: Edit) -> Result<Tool
             "the replacement leaves `{path}` as it is; nothing changed"
         )));
     }
-    let written = workspace.write_atomic(&path, edited.as_bytes())?;
+    let written = target.write_atomic(edited.as_bytes())?;
     if let Some(state) = state {
         state.wrote(&written, state.version_of(edited.as_bytes()));
     }

@@ -17,7 +17,7 @@ use toolsmith::{ToolContext, ToolError, tool};
 use super::FsLimits;
 use super::noise::is_noise_dir;
 use super::sniff::human_size;
-use crate::sandbox::{Access, Workspace};
+use crate::sandbox::{Access, Workspace, WorkspacePath};
 
 /// List the files and directories in a directory.
 ///
@@ -54,29 +54,24 @@ fn list_dir_blocking(
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
     let max = max_entries.unwrap_or(limits.default_list_entries);
-    let dir = workspace
-        .open_dir(&path, Access::Read)
-        .map_err(|e| match e {
-            crate::SandboxError::Io { .. } if is_file(&workspace, &path) => ToolError::failed(
-                format!("`{path}` is a file, not a directory; use read_file to read it"),
-            ),
-            other => other.into(),
-        })?;
+    let target = workspace.locate(&path, Access::Read)?;
+    let dir = target.open_dir().map_err(|e| match e {
+        crate::SandboxError::Io { .. } if is_file(&target) => ToolError::failed(format!(
+            "`{path}` is a file, not a directory; use read_file to read it"
+        )),
+        other => other.into(),
+    })?;
     let listing = walk(dir.into_fd(), recursive, max, stop)
         .map_err(|e| ToolError::failed(format!("cannot list `{path}`: {e}")))?;
     Ok(listing.render(&path, max, limits.max_listing_chars))
 }
 
-fn is_file(workspace: &Workspace, path: &str) -> bool {
-    workspace
-        .open_file(path)
-        .and_then(|f| {
-            f.file.metadata().map_err(|e| crate::SandboxError::Io {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })
-        })
-        .is_ok_and(|m| m.is_file())
+/// Whether `target` is a regular file, to say so instead of "not a
+/// directory".
+fn is_file(target: &WorkspacePath) -> bool {
+    target
+        .open_file()
+        .is_ok_and(|f| f.file.metadata().is_ok_and(|m| m.is_file()))
 }
 
 #[derive(Default)]

@@ -12,7 +12,7 @@ use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 use super::state::FileState;
 use super::write::{Previous, read_previous};
 use super::{FsLimits, diff};
-use crate::sandbox::Workspace;
+use crate::sandbox::{Access, Workspace};
 
 /// The kind of a notebook cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -98,7 +98,8 @@ fn notebook_edit_blocking(
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
     let state = FileState::of(ctx);
-    let prior = read_previous(&workspace, &path, limits.max_edit_bytes, state)?;
+    let target = workspace.locate(&path, Access::Write)?;
+    let prior = read_previous(&target, limits.max_edit_bytes, state)?;
     // Cells are named by index: one read of a changed notebook would
     // point at another cell than the model means.
     prior.check_read(state, &path)?;
@@ -208,7 +209,7 @@ fn notebook_edit_blocking(
     toolsmith::serde::Serialize::serialize(&notebook, &mut serializer)
         .map_err(|e| ToolError::internal(format!("cannot write the notebook: {e}")))?;
     bytes.push(b'\n');
-    let written = workspace.write_atomic(&path, &bytes)?;
+    let written = target.write_atomic(&bytes)?;
     if let Some(state) = state {
         state.wrote(&written, state.version_of(&bytes));
     }

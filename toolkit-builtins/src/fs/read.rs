@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
 
 use super::blocking::Stop;
 use base64::Engine as _;
@@ -12,7 +11,7 @@ use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 use super::FsLimits;
 use super::sniff::{Kind, SNIFF_BYTES, classify, human_size};
 use super::state::{Digesting, FileState, Lines, Seen, Version};
-use crate::sandbox::Workspace;
+use crate::sandbox::{Access, Workspace};
 
 /// Read a file in the workspace.
 ///
@@ -56,14 +55,19 @@ fn read_file_blocking(
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
     let state = FileState::of(ctx);
-    refuse_device_path(&path, &workspace.root().join(&path))?;
-    let opened = workspace.open_file(&path)?;
-    refuse_device_path(&path, &opened.path)?;
+    // The sandbox refuses FIFOs, devices and the kernel's made-up files
+    // (`/proc`, `/sys`) by what they are; only a directory gets here that
+    // is not a regular file.
+    let opened = workspace.locate(&path, Access::Read)?.open_file()?;
     let metadata = opened
         .file
         .metadata()
         .map_err(|e| ToolError::failed(format!("cannot read `{path}`: {e}")))?;
-    refuse_non_regular(&path, &metadata.file_type())?;
+    if metadata.is_dir() {
+        return Err(ToolError::failed(format!(
+            "`{path}` is a directory; use list_dir to see what it holds"
+        )));
+    }
     let size = metadata.len();
     // With a session state, every byte read is hashed: the version of the
     // file the model now knows.
@@ -128,43 +132,6 @@ fn finish_digest(reader: &mut BufReader<Digesting<File>>, cap: u64) -> Option<(u
         }
         reader.consume(buffered);
     }
-}
-
-/// Refuse `/dev/...` and `/proc/<pid>/fd/...`: reading a device or another
-/// process's descriptor can block forever or never end.
-fn refuse_device_path(path: &str, absolute: &Path) -> Result<(), ToolError> {
-    let mut parts = absolute.components().skip(1).map(|c| c.as_os_str());
-    let first = parts.next();
-    let is_device = first == Some("dev".as_ref())
-        || (first == Some("proc".as_ref()) && parts.nth(1) == Some("fd".as_ref()));
-    if is_device {
-        return Err(ToolError::failed(format!(
-            "`{path}` is a device or process file; reading it could block or never end, so read_file refuses it"
-        )));
-    }
-    Ok(())
-}
-
-fn refuse_non_regular(path: &str, file_type: &std::fs::FileType) -> Result<(), ToolError> {
-    use std::os::unix::fs::FileTypeExt;
-    let what = if file_type.is_file() {
-        return Ok(());
-    } else if file_type.is_dir() {
-        return Err(ToolError::failed(format!(
-            "`{path}` is a directory; use list_dir to see what it holds"
-        )));
-    } else if file_type.is_char_device() || file_type.is_block_device() {
-        "a device file"
-    } else if file_type.is_fifo() {
-        "a named pipe"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
-    Err(ToolError::failed(format!(
-        "`{path}` is {what}; reading it could block or never end, so read_file refuses it"
-    )))
 }
 
 fn read_image(

@@ -9,7 +9,7 @@ use toolsmith::{ToolContext, ToolError, ToolOutput, tool};
 use super::FsLimits;
 use super::diff;
 use super::state::{FileState, Version};
-use crate::sandbox::{Access, SandboxError, Workspace};
+use crate::sandbox::{Access, SandboxError, Workspace, WorkspacePath};
 
 /// Create a file or replace its whole content.
 ///
@@ -40,7 +40,8 @@ fn write_file_blocking(
     let workspace = Workspace::of(ctx)?;
     let limits = FsLimits::of(ctx);
     let state = FileState::of(ctx);
-    let prior = read_previous(&workspace, &path, limits.max_edit_bytes, state)?;
+    let target = workspace.locate(&path, Access::Write)?;
+    let prior = read_previous(&target, limits.max_edit_bytes, state)?;
     if let Previous::Text(old) = &prior.previous
         && *old == content
     {
@@ -53,7 +54,7 @@ fn write_file_blocking(
         )));
     }
     prior.check_read(state, &path)?;
-    let written = workspace.write_atomic(&path, content.as_bytes())?;
+    let written = target.write_atomic(content.as_bytes())?;
     if let Some(state) = state {
         state.wrote(&written, state.version_of(content.as_bytes()));
     }
@@ -116,18 +117,17 @@ impl Prior {
     }
 }
 
-/// Read the file at `path` for a diff, if it exists and is small text.
-/// Refuses first if the path may not be written: a read-only file is never
-/// read on a writer's behalf. With a `state`, the content read is hashed
-/// into the file's version.
+/// Read the file at `target` for a diff, if it exists and is small text.
+/// `target` was located for writing, so a read-only file is never read on
+/// a writer's behalf. With a `state`, the content read is hashed into the
+/// file's version.
 pub(super) fn read_previous(
-    workspace: &Workspace,
-    path: &str,
+    target: &WorkspacePath,
     max_bytes: u64,
     state: Option<&FileState>,
 ) -> Result<Prior, ToolError> {
-    workspace.locate(path, Access::Write)?;
-    let opened = match workspace.open_file(path) {
+    let path = target.as_given();
+    let opened = match target.open_file() {
         Ok(opened) => opened,
         Err(SandboxError::NotFound { .. }) => {
             return Ok(Prior {
@@ -144,11 +144,6 @@ pub(super) fn read_previous(
     if metadata.is_dir() {
         return Err(ToolError::failed(format!(
             "`{path}` is a directory; give the path of a file"
-        )));
-    }
-    if !metadata.is_file() {
-        return Err(ToolError::failed(format!(
-            "`{path}` is not a regular file; only regular files can be written"
         )));
     }
     let too_big =

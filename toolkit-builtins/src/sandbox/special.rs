@@ -1,12 +1,19 @@
-//! Special files (FIFOs, sockets, devices) are never read by accident.
+//! Special files (FIFOs, sockets, devices, the kernel's made-up files) are
+//! never read by accident. Every refusal of a file by what it is, rather
+//! than by where it is, is written here.
 //!
 //! Opening a FIFO for reading waits for a writer, forever if none comes;
-//! reading a device may never end or may have effects. So every open for
-//! reading is refused by type first (`fstat` of an `O_PATH` descriptor, or
-//! the type the directory listing gave), and the open itself uses
-//! `O_NONBLOCK` so a file swapped for a FIFO between the check and the open
-//! cannot block it either; the type is checked again on the opened
-//! descriptor, and `O_NONBLOCK` is cleared before anyone reads.
+//! reading a device may never end or may have effects; a file of `/proc`,
+//! `/sys` or the tracing file system is made up by the kernel as it is read
+//! (`/proc/kmsg` and `trace_pipe` block, a size of 0 says nothing). So every
+//! open for reading is refused by type and file system first (`fstat` and
+//! `fstatfs` of an `O_PATH` descriptor, or the type the directory listing
+//! gave), and the open itself uses `O_NONBLOCK` so a file swapped for a FIFO
+//! between the check and the open cannot block it either; both are checked
+//! again on the opened descriptor, and `O_NONBLOCK` is cleared before anyone
+//! reads. The decision is the kernel's answer about the open descriptor,
+//! never the spelling of a path: `/dev/./zero`, `//proc/self/status` or a
+//! workspace rooted at `/` are all judged by what they open.
 
 use std::io;
 use std::os::fd::AsFd;
@@ -36,14 +43,76 @@ pub fn type_of(fd: impl AsFd) -> io::Result<FileType> {
     Ok(FileType::from_raw_mode(rustix::fs::fstat(fd)?.st_mode))
 }
 
-/// After an open with [`READ_FLAGS`]: refuse a special file (swapped in
-/// since it was checked), then clear `O_NONBLOCK` so reads block as usual.
-/// Returns the file's type.
-pub fn settle(fd: impl AsFd) -> Result<FileType, Refused> {
+/// The kernel's pseudo file systems, by the magic number `fstatfs` reports
+/// (`linux/magic.h`), with what a model reads of a file on one.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const MADE_UP: &[(u32, &str)] = &[
+    (
+        0x9fa0,
+        "a file of /proc, made up by the kernel as it is read",
+    ),
+    (
+        0x6265_6572,
+        "a file of /sys, made up by the kernel as it is read",
+    ),
+    (0x6462_6720, "a file of the kernel's debug file system"),
+    (0x7472_6163, "a file of the kernel's tracing file system"),
+    (0x7363_6673, "a file of the kernel's security file system"),
+    (0x0027_e0eb, "a file of the kernel's cgroup file system"),
+    (0x6367_7270, "a file of the kernel's cgroup file system"),
+    (
+        0x6265_6570,
+        "a file of the kernel's configuration file system",
+    ),
+    (0x1cd1, "a terminal device"),
+    (0xcafe_4a11, "a file of the kernel's BPF file system"),
+    (0xde5e_81e4, "a file of the firmware's variables"),
+    (0x6165_676c, "a file of the kernel's crash store"),
+    (0x6573_5543, "a file of the kernel's FUSE controls"),
+    (0xf97c_ff8c, "a file of the kernel's SELinux file system"),
+    (0x4249_4e4d, "a file of the kernel's binary-format registry"),
+];
+
+/// What the file system of `fd` is, when it is one of the kernel's made-up
+/// ones; `None` for a file system that stores files.
+pub fn made_up_kind(fd: impl AsFd) -> io::Result<Option<&'static str>> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // `f_type` is a signed word whose width differs by target; the
+        // magic numbers are 32-bit, so compare the low 32 bits.
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+        let magic = rustix::fs::fstatfs(fd)?.f_type as u32;
+        Ok(MADE_UP
+            .iter()
+            .find(|(known, _)| *known == magic)
+            .map(|(_, what)| *what))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = fd;
+        Ok(None)
+    }
+}
+
+/// Why the file open as `fd` (an `O_PATH` descriptor will do) must not be
+/// read, if it must not: its type, then its file system. Directories pass:
+/// callers say what to do with one.
+pub fn refusal_of(fd: impl AsFd) -> Result<FileType, Refused> {
     let file_type = type_of(&fd).map_err(Refused::Io)?;
     if let Some(what) = special_kind(file_type) {
         return Err(Refused::Special(what));
     }
+    if let Some(what) = made_up_kind(&fd).map_err(Refused::Io)? {
+        return Err(Refused::Special(what));
+    }
+    Ok(file_type)
+}
+
+/// After an open with [`READ_FLAGS`]: refuse a special file (swapped in
+/// since it was checked, see [`refusal_of`]), then clear `O_NONBLOCK` so
+/// reads block as usual. Returns the file's type.
+pub fn settle(fd: impl AsFd) -> Result<FileType, Refused> {
+    let file_type = refusal_of(&fd)?;
     rustix::fs::fcntl_setfl(&fd, OFlags::empty()).map_err(|e| Refused::Io(e.into()))?;
     Ok(file_type)
 }
@@ -51,7 +120,7 @@ pub fn settle(fd: impl AsFd) -> Result<FileType, Refused> {
 /// Why a file was not opened for reading.
 #[derive(Debug)]
 pub enum Refused {
-    /// It is a FIFO, socket or device (named for messages).
+    /// It is a FIFO, socket, device or made-up file (named for messages).
     Special(&'static str),
     /// The operating system refused.
     Io(io::Error),
@@ -95,5 +164,31 @@ mod tests {
         assert_eq!(settle(&fd).unwrap(), FileType::RegularFile);
         let flags = rustix::fs::fcntl_getfl(&fd).unwrap();
         assert!(!flags.contains(OFlags::NONBLOCK));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_kernels_made_up_files_are_refused_by_their_file_system() {
+        for path in [
+            "/proc/self/status",
+            "/proc/version",
+            "/sys/kernel/uevent_seqnum",
+        ] {
+            if !std::path::Path::new(path).exists() {
+                continue;
+            }
+            let probe = rustix::fs::open(path, OFlags::PATH, Mode::empty()).unwrap();
+            // Regular files by type: only the file system tells them apart.
+            assert_eq!(type_of(&probe).unwrap(), FileType::RegularFile);
+            assert!(
+                matches!(refusal_of(&probe), Err(Refused::Special(_))),
+                "{path}"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let probe = rustix::fs::open(&file, OFlags::PATH, Mode::empty()).unwrap();
+        assert_eq!(refusal_of(&probe).unwrap(), FileType::RegularFile);
     }
 }

@@ -18,7 +18,7 @@ use super::pattern::PathGlob;
 use super::walk::SearchRoot;
 use crate::fs::FsLimits;
 use crate::fs::sniff;
-use crate::sandbox::{OpenedDir, Workspace};
+use crate::sandbox::{Access, OpenedDir, Workspace};
 
 /// Find files by name pattern, most recently modified first.
 ///
@@ -65,7 +65,7 @@ fn glob_blocking(
         .unwrap_or(limits.default_glob_results)
         .min(MAX_GLOB_RESULTS);
     let glob = PathGlob::new(&pattern).map_err(ToolError::failed)?;
-    let root = SearchRoot::open(&workspace, &path)?;
+    let root = SearchRoot::open(&workspace, &workspace.locate(&path, Access::Read)?)?;
     let found = Mutex::new(Newest::new(max));
     let binary = AtomicUsize::new(0);
     root.walker().build_parallel().run(|| {

@@ -19,7 +19,7 @@ use super::sink::{Collect, FileHits, Item, Keep, Line};
 use super::walk::SearchRoot;
 use crate::fs::FsLimits;
 use crate::fs::sniff::{self, human_size};
-use crate::sandbox::{SandboxError, Workspace};
+use crate::sandbox::{Access, SandboxError, Workspace};
 
 /// What `grep` returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
@@ -182,12 +182,13 @@ fn grep_blocking(
         OutputMode::FilesWithMatches => Keep::First,
         OutputMode::Count | OutputMode::Content => Keep::Count,
     };
-    let (found, root) = match SearchRoot::open(&workspace, &path) {
+    let target = workspace.locate(&path, Access::Read)?;
+    let (found, root) = match SearchRoot::open(&workspace, &target) {
         Ok(root) => (
             search.tree(&root, keep, file_type.as_deref(), filter.as_ref())?,
             Some(root),
         ),
-        Err(not_dir) => match workspace.open_file(&path) {
+        Err(not_dir) => match target.open_file() {
             Ok(opened) if opened.file.metadata().is_ok_and(|m| m.is_file()) => {
                 (search.one_file(opened.file, keep), None)
             }
@@ -242,7 +243,7 @@ fn grep_blocking(
                     Some(root) => root.dir.open_file(&hit.relative).ok().and_then(|file| {
                         search.file(&mut searcher, &file, hit.relative.clone(), keep)
                     }),
-                    None => workspace.open_file(&path).ok().and_then(|opened| {
+                    None => target.open_file().ok().and_then(|opened| {
                         search.file(&mut searcher, &opened.file, PathBuf::new(), keep)
                     }),
                 };

@@ -9,7 +9,7 @@ use toolsmith::ToolError;
 
 use super::ignores::IgnoreRules;
 use crate::fs::noise::is_noise_dir;
-use crate::sandbox::{Access, OpenedDir, Workspace};
+use crate::sandbox::{OpenedDir, Workspace, WorkspacePath};
 
 /// A directory to search, opened in the workspace, and how to name what is
 /// found in it so the model can pass the names back to other tools.
@@ -24,11 +24,13 @@ pub struct SearchRoot {
 }
 
 impl SearchRoot {
-    /// Open `path` for searching, with the ignore files of it and its
-    /// parents up to the workspace root.
-    pub fn open(workspace: &Workspace, path: &str) -> Result<Self, ToolError> {
-        let dir = workspace.open_dir(path, Access::Read)?;
-        let parents = workspace.parents_of_dir(path)?;
+    /// Open `target` for searching, with the ignore files of it and its
+    /// parents up to the directory it lies in (the workspace root or a
+    /// read-only directory).
+    pub fn open(workspace: &Workspace, target: &WorkspacePath) -> Result<Self, ToolError> {
+        let path = target.as_given();
+        let dir = target.open_dir()?;
+        let parents = target.parent_dirs();
         let prefix = match dir.path().strip_prefix(workspace.root()) {
             Ok(relative) => relative.to_path_buf(),
             Err(_) => dir.path().to_path_buf(),

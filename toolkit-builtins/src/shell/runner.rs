@@ -236,7 +236,10 @@ fn working_dir(
     let dir = requested.unwrap_or(".");
     let not_a_dir = || ShellError::NotADirectory(dir.to_string());
     if policy.restrict_to_workspace {
-        return match workspace.open_dir(dir, Access::Write) {
+        return match workspace
+            .locate(dir, Access::Write)
+            .and_then(|target| target.open_dir())
+        {
             Ok(opened) => Ok(opened.into_fd()),
             Err(SandboxError::Io { .. } | SandboxError::NotFound { .. }) => Err(not_a_dir()),
             Err(e) => Err(e.into()),
