@@ -292,32 +292,6 @@ impl Gate {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_forgotten_session_is_nobodys() {
-        let gate = Gate::new(None, Arc::new(ToolRegistry::new()), "/mcp");
-        let alice = Some(r#"["https://as.test","sub","alice"]"#.to_owned());
-        let bob = Some(r#"["https://as.test","sub","bob"]"#.to_owned());
-        gate.own("first", alice.clone());
-        assert!(gate.owned_by("first", &alice));
-        assert!(!gate.owned_by("first", &bob));
-        // Recorded once: another's response naming the same id changes nothing.
-        gate.own("first", bob.clone());
-        assert!(!gate.owned_by("first", &bob));
-        assert!(!gate.owned_by("never-opened", &alice));
-        for n in 0..SESSION_LIMIT {
-            gate.own(&format!("later-{n}"), bob.clone());
-        }
-        // Forgotten as the oldest: refused to everyone, its opener included.
-        assert!(!gate.owned_by("first", &alice));
-        assert!(!gate.owned_by("first", &bob));
-        assert!(gate.owned_by("later-0", &bob));
-    }
-}
-
 /// The `403` for a token without all of `needed`, naming every scope the
 /// request needs (the required ones and the tool's).
 fn missing_scopes(
@@ -394,4 +368,30 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = hyper::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     *response.status_mut() = status;
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forgotten_session_is_nobodys() {
+        let gate = Gate::new(None, Arc::new(ToolRegistry::new()), "/mcp");
+        let alice = Some(r#"["https://as.test","sub","alice"]"#.to_owned());
+        let bob = Some(r#"["https://as.test","sub","bob"]"#.to_owned());
+        gate.own("first", alice.clone());
+        assert!(gate.owned_by("first", &alice));
+        assert!(!gate.owned_by("first", &bob));
+        // Recorded once: another's response naming the same id changes nothing.
+        gate.own("first", bob.clone());
+        assert!(!gate.owned_by("first", &bob));
+        assert!(!gate.owned_by("never-opened", &alice));
+        for n in 0..SESSION_LIMIT {
+            gate.own(&format!("later-{n}"), bob.clone());
+        }
+        // Forgotten as the oldest: refused to everyone, its opener included.
+        assert!(!gate.owned_by("first", &alice));
+        assert!(!gate.owned_by("first", &bob));
+        assert!(gate.owned_by("later-0", &bob));
+    }
 }
