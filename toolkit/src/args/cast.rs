@@ -161,7 +161,7 @@ impl Caster<'_> {
         if node.never || depth > MAX_DEPTH || !self.budget.spend() {
             return false;
         }
-        if wants_cast(node.cast_to, value) && convert(value, node.cast_to).is_some() {
+        if changes(node.cast_to, value, Types::of(value)) {
             return true;
         }
         let inside = match value {
@@ -287,8 +287,8 @@ impl Caster<'_> {
             return;
         }
         match value {
-            Value::Number(n) if n.is_f64() => {
-                if let Some(integer) = n.as_f64().and_then(integral_float) {
+            Value::Number(n) => {
+                if let Some(integer) = integral_float_of(n) {
                     casts.push(Cast {
                         path: path.render(),
                         from: describe::value(value),
@@ -383,13 +383,21 @@ fn fold_spelling(name: &str) -> String {
 
 /// Whether the value's type is not what the schema wants, or is an
 /// integral float where only integers are wanted.
-pub(super) fn wants_cast(want: Types, value: &Value) -> bool {
+fn wants_cast(want: Types, value: &Value) -> bool {
     wants_cast_of(want, value, Types::of(value))
+}
+
+/// Whether casting against a node that wants `want` replaces `value`,
+/// whose narrowest type is `kind`: it wants a cast, and the cast has a
+/// result.
+#[inline]
+pub(super) fn changes(want: Types, value: &Value, kind: Types) -> bool {
+    wants_cast_of(want, value, kind) && convert(value, want).is_some()
 }
 
 /// [`wants_cast`] for a value whose narrowest type is already known.
 #[inline]
-pub(super) fn wants_cast_of(want: Types, value: &Value, kind: Types) -> bool {
+fn wants_cast_of(want: Types, value: &Value, kind: Types) -> bool {
     if want == Types::ANY {
         return false;
     }
@@ -408,10 +416,7 @@ fn convert(value: &Value, want: Types) -> Option<(Value, &'static str)> {
     match value {
         Value::String(text) => from_text(text.trim(), want),
         Value::Number(n) => {
-            let integral = n
-                .as_f64()
-                .filter(|_| n.is_f64() && want.contains(Types::INTEGER))
-                .and_then(integral_float);
+            let integral = integral_float_of(n).filter(|_| want.contains(Types::INTEGER));
             match integral {
                 Some(n) => Some((Value::Number(n), "integer")),
                 None if want.contains(Types::STRING) => {
@@ -528,6 +533,13 @@ fn whole_decimal(text: &str) -> Option<Number> {
         return Some(i.into());
     }
     signed.parse::<u64>().ok().map(Number::from)
+}
+
+/// A number written as a float with no fraction (`2.0`, `-0`), as the
+/// integer casting writes instead: only if it fits i64 or u64 exactly.
+#[inline]
+pub(super) fn integral_float_of(n: &Number) -> Option<Number> {
+    n.as_f64().filter(|_| n.is_f64()).and_then(integral_float)
 }
 
 /// A whole float as an integer, if it fits i64 or u64 exactly.

@@ -51,7 +51,9 @@ mod path;
 mod payload;
 mod quick;
 mod repair;
+mod sink;
 mod validate;
+mod walk;
 
 use std::sync::Arc;
 

@@ -1,7 +1,12 @@
-//! Tests of `args::validate`.
+//! Tests of `args::validate`, and through it of the rules of `args::walk`.
 
 use super::super::compile::compile;
+use super::super::node::MAX_DEPTH;
+use super::super::sink::MAX_PROBLEMS;
+use super::super::walk::{Entries, MAX_LISTED};
 use super::*;
+use crate::error::Problem;
+use serde_json::Map;
 
 #[test]
 fn a_report_holds_at_most_fifty_problems_and_fifty_values_each() {

@@ -1,0 +1,280 @@
+//! Tests of `args::compile`.
+
+use super::*;
+use serde_json::json;
+
+fn compiled(schema: &Value) -> (Nodes, NodeId) {
+    let nodes = compile(schema).expect("compiles");
+    let root = nodes.root;
+    (nodes, root)
+}
+
+fn property(nodes: &Nodes, id: NodeId, name: &str) -> NodeId {
+    nodes
+        .get(id)
+        .object
+        .as_ref()
+        .unwrap()
+        .property(name)
+        .unwrap()
+        .schema
+}
+
+#[test]
+fn types_from_a_string_or_a_list() {
+    let (nodes, root) = compiled(&json!({"type": "integer"}));
+    assert_eq!(nodes.get(root).types, Types::INTEGER);
+    let (nodes, root) = compiled(&json!({"type": ["string", "null"]}));
+    assert_eq!(nodes.get(root).types, Types::STRING.union(Types::NULL));
+    let (nodes, root) = compiled(&json!({"description": "no type"}));
+    assert_eq!(nodes.get(root).types, Types::ANY);
+}
+
+#[test]
+fn openapi_nullable_adds_null() {
+    let (nodes, root) = compiled(&json!({"type": "string", "nullable": true, "enum": ["a"]}));
+    assert_eq!(nodes.get(root).types, Types::STRING.union(Types::NULL));
+    assert_eq!(nodes.get(root).allowed, Some(vec![json!("a"), json!(null)]));
+}
+
+#[test]
+fn enum_values_give_cast_types_when_no_type_is_named() {
+    let (nodes, root) = compiled(&json!({"enum": [1, 2, 3]}));
+    assert_eq!(nodes.get(root).types, Types::ANY);
+    assert_eq!(nodes.get(root).cast_to, Types::INTEGER);
+}
+
+#[test]
+fn const_is_a_one_value_enum() {
+    let (nodes, root) = compiled(&json!({"const": "x"}));
+    assert_eq!(nodes.get(root).allowed, Some(vec![json!("x")]));
+}
+
+#[test]
+fn format_bounds_apply_unless_the_schema_is_tighter() {
+    let (nodes, root) = compiled(&json!({"type": "integer", "format": "uint8", "maximum": 100}));
+    let rules = nodes.get(root).number.as_ref().unwrap();
+    assert_eq!(rules.lower.as_ref().unwrap().limit, Number::from(0));
+    assert_eq!(rules.upper.as_ref().unwrap().limit, Number::from(100));
+    let (nodes, root) = compiled(&json!({"type": "integer", "format": "int8", "minimum": -1000}));
+    let rules = nodes.get(root).number.as_ref().unwrap();
+    assert_eq!(rules.lower.as_ref().unwrap().limit, Number::from(-128));
+}
+
+#[test]
+fn exclusive_bounds_in_both_drafts() {
+    let (nodes, root) =
+        compiled(&json!({"exclusiveMinimum": 0, "maximum": 5, "exclusiveMaximum": true}));
+    let rules = nodes.get(root).number.as_ref().unwrap();
+    assert!(rules.lower.as_ref().unwrap().exclusive);
+    assert!(rules.upper.as_ref().unwrap().exclusive);
+    // At the same value, the exclusive bound is the tighter one.
+    let (nodes, root) = compiled(&json!({"minimum": 0, "exclusiveMinimum": 0}));
+    assert!(
+        nodes
+            .get(root)
+            .number
+            .as_ref()
+            .unwrap()
+            .lower
+            .as_ref()
+            .unwrap()
+            .exclusive
+    );
+}
+
+#[test]
+fn refs_to_defs_and_definitions_resolve_to_one_node() {
+    let (nodes, root) = compiled(&json!({
+        "properties": {
+            "a": {"$ref": "#/$defs/Thing"},
+            "b": {"$ref": "#/$defs/Thing"},
+            "c": {"$ref": "#/definitions/Other"}
+        },
+        "$defs": {"Thing": {"type": "integer"}},
+        "definitions": {"Other": {"type": "boolean"}}
+    }));
+    let (a, b, c) = (
+        property(&nodes, root, "a"),
+        property(&nodes, root, "b"),
+        property(&nodes, root, "c"),
+    );
+    assert_eq!(a, b);
+    assert_eq!(nodes.get(a).types, Types::INTEGER);
+    assert_eq!(nodes.get(c).types, Types::BOOLEAN);
+}
+
+#[test]
+fn ref_pointers_unescape() {
+    let (nodes, root) = compiled(&json!({
+        "properties": {
+            "a": {"$ref": "#/$defs/a~1b~0c"},
+            "b": {"$ref": "#/$defs/with%20space"}
+        },
+        "$defs": {"a/b~c": {"type": "string"}, "with space": {"type": "null"}}
+    }));
+    assert_eq!(nodes.get(property(&nodes, root, "a")).types, Types::STRING);
+    assert_eq!(nodes.get(property(&nodes, root, "b")).types, Types::NULL);
+}
+
+#[test]
+fn a_ref_with_siblings_keeps_both() {
+    let (nodes, root) = compiled(&json!({
+        "properties": {"a": {"$ref": "#/$defs/N", "maximum": 3}},
+        "$defs": {"N": {"type": "integer"}}
+    }));
+    let a = nodes.get(property(&nodes, root, "a"));
+    assert_eq!(a.all_of.len(), 1);
+    assert!(a.number.is_some());
+}
+
+#[test]
+fn recursive_schemas_compile_once() {
+    let (nodes, root) = compiled(&json!({
+        "$ref": "#/$defs/Node",
+        "$defs": {"Node": {
+            "type": "object",
+            "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}
+        }}
+    }));
+    let node = nodes.get(root).all_of[0];
+    let children = property(&nodes, node, "children");
+    let item = nodes.get(children).array.as_ref().unwrap().rest.unwrap();
+    assert_eq!(item, node);
+    assert!(nodes.nodes.len() < 6);
+}
+
+#[test]
+fn the_root_is_reachable_as_hash() {
+    let (nodes, root) = compiled(&json!({
+        "type": "object",
+        "properties": {"next": {"$ref": "#"}}
+    }));
+    assert_eq!(property(&nodes, root, "next"), root);
+}
+
+#[test]
+fn loops_that_never_reach_a_value_are_refused() {
+    for schema in [
+        json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}),
+        json!({"$ref": "#/$defs/A", "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]}}}),
+        json!({"allOf": [{"$ref": "#"}]}),
+    ] {
+        let err = compile(&schema).unwrap_err();
+        assert!(err.0.contains("without ever reaching a value"), "{err}");
+    }
+}
+
+#[test]
+fn unresolvable_refs_are_errors() {
+    let err = compile(&json!({"properties": {"a": {"$ref": "#/$defs/Nope"}}})).unwrap_err();
+    assert_eq!(
+        err.0,
+        "#/properties/a: $ref \"#/$defs/Nope\" points to nothing in the schema"
+    );
+    let err = compile(&json!({"$ref": "https://example.com/schema.json"})).unwrap_err();
+    assert!(err.0.contains("only references within it"), "{err}");
+    let err = compile(&json!({"$ref": "#anchor"})).unwrap_err();
+    assert!(err.0.contains("anchor"), "{err}");
+    let err = compile(&json!({"$ref": "#/%zz"})).unwrap_err();
+    assert!(err.0.contains("not a valid URI fragment"), "{err}");
+}
+
+#[test]
+fn invalid_patterns_are_errors() {
+    let err = compile(&json!({"properties": {"a": {"pattern": "(unclosed"}}})).unwrap_err();
+    assert!(
+        err.0
+            .starts_with("#/properties/a/pattern: the pattern \"(unclosed\""),
+        "{err}"
+    );
+    assert!(compile(&json!({"patternProperties": {"[": {}}})).is_err());
+}
+
+#[test]
+fn boolean_schemas() {
+    let (nodes, root) = compiled(&json!(true));
+    assert!(nodes.get(root).is_unconstrained());
+    let (nodes, root) = compiled(&json!(false));
+    assert!(nodes.get(root).never);
+}
+
+#[test]
+fn non_schemas_are_errors() {
+    assert!(compile(&json!({"properties": {"a": 5}})).is_err());
+    assert!(compile(&json!("object")).is_err());
+}
+
+#[test]
+fn unknown_keywords_and_types_are_ignored() {
+    let (nodes, root) = compiled(&json!({"type": "any", "x-custom": {"$ref": 5}, "title": "T"}));
+    assert!(nodes.get(root).is_unconstrained());
+}
+
+#[test]
+fn both_any_of_and_one_of_must_hold() {
+    let (nodes, root) = compiled(&json!({"anyOf": [true], "oneOf": [false, true]}));
+    let node = nodes.get(root);
+    assert_eq!(node.any_of.len(), 1);
+    assert_eq!(node.all_of.len(), 1);
+    assert_eq!(nodes.get(node.all_of[0]).any_of.len(), 2);
+}
+
+#[test]
+fn tuple_items_in_both_drafts() {
+    let (nodes, root) =
+        compiled(&json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}));
+    let rules = nodes.get(root).array.as_ref().unwrap();
+    assert_eq!(rules.prefix.len(), 1);
+    assert!(rules.rest.is_some());
+    let (nodes, root) = compiled(&json!({"items": [{"type": "string"}], "additionalItems": false}));
+    let rules = nodes.get(root).array.as_ref().unwrap();
+    assert_eq!(rules.prefix.len(), 1);
+    assert!(nodes.get(rules.rest.unwrap()).never);
+}
+
+#[test]
+fn required_names_outside_properties_are_kept() {
+    let (nodes, root) = compiled(&json!({"properties": {"a": {}}, "required": ["a", "b", "b"]}));
+    let rules = nodes.get(root).object.as_ref().unwrap();
+    assert!(rules.properties[0].required);
+    assert_eq!(rules.required_elsewhere, vec!["b".to_owned()]);
+}
+
+#[test]
+fn counts_accept_integral_floats() {
+    assert_eq!(count(Some(&json!(2.0))), Some(2));
+    assert_eq!(count(Some(&json!(-1))), None);
+    assert_eq!(count(Some(&json!("2"))), None);
+}
+
+#[test]
+fn allowed_values_nested_too_deep_are_refused() {
+    use super::super::depth::{Shape, nested};
+    for keyword in ["enum", "const"] {
+        let deep = nested(100_000, Shape::Alternating);
+        let value = if keyword == "enum" {
+            Value::Array(vec![deep])
+        } else {
+            deep
+        };
+        let mut map = Map::new();
+        map.insert(keyword.to_owned(), value);
+        let schema = Value::Object(map);
+        let err = compile(&schema).unwrap_err();
+        assert!(err.0.contains("nests deeper than 128 levels"), "{err}");
+        super::super::depth::discard(schema);
+    }
+    let fine = nested(ARGUMENT_DEPTH - 1, Shape::Objects);
+    assert!(compile(&json!({"enum": [fine]})).is_ok());
+}
+
+#[test]
+fn deep_schemas_are_refused_not_overflowed() {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..(MAX_DEPTH + 10) {
+        schema = json!({"items": schema});
+    }
+    let err = compile(&schema).unwrap_err();
+    assert!(err.0.contains("nests deeper"), "{err}");
+}
