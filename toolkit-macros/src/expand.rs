@@ -45,6 +45,10 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             #args_struct
             #checks
 
+            // The spec, the compiled schema and the output's wrapping, each
+            // made once; shared by the two impls below.
+            static __TOOLSMITH_STATICS: #private::ToolStatics = #private::ToolStatics::new();
+
             // Implemented only when the checks above pass; see `GeneratedTool`.
             impl #private::GeneratedTool for #type_path
             where
@@ -73,17 +77,13 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             impl #krate::Tool for #type_path {
                 fn spec(&self) -> &#krate::ToolSpec {
                     use #private::probes::*;
-                    static SPEC: #private::OnceLock<#krate::ToolSpec> = #private::OnceLock::new();
-                    SPEC.get_or_init(|| (&#private::Dispatch::<Self>::new()).spec())
+                    __TOOLSMITH_STATICS.spec(|| (&#private::Dispatch::<Self>::new()).spec())
                 }
 
                 fn argument_schema(
                     &self,
                 ) -> ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError> {
-                    static COMPILED: #private::OnceLock<
-                        ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError>,
-                    > = #private::OnceLock::new();
-                    #private::compiled_once(&COMPILED, self.spec())
+                    __TOOLSMITH_STATICS.argument_schema(self.spec())
                 }
 
                 fn bind(
@@ -582,9 +582,7 @@ fn call_body(
         match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
             ::core::result::Result::Ok(value) => {
                 // Read from the spec once: whether the output schema wraps the value.
-                static WRAPPED: #private::OnceLock<bool> = #private::OnceLock::new();
-                let wrapped = *WRAPPED
-                    .get_or_init(|| #private::output_is_wrapped(#krate::Tool::spec(&Self)));
+                let wrapped = __TOOLSMITH_STATICS.output_is_wrapped(#krate::Tool::spec(&Self));
                 ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value, wrapped))
             }
             ::core::result::Result::Err(error) => {

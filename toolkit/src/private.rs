@@ -28,28 +28,70 @@ use crate::schema::generate::is_wrapped;
 use crate::schema::schema_for_output;
 use crate::tool::{Arguments, ToolSpec};
 
-/// A generated tool's compiled argument schema, kept in its own static.
-/// Written once here rather than expanded into every tool.
-pub fn compiled_once(
-    cell: &OnceLock<Result<ArgumentSchema, SchemaError>>,
-    spec: &ToolSpec,
-) -> Result<ArgumentSchema, SchemaError> {
-    cell.get_or_init(|| ArgumentSchema::compile(&spec.input_schema))
-        .clone()
+/// What a generated tool keeps for the life of the program, in one static
+/// per tool: its spec, its compiled argument schema and whether its output
+/// is wrapped. The methods are not generic, so they are compiled once, here,
+/// and a tool's own code is only the calls that name its static.
+pub struct ToolStatics {
+    spec: OnceLock<ToolSpec>,
+    compiled: OnceLock<Result<ArgumentSchema, SchemaError>>,
+    wrapped: OnceLock<bool>,
 }
 
-/// Whether a generated tool's output is wrapped as `{"result": value}`:
-/// the marker on its spec's output schema. Generated code reads it once
-/// into the tool's own static, so a call costs one load.
+impl ToolStatics {
+    /// Nothing kept yet.
+    pub const fn new() -> Self {
+        Self {
+            spec: OnceLock::new(),
+            compiled: OnceLock::new(),
+            wrapped: OnceLock::new(),
+        }
+    }
+
+    /// The spec, made by `make` on first use.
+    pub fn spec(&self, make: fn() -> ToolSpec) -> &ToolSpec {
+        self.spec.get_or_init(make)
+    }
+
+    /// The spec's argument schema, compiled on first use.
+    pub fn argument_schema(&self, spec: &ToolSpec) -> Result<ArgumentSchema, SchemaError> {
+        self.compiled
+            .get_or_init(|| ArgumentSchema::compile(&spec.input_schema))
+            .clone()
+    }
+
+    /// Whether the output is wrapped as `{"result": value}`: the marker on
+    /// the spec's output schema, read on first use, so a call costs one load.
+    pub fn output_is_wrapped(&self, spec: &ToolSpec) -> bool {
+        *self.wrapped.get_or_init(|| output_is_wrapped(spec))
+    }
+}
+
+impl Default for ToolStatics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Whether a tool's output is wrapped as `{"result": value}`: the marker on
+/// its spec's output schema.
 pub fn output_is_wrapped(spec: &ToolSpec) -> bool {
     spec.output_schema.as_ref().is_some_and(is_wrapped)
 }
 
 /// Step 5 for generated tools: deserialize into the arguments struct.
 pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Arguments, ArgumentError> {
-    serde_json::from_value::<T>(args)
-        .map(Arguments::typed)
-        .map_err(|e| ArgumentError::new("", Problem::Deserialize(e.to_string())))
+    // A `match` rather than `map`/`map_err`: each closure would be compiled
+    // again for every tool.
+    match serde_json::from_value::<T>(args) {
+        Ok(value) => Ok(Arguments::typed(value)),
+        Err(e) => Err(not_deserialized(e)),
+    }
+}
+
+/// The binding error for arguments serde refused.
+fn not_deserialized(e: serde_json::Error) -> ArgumentError {
+    ArgumentError::new("", Problem::Deserialize(e.to_string()))
 }
 
 /// Run a synchronous tool body on the blocking pool, so it never stalls the

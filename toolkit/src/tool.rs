@@ -1,5 +1,6 @@
 //! The [`Tool`] trait and the static description of a tool, [`ToolSpec`].
 
+use std::any::type_name;
 use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
@@ -112,10 +113,15 @@ impl Arguments {
     /// are [`ToolError::Internal`], a fault in the tool.
     #[inline]
     pub fn parse<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, ToolError> {
+        // `match`es rather than closures, here and below: every tool compiles
+        // these for its own `T`, so each closure would be one more function
+        // per tool.
         match self.0 {
-            ArgumentsRepr::Json(value) => serde_json::from_value(value)
-                .map_err(|e| ToolError::InvalidArguments(e.to_string())),
-            typed @ ArgumentsRepr::Typed(_) => Arguments(typed).into_typed(),
+            ArgumentsRepr::Json(value) => match serde_json::from_value(value) {
+                Ok(parsed) => Ok(parsed),
+                Err(e) => Err(ToolError::InvalidArguments(e.to_string())),
+            },
+            ArgumentsRepr::Typed(any) => typed_value(any),
         }
     }
 
@@ -125,23 +131,32 @@ impl Arguments {
     /// tool that binds typed arguments this only fails on a programming error.
     pub fn into_typed<T: 'static>(self) -> Result<T, ToolError> {
         match self.0 {
-            ArgumentsRepr::Typed(any) => any.downcast::<T>().map(|b| *b).map_err(|_| {
-                ToolError::internal(format!(
-                    "arguments were bound to another type than {}",
-                    std::any::type_name::<T>()
-                ))
-            }),
+            ArgumentsRepr::Typed(any) => typed_value(any),
             ArgumentsRepr::Json(value) => {
                 let any: Box<dyn std::any::Any> = Box::new(value);
-                any.downcast::<T>().map(|b| *b).map_err(|_| {
-                    ToolError::internal(format!(
-                        "arguments are JSON, not {}",
-                        std::any::type_name::<T>()
-                    ))
-                })
+                match any.downcast::<T>() {
+                    Ok(value) => Ok(*value),
+                    Err(_) => Err(not_bound_as("arguments are JSON, not", type_name::<T>())),
+                }
             }
         }
     }
+}
+
+/// The value bound as a `T`, or an internal error naming `T`.
+fn typed_value<T: 'static>(any: Box<dyn std::any::Any + Send>) -> Result<T, ToolError> {
+    match any.downcast::<T>() {
+        Ok(value) => Ok(*value),
+        Err(_) => Err(not_bound_as(
+            "arguments were bound to another type than",
+            type_name::<T>(),
+        )),
+    }
+}
+
+/// A tool given arguments of another type than it reads: a fault in the tool.
+fn not_bound_as(what: &str, wanted: &str) -> ToolError {
+    ToolError::internal(format!("{what} {wanted}"))
 }
 
 impl fmt::Debug for Arguments {

@@ -1,7 +1,8 @@
 //! Generate a tool's argument schema from its Rust type with schemars.
 
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
+use schemars::Schema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
 /// The JSON Schema (2020-12) of a tool's argument type, ready for the registry.
@@ -20,8 +21,18 @@ use serde_json::{Map, Value, json};
 /// Reached by the code `#[tool]` generates, through the hidden
 /// `__private_0_1` module.
 pub fn schema_for_args<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12().into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    args_schema_from(generator().into_root_schema_for::<T>())
+}
+
+/// The generator every tool schema comes from.
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12().into_generator()
+}
+
+/// [`schema_for_args`] once the type's schema is generated: the part that
+/// does not depend on the type, compiled once rather than for every tool.
+fn args_schema_from(schema: Schema) -> Value {
+    let mut schema = schema.to_value();
     tighten(&mut schema);
     if let Value::Object(root) = &mut schema {
         root.remove("$schema");
@@ -102,8 +113,7 @@ pub(crate) const RESULT_KEY: &str = "result";
 /// and its structured content is `{"result": value}`. The decision is the
 /// schema's, never the value's, so the content always fits the schema.
 pub(crate) fn schema_for_output<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12().into_generator();
-    output_schema_from(generator.into_root_schema_for::<T>().to_value())
+    output_schema_from(generator().into_root_schema_for::<T>().to_value())
 }
 
 /// [`schema_for_output`] for a schema already generated.
