@@ -216,11 +216,12 @@ pub use tool::{
 /// A plain `fn` runs on tokio's blocking pool, so it never stalls the async
 /// threads. A timeout stops waiting for it, and cancels the context's token,
 /// but cannot stop a thread that does not check the token: long-running sync
-/// tools should look at [`ToolContext::is_cancelled`]. A thread that does not
-/// stop keeps one of a bounded number of permits
-/// ([`exec::set_blocking_tool_limit`], 64 by default) until it returns, so
-/// a tool that hangs again and again makes later sync calls wait (and time
-/// out) rather than use up the blocking pool.
+/// tools should look at [`ToolContext::is_cancelled`]. A body that does not
+/// stop goes on running on its thread, its result dropped when it returns,
+/// and keeps one slot of a bounded number ([`exec::BlockingLimit`], 64 by
+/// default) until then, so a tool that hangs again and again makes later
+/// sync calls wait a while and then fail with an error saying why, rather
+/// than use up the blocking pool.
 ///
 /// # `#[tool(...)]` keys
 ///

@@ -95,10 +95,11 @@ fn not_deserialized(e: serde_json::Error) -> ArgumentError {
 }
 
 /// Run a synchronous tool body on the blocking pool, so it never stalls the
-/// async threads, once a permit is free (see
-/// [`set_blocking_tool_limit`](crate::exec::set_blocking_tool_limit)). The
-/// permit stays with the body until it returns. A panic is re-raised here,
-/// where the caller's own panic handling sees it as the tool's.
+/// async threads, once a slot of the context's
+/// [`BlockingLimit`](crate::exec::BlockingLimit) is free (failing with that
+/// limit's error when none comes free in time). The slot stays with the
+/// body until it returns. A panic is re-raised here, where the caller's own
+/// panic handling sees it as the tool's.
 ///
 /// The body gets a context with a token of its own, cancelled when the
 /// caller's is, and when the caller stops waiting (a timeout drops this
@@ -108,7 +109,7 @@ pub async fn run_blocking<R: Send + 'static>(
     ctx: &ToolContext,
     body: impl FnOnce(&ToolContext) -> R + Send + 'static,
 ) -> Result<R, ToolError> {
-    let permit = crate::exec::blocking::permit().await;
+    let permit = crate::exec::BlockingLimit::of(ctx).slot().await?;
     let token = ctx.cancellation().child_token();
     let ctx = ctx.clone().with_cancellation(token.clone());
     // Cancels the body's token if this future is dropped before it returns.

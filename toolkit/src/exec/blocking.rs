@@ -8,78 +8,137 @@
 //! each time, until the pool (512 threads by default) is used up and every
 //! other blocking task of the process waits.
 //!
-//! So each synchronous call first takes a permit, and keeps it on its
-//! thread until the body returns, timed out or not. When all permits are
-//! held, a new call waits for one, and its own timeout still applies: the
-//! call fails with a timeout instead of taking another thread.
+//! So each synchronous call first takes a slot of a [`BlockingLimit`], and
+//! keeps it on its thread until the body returns, timed out or not. When
+//! every slot is held, a new call waits for one for a while, within its own
+//! timeout, then fails with an error that says why, instead of taking
+//! another thread.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// How many synchronous tool bodies may run at once unless the host says
-/// otherwise with [`set_blocking_tool_limit`]: 64.
-const DEFAULT_BLOCKING_TOOL_LIMIT: usize = 64;
+use crate::{ToolContext, ToolError};
 
-struct Limit {
-    permits: Arc<Semaphore>,
-    /// The limit as last set; permits in use are part of it.
-    size: AtomicUsize,
-    /// Serializes changes of the limit.
-    changing: Mutex<()>,
+/// A bound on the synchronous tool bodies that run at once, shared by
+/// every call whose context holds it.
+///
+/// A synchronous tool runs on tokio's blocking pool and holds one slot
+/// from the moment its body is handed to the pool until the body returns.
+/// A call that times out, or is cancelled, is answered at once, but **its
+/// thread is not stopped**: Rust cannot stop a thread from outside. The
+/// body goes on running, with its context's token cancelled (a body that
+/// checks [`ToolContext::is_cancelled`] can stop early), and keeps its
+/// thread and its slot until it returns; what it returns then is dropped.
+/// A body that never returns holds both for the life of the process.
+///
+/// So repeated timeouts use up the slots, never the pool: when every slot
+/// is held, a new call waits up to [`wait`](Self::wait) for one (its own
+/// timeout still applies while it waits), then fails with an
+/// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) error telling
+/// the model that the tool cannot start now and why. Asynchronous tools
+/// take no slot and are not affected.
+///
+/// Put one in the context's state to give the calls made with that
+/// context (and its clones: every call of a runner, a registry or an MCP
+/// server built on it) a bound of their own. Without one, calls share a
+/// process-wide limit of 64 slots and a wait of 10 seconds.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith::ToolContext;
+/// use toolsmith::exec::BlockingLimit;
+///
+/// let ctx = ToolContext::new()
+///     .with_state(BlockingLimit::new(8).with_wait(Duration::from_secs(2)));
+/// let limit = ctx.state::<BlockingLimit>().unwrap();
+/// assert_eq!((limit.max(), limit.available()), (8, 8));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BlockingLimit {
+    slots: Arc<Semaphore>,
+    max: usize,
+    wait: Duration,
 }
 
-fn limit() -> &'static Limit {
-    static LIMIT: OnceLock<Limit> = OnceLock::new();
-    LIMIT.get_or_init(|| Limit {
-        permits: Arc::new(Semaphore::new(DEFAULT_BLOCKING_TOOL_LIMIT)),
-        size: AtomicUsize::new(DEFAULT_BLOCKING_TOOL_LIMIT),
-        changing: Mutex::new(()),
-    })
-}
+/// The limit of calls whose context holds no [`BlockingLimit`].
+const DEFAULT_MAX: usize = 64;
+/// How long a call waits for a slot unless told otherwise.
+const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
-/// Let at most `max` synchronous tool bodies run at once in this process
-/// (at least 1; 64 until this is called). Lowering the limit takes effect as running bodies return.
-pub fn set_blocking_tool_limit(max: usize) {
-    let max = max.max(1);
-    let limit = limit();
-    let _changing = limit.changing.lock().unwrap_or_else(|e| e.into_inner());
-    let current = limit.size.load(Ordering::Acquire);
-    if max > current {
-        limit.permits.add_permits(max - current);
-    } else if max < current {
-        // Free permits go at once; the rest are taken back as they are
-        // returned, by forgetting them on the way (see `Permit::drop`).
-        let forgotten = limit.permits.forget_permits(current - max);
-        OWED.fetch_add(current - max - forgotten, Ordering::AcqRel);
-    }
-    limit.size.store(max, Ordering::Release);
-}
-
-/// Permits to drop instead of returning, after the limit was lowered below
-/// the number in use.
-static OWED: AtomicUsize = AtomicUsize::new(0);
-
-/// A running synchronous body's permit.
-pub(crate) struct Permit(Option<OwnedSemaphorePermit>);
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        let owed = OWED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |owed| {
-            owed.checked_sub(1)
-        });
-        if owed.is_ok()
-            && let Some(permit) = self.0.take()
-        {
-            permit.forget();
+impl BlockingLimit {
+    /// At most `max` synchronous bodies at once (at least 1), and a wait of
+    /// 10 seconds for a slot.
+    pub fn new(max: usize) -> Self {
+        let max = max.clamp(1, Semaphore::MAX_PERMITS);
+        Self {
+            slots: Arc::new(Semaphore::new(max)),
+            max,
+            wait: DEFAULT_WAIT,
         }
     }
+
+    /// Wait at most `wait` for a slot before failing (zero: fail at once
+    /// when none is free). The call's own timeout applies as well: whichever
+    /// ends first ends the wait.
+    pub fn with_wait(mut self, wait: Duration) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// How many bodies may run at once.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// How long a call waits for a slot.
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// How many slots are free now.
+    pub fn available(&self) -> usize {
+        self.slots.available_permits()
+    }
+
+    /// The limit for a call made with `ctx`: its own, or the process-wide one.
+    pub(crate) fn of(ctx: &ToolContext) -> &BlockingLimit {
+        static DEFAULT: OnceLock<BlockingLimit> = OnceLock::new();
+        ctx.state::<BlockingLimit>()
+            .unwrap_or_else(|| DEFAULT.get_or_init(|| BlockingLimit::new(DEFAULT_MAX)))
+    }
+
+    /// A slot for one body, once one is free within the wait.
+    pub(crate) async fn slot(&self) -> Result<Slot, ToolError> {
+        let slots = Arc::clone(&self.slots);
+        let acquired = if self.wait.is_zero() {
+            slots.try_acquire_owned().ok()
+        } else {
+            // The semaphore is never closed: an error cannot come back.
+            tokio::time::timeout(self.wait, slots.acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok)
+        };
+        acquired
+            .map(|permit| Slot { _permit: permit })
+            .ok_or_else(|| self.busy())
+    }
+
+    /// What the model reads when no slot came free.
+    fn busy(&self) -> ToolError {
+        let threads = if self.max == 1 { "thread" } else { "threads" };
+        ToolError::unavailable(format!(
+            "this tool cannot start now: synchronous tools may use {} {threads} at once, and \
+             earlier calls that have not returned hold them all (a call that timed out keeps \
+             its thread until it finishes). Try again later, or use another tool.",
+            self.max
+        ))
+    }
 }
 
-/// Wait for a permit to run a synchronous body.
-pub(crate) async fn permit() -> Permit {
-    let permits = Arc::clone(&limit().permits);
-    // The semaphore is never closed.
-    Permit(permits.acquire_owned().await.ok())
+/// A running synchronous body's slot, given back when the body returns.
+pub(crate) struct Slot {
+    _permit: OwnedSemaphorePermit,
 }
