@@ -87,18 +87,54 @@ impl Listener {
 pub fn listen(url: &str, session: &str) -> Listener {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap());
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
     );
-    stream.write_all(request.as_bytes()).unwrap();
+    stream_of(authority, request.as_bytes(), "")
+}
+
+/// Open a `subscriptions/listen` stream of protocol 2026-07-28 (no
+/// session) asking for `notifications`; returns once the server has
+/// acknowledged it, so that what it sends the stream from then on is heard.
+pub fn listen_2026(url: &str, notifications: Value) -> Listener {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+        "notifications": notifications,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }
+    }})
+    .to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream_of(
+        authority,
+        request.as_bytes(),
+        "notifications/subscriptions/acknowledged",
+    )
+}
+
+/// Send `request` and read its answer on a thread of its own, once what
+/// came holds `until` (and at least one read).
+fn stream_of(authority: &str, request: &[u8], until: &str) -> Listener {
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.write_all(request).unwrap();
     let mut heard = Vec::new();
     let mut chunk = [0u8; 4096];
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    let n = stream.read(&mut chunk).expect("the event stream opens");
-    heard.extend_from_slice(&chunk[..n]);
+    loop {
+        let n = stream.read(&mut chunk).expect("the event stream opens");
+        heard.extend_from_slice(&chunk[..n]);
+        if n == 0 || String::from_utf8_lossy(&heard).contains(until) {
+            break;
+        }
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = Arc::clone(&stop);
     let reader = std::thread::spawn(move || {

@@ -1,6 +1,8 @@
 //! What our server tells its clients unasked, over HTTP on loopback: that
 //! the tool list changed (our own client then swaps the server's tools in
-//! its registry), and that a resource a client subscribed to changed.
+//! its registry), and that a resource a client subscribed to changed (with
+//! `resources/subscribe`, or on a `subscriptions/listen` stream of protocol
+//! 2026-07-28).
 
 #[path = "../raw_http.rs"]
 mod raw_http;
@@ -125,4 +127,49 @@ fn only_subscribed_sessions_hear_that_a_resource_changed() {
     }
     assert!(not_heard.contains("note://end"), "{not_heard}");
     assert!(!not_heard.contains("note://today"), "{not_heard}");
+}
+
+#[test]
+fn a_2026_listen_stream_hears_of_the_resources_it_names() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = McpServer::new(Arc::new(ToolRegistry::new())).with_resources(Notes);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    runtime.spawn(server.clone().serve_http(listener, HttpOptions::default()));
+
+    // Protocol 2026-07-28 has no `resources/subscribe`: a stream names
+    // the resources it wants to hear of.
+    let watching = raw_http::listen_2026(
+        &url,
+        json!({"resourceSubscriptions": ["note://today", "note://end"]}),
+    );
+    let other = raw_http::listen_2026(&url, json!({"resourceSubscriptions": ["note://end"]}));
+
+    assert_eq!(runtime.block_on(server.resource_updated("note://today")), 1);
+    assert_eq!(
+        runtime.block_on(server.resource_updated("note://elsewhere")),
+        0
+    );
+    assert_eq!(runtime.block_on(server.resource_updated("note://end")), 2);
+
+    let (heard, not_heard) = (watching.finish(), other.finish());
+    // The acknowledgment says what the stream will hear of.
+    assert!(
+        heard.contains(r#""resourceSubscriptions":["note://today","note://end"]"#),
+        "{heard}"
+    );
+    let updates = |text: &str| text.matches("notifications/resources/updated").count();
+    assert_eq!(updates(&heard), 2, "{heard}");
+    assert_eq!(updates(&not_heard), 1, "{not_heard}");
+    assert!(heard.contains(r#""uri":"note://today""#), "{heard}");
+    assert!(
+        !not_heard.contains(r#""uri":"note://today""#),
+        "{not_heard}"
+    );
 }
