@@ -85,7 +85,8 @@ fn outside(path: &str) -> SandboxError {
 }
 
 /// Drop `.`, apply `..` lexically, keep the root of an absolute path;
-/// `None` when `..` climbs above the start. Also checks name lengths.
+/// `None` when `..` climbs above the start. (Name lengths are checked
+/// before, by [`has_overlong_name`].)
 fn normalize(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     let mut depth = 0usize;

@@ -155,8 +155,9 @@ fn glob_blocking(
 
 /// Whether the file `name` in `dir` is binary by the rule `grep` skips
 /// files by ([`sniff::is_binary`] on its first [`sniff::SNIFF_BYTES`]).
-/// Opened below the held directory like grep's files: a FIFO, socket or
-/// device is refused unopened, a symlink leading out is not followed. A
+/// Opened below the held directory like grep's files: the open cannot block
+/// on a FIFO (`O_NONBLOCK`), anything but a regular file is refused before a
+/// byte is read, a symlink leading out is not followed. A
 /// file that cannot be read is not known to be binary, and stays listed.
 fn is_binary_file(dir: &OpenedDir, name: &OsStr) -> bool {
     let Ok(file) = dir.open_file(Path::new(name)) else {

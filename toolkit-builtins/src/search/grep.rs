@@ -409,7 +409,8 @@ impl Search {
                     return WalkState::Continue;
                 }
                 // Opened below the searched directory's handle, not by path;
-                // a FIFO swapped in since the listing is refused unopened.
+                // a FIFO swapped in since the listing cannot block the open
+                // (`O_NONBLOCK`) and is refused before it is read.
                 let Ok(file) = root.dir.open_file(relative) else {
                     return WalkState::Continue;
                 };
