@@ -448,28 +448,37 @@ impl McpServer {
         if self.shared.context.session_key().is_some() {
             return None;
         }
-        if !self.session.stateless {
-            return Some(self.session.key.clone());
+        if let Some(key) = self.issued_session(caller) {
+            return Some(key);
         }
         caller
             .claims()
             .and_then(Claims::principal)
             .map(|principal| format!("mcp-caller:{principal}"))
     }
+
+    /// The key of the session this server gave and the request belongs
+    /// to: a stdio connection's, or an HTTP session's when the request
+    /// names one (the HTTP service answers a session id it did not give
+    /// with `404`, so a named one is the server's). None for a request of
+    /// no session: a stateless server's, or one of protocol 2026-07-28,
+    /// which has no sessions and is served by a handler of its own.
+    fn issued_session(&self, caller: &identity::Caller) -> Option<String> {
+        let in_session =
+            !self.session.stateless && (!caller.is_http() || caller.session_id().is_some());
+        in_session.then(|| self.session.key.clone())
+    }
 }
 
 impl McpServer {
     /// Who makes a request, as a task's owner: the session this server
-    /// gave (none for a stateless request) and the verified token's
+    /// gave (none for a request of no session) and the verified token's
     /// issuer and subject.
     fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
-        let claims = context
-            .extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Claims>());
+        let caller = identity::Caller::of_request(context);
         Owner {
-            session: (!self.session.stateless).then(|| self.session.key.clone()),
-            principal: claims.and_then(Claims::principal),
+            session: self.issued_session(&caller),
+            principal: caller.claims().and_then(Claims::principal),
         }
     }
 }

@@ -19,10 +19,10 @@ pub const DEFAULT_TASKS_IN_ALL: usize = 256;
 /// run: ended tasks stay readable for a while, and this bounds them.
 const KEPT_PER_RUNNING: usize = 4;
 
-/// Who started a task: the session the server gave (none for a stateless
-/// request) and the verified token's issuer and subject (none without
-/// auth). Only the same pair reaches the task again; a stateless server
-/// without auth cannot tell its callers apart, and there the task's
+/// Who started a task: the session the server gave (none for a request of
+/// no session) and the verified token's issuer and subject (none without
+/// auth). Only the same pair reaches the task again; without auth,
+/// requests of no session cannot be told apart, and there the task's
 /// random id is all that keeps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Owner {
