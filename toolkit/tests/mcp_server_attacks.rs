@@ -697,6 +697,13 @@ fn mirrored_tool(seen: &Arc<Mutex<Vec<Value>>>) -> Recorder {
     }
 }
 
+/// A class of attack, the arguments as written, and the headers sent.
+type MirrorCase = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirrored_header_says_what_the_tool_receives() {
     tokio::time::timeout(LIMIT, async {
@@ -707,7 +714,7 @@ async fn a_mirrored_header_says_what_the_tool_receives() {
         let url = serve(McpServer::new(registry), true, None, &stop).await;
         // (class, arguments as written, headers): each would have the tool
         // receive a value its header does not say.
-        let cases: &[(&str, &str, &[(&str, &str)])] = &[
+        let cases: &[MirrorCase] = &[
             ("key spelling", r#"{"REGION": "us"}"#, &[]),
             ("key spelling", r#"{"Region": "us"}"#, &[]),
             ("key spelling", r#"{"re-gion": "us"}"#, &[]),
