@@ -28,7 +28,9 @@ use super::cast::{changes, integral_float_of};
 use super::depth::fits;
 use super::describe;
 use super::equal::{has_duplicates, json_equal};
-use super::node::{Additional, MAX_DEPTH, Node, NodeId, Nodes, Types, char_length, same_name};
+use super::node::{
+    Additional, MAX_DEPTH, Node, NodeId, Nodes, StringRules, Types, char_length, same_name,
+};
 use super::number::Num;
 use super::path::Path;
 use super::sink::{Collect, Sink, Verdict};
@@ -65,6 +67,11 @@ impl Walker<'_> {
 
     /// Visit `value` at `path`, `depth` levels into the arguments, against
     /// node `id`.
+    ///
+    /// Inlined where it is called, so a scalar value (most arguments) is
+    /// checked without a call; the walk recurses through the containers'
+    /// and the branches' own functions.
+    #[inline(always)]
     pub(super) fn node<S: Sink>(
         &self,
         id: NodeId,
@@ -124,11 +131,30 @@ impl Walker<'_> {
         }
         match (value, num) {
             (_, Some(num)) => self.number(node, num, path, sink),
-            (Value::String(s), _) => self.string(node, s, path, sink),
+            (Value::String(s), _) => {
+                if let Some(rules) = &node.string {
+                    self.string(rules, s, path, sink);
+                }
+            }
             (Value::Array(items), _) => self.array(node, value, items, path, depth, sink),
             (Value::Object(map), _) => self.object(node, value, map, path, depth, sink),
             _ => {}
         }
+        if !node.all_of.is_empty() || !node.any_of.is_empty() {
+            self.branches(node, value, path, depth, sink);
+        }
+    }
+
+    /// `allOf`, then `anyOf`.
+    #[inline(never)]
+    fn branches<S: Sink>(
+        &self,
+        node: &Node,
+        value: &Value,
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut S,
+    ) {
         for &branch in &node.all_of {
             if sink.settled() {
                 return;
@@ -140,6 +166,7 @@ impl Walker<'_> {
         }
     }
 
+    #[inline(always)]
     fn number<S: Sink>(&self, node: &Node, num: Num, path: &Path<'_>, sink: &mut S) {
         if !num.is_finite() {
             sink.report(path, || Problem::NotFinite);
@@ -169,8 +196,8 @@ impl Walker<'_> {
         }
     }
 
-    fn string<S: Sink>(&self, node: &Node, s: &str, path: &Path<'_>, sink: &mut S) {
-        let Some(rules) = &node.string else { return };
+    #[inline(never)]
+    fn string<S: Sink>(&self, rules: &StringRules, s: &str, path: &Path<'_>, sink: &mut S) {
         if rules.min_length.is_some() || rules.max_length.is_some() {
             let length = char_length(s);
             if let Some(min) = rules.min_length
@@ -191,6 +218,7 @@ impl Walker<'_> {
         }
     }
 
+    #[inline(never)]
     fn array<S: Sink>(
         &self,
         node: &Node,
@@ -236,6 +264,7 @@ impl Walker<'_> {
         }
     }
 
+    #[inline(never)]
     fn object<S: Sink>(
         &self,
         node: &Node,
@@ -366,6 +395,7 @@ impl Walker<'_> {
     /// the allowed values when every branch is a list of values; the one
     /// branch's own errors when only one is for the type that was sent; the
     /// allowed types when none is; otherwise the first problem per branch.
+    #[inline(never)]
     fn alternatives<S: Sink>(
         &self,
         node: &Node,
@@ -495,7 +525,7 @@ impl<'m> Entries<'m> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn get(&mut self, name: &str) -> Option<&'m Value> {
         if self.map.len() > Self::SCAN {
             return self.map.get(name);
