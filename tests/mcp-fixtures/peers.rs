@@ -49,6 +49,28 @@ pub fn python() -> PathBuf {
     peers().join("venv/bin/python")
 }
 
+/// Whether FastMCP is in the virtualenv. In CI (`CI` set), where
+/// `scripts/mcp_peers.sh` installs it, a missing FastMCP fails the test;
+/// elsewhere the test is skipped, saying what to run.
+pub fn fastmcp_installed() -> bool {
+    let python = root().join(".cache/mcp-peers/venv/bin/python");
+    let found = Command::new(&python)
+        .args(["-c", "import fastmcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FastMCP is not installed in {}: scripts/mcp_peers.sh installs it",
+            python.display()
+        );
+        eprintln!("skipped: FastMCP is not installed; run scripts/mcp_peers.sh");
+    }
+    found
+}
+
 /// The fixture server binary.
 pub fn fixture_server() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-fixture-server")
@@ -100,25 +122,38 @@ pub fn fixture_http(extra: &[&str]) -> Running {
 
 /// Start `node script args` with `PORT` set, and wait until `port` accepts connections.
 pub fn node_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running {
-    let child = Command::new(node())
-        .arg(script)
-        .args(args)
-        .env("PORT", port.to_string())
+    let mut command = Command::new(node());
+    command.arg(script).args(args).env("PORT", port.to_string());
+    listening(command, port, path)
+}
+
+/// Start `python script args` (the virtualenv's), and wait until `port`
+/// accepts connections.
+pub fn python_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running {
+    let mut command = Command::new(python());
+    command.arg(script).args(args);
+    listening(command, port, path)
+}
+
+/// Start `command`, its output discarded, and wait until it listens on
+/// `port` (at most 30 s).
+fn listening(mut command: Command, port: u16, path: &str) -> Running {
+    let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("node starts");
+        .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
+    let running = Running {
+        child,
+        url: format!("http://127.0.0.1:{port}{path}"),
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
             std::time::Instant::now() < deadline,
-            "{} did not listen on {port}",
-            script.display()
+            "{command:?} did not listen on {port}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Running {
-        child,
-        url: format!("http://127.0.0.1:{port}{path}"),
-    }
+    running
 }
