@@ -308,7 +308,7 @@ impl ArgumentSchema {
     /// the usual call that is already valid and needs no cast.
     ///
     /// Such a call is recognised in one pass over the arguments, without
-    /// hashing or allocating; any other goes through both steps in full.
+    /// allocating; any other goes through both steps in full.
     /// That pass also measures how deep the arguments nest, so arguments
     /// that pass it, or that [`validate`](Self::validate) accepts, are
     /// never more than 128 levels deep: safe to deserialize by recursion.

@@ -3,7 +3,7 @@
 //! Most calls are well typed. For them the full walks (cast, then validate)
 //! do work whose result is known in advance: an empty list of casts and no
 //! errors. This check answers that question in one pass over the arguments,
-//! with no hashing, no allocation and no paths. When it says no (something
+//! allocating nothing and rendering no paths. When it says no (something
 //! to cast, something wrong), the full walks run and produce the casts and
 //! errors exactly as before.
 //!
