@@ -3,6 +3,12 @@
 //! (streamable HTTP), mounts the server's tools and calls each once with
 //! arguments made from its schema, printing what came back. Its user takes
 //! whatever defaults a server's form offers.
+//!
+//! In the suite's `json-schema-2020-12-preservation` scenario (named in
+//! `MCP_CONFORMANCE_SCENARIO`) the echo tool is given the input schema of
+//! the scenario's other tool as mounted, so the suite can see it whole.
+//! Where the suite names the calls to make (`toolCalls` in
+//! `MCP_CONFORMANCE_CONTEXT`), their arguments are used.
 
 use std::sync::Arc;
 
@@ -26,6 +32,20 @@ fn arguments_for(schema: &Value) -> Value {
         args.insert(name.to_owned(), value);
     }
     Value::Object(args)
+}
+
+/// The arguments the suite asks for, by tool (`toolCalls` in
+/// `MCP_CONFORMANCE_CONTEXT`).
+fn named_calls() -> Map<String, Value> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| tk::serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let calls = context["toolCalls"].as_array().cloned().unwrap_or_default();
+    calls
+        .into_iter()
+        .filter_map(|call| Some((call["name"].as_str()?.to_owned(), call["arguments"].clone())))
+        .collect()
 }
 
 /// Accepts a form with the defaults its schema offers; declines one without.
@@ -73,8 +93,20 @@ async fn main() {
     // so give it a moment before the first call.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let ctx = ToolContext::new();
+    let echoes_schemas = std::env::var("MCP_CONFORMANCE_SCENARIO")
+        .is_ok_and(|s| s == "json-schema-2020-12-preservation");
+    let named_calls = named_calls();
     for spec in registry.specs() {
-        let args = arguments_for(&spec.input_schema);
+        let remote = spec.name.strip_prefix("mcp_peer_").unwrap_or(&spec.name);
+        let args = match registry.get("mcp_peer_json_schema_2020_12_tool") {
+            Some(focal) if echoes_schemas && spec.name == "mcp_peer_json_schema_echo" => {
+                json!({"schema": focal.spec().input_schema})
+            }
+            _ => named_calls
+                .get(remote)
+                .cloned()
+                .unwrap_or_else(|| arguments_for(&spec.input_schema)),
+        };
         let out = registry.call(&spec.name, args, &ctx).await;
         println!(
             "{} -> {}{}",

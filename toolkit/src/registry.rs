@@ -504,6 +504,13 @@ impl CatalogView {
     }
 }
 
+/// Why a registry would refuse `tool` (its name, its input schema, its
+/// examples), checked without registering it: a set of tools from
+/// elsewhere can leave out the ones no registry takes and keep the rest.
+pub(crate) fn refusal(tool: &Arc<dyn Tool>) -> Option<RegistryError> {
+    prepare_entry(Arc::clone(tool), String::new()).err()
+}
+
 fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryError> {
     let spec = tool.spec();
     if !is_valid_tool_name(&spec.name) {

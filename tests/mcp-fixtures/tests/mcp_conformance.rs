@@ -179,7 +179,10 @@ fn the_newest_suite_passes_the_2026_client_scenarios() {
         "request-metadata",
         "sep-2322-client-request-state",
         "http-standard-headers",
+        "http-custom-headers",
         "http-invalid-tool-headers",
+        "json-schema-ref-no-deref",
+        "json-schema-2020-12-preservation",
     ] {
         let (ok, output) = suite_of(
             "conformance-next",

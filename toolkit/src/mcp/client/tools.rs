@@ -68,11 +68,18 @@ pub(crate) async fn mount_all(
             // silence of `toolTimeout`.
             let spec = spec_from_mcp_tool(&wrapped, &server, &definition)
                 .with_timeout(link.config().call_timeout());
-            mounted.push(Arc::new(McpTool {
+            let tool: Arc<dyn Tool> = Arc::new(McpTool {
                 link: Arc::clone(link),
                 spec,
                 remote: raw,
-            }));
+            });
+            // One tool whose schema no registry takes (a `$ref` to another
+            // document, which is never fetched) does not cost the server
+            // its other tools.
+            match crate::registry::refusal(&tool) {
+                None => mounted.push(tool),
+                Some(e) => tracing::warn!(server = %server, "tool left out: {e}"),
+            }
         }
     }
     // What a server lists besides its tools is extra: a failure here is
