@@ -71,6 +71,28 @@ const MADE_UP: &[(u32, &str)] = &[
     (0x6573_5543, "a file of the kernel's FUSE controls"),
     (0xf97c_ff8c, "a file of the kernel's SELinux file system"),
     (0x4249_4e4d, "a file of the kernel's binary-format registry"),
+    // Message queues read as a line of made-up statistics; the RPC pipes
+    // of NFS block a reader until the kernel writes.
+    (
+        0x1980_0202,
+        "a file of the kernel's message-queue file system",
+    ),
+    (0x6759_6969, "a file of the kernel's RPC pipe file system"),
+    (0x6e66_7364, "a file of the kernel's NFS server controls"),
+    (0x6e73_6673, "a file of the kernel's namespace file system"),
+    (0x4341_5d53, "a file of the kernel's Smack file system"),
+    (0x5a3c_69f0, "a file of the kernel's AppArmor file system"),
+    (0xabba_1974, "a file of the kernel's Xen file system"),
+    (0x9fa1, "a file of the firmware's device tree"),
+    (0x9fa2, "a file of the kernel's USB device file system"),
+    (0x6c6f_6f70, "a file of the kernel's binder file system"),
+    // Reached only through magic links (refused on the way), but a
+    // descriptor of one is never a file to read either.
+    (0x5049_5045, "a pipe of the kernel's pipe file system"),
+    (0x534f_434b, "a socket of the kernel's socket file system"),
+    (0x0904_1934, "a file of the kernel's anonymous inodes"),
+    (0x444d_4142, "a file of the kernel's DMA buffers"),
+    (0x5345_434d, "a file of the kernel's secret memory"),
 ];
 
 /// What the file system of `fd` is, when it is one of the kernel's made-up
