@@ -46,6 +46,9 @@ step "the book (mdbook build, every include and local link resolves)"
 step "MCP peers for the MCP tests (scripts/mcp_peers.sh: Node 22, the conformance suite, reference servers, Inspector, Python mcp and FastMCP)"
 ./scripts/mcp_peers.sh >/dev/null
 
+step "The authorization server for the MCP client's OAuth tests (scripts/oauth_peers.sh: oidc-provider)"
+./scripts/oauth_peers.sh >/dev/null
+
 step "HAProxy and openssl for the load-balancing and TLS tests (scripts/install_haproxy.sh)"
 ./scripts/install_haproxy.sh
 

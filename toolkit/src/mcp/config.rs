@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+mod oauth;
+
+pub use oauth::{DEFAULT_OAUTH_REQUEST_TIMEOUT, OAuthConfig};
+
 /// How long one tool call may wait for its answer, or between two of its
 /// progress reports, when a server's `toolTimeout` is not set.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -43,7 +47,7 @@ pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// assert!(matches!(config.servers[1].transport, Transport::Sse { .. }));
 ///
 /// let err = McpConfig::from_json(&json!({"mcpServers": {"files": {"comand": "npx"}}})).unwrap_err();
-/// assert_eq!(err.to_string(), "MCP server `files`: unknown key `comand`; expected one of: command, args, env, cwd, url, headers, caCertificate, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment");
+/// assert_eq!(err.to_string(), "MCP server `files`: unknown key `comand`; expected one of: command, args, env, cwd, url, headers, caCertificate, oauth, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct McpConfig {
@@ -81,6 +85,11 @@ pub struct ServerConfig {
     /// servers reached by `url`, and only with the feature `mcp-tls` (without
     /// it, connecting fails and says so).
     pub ca_certificate: Option<PathBuf>,
+    /// How to sign in to a streamable HTTP server that requires OAuth
+    /// (`oauth`): with it, a `401` from the server starts the authorization
+    /// the server's metadata describes. Only with the feature `mcp-oauth`
+    /// (without it, connecting fails and says so).
+    pub oauth: Option<OAuthConfig>,
 }
 
 /// How to reach a server.
@@ -186,7 +195,7 @@ impl std::error::Error for ConfigError {}
 /// The keys a server entry may have, in camelCase; each reads in snake_case
 /// too (see [`spelled`]). `comment` is accepted and ignored, as configuration
 /// files use it to explain an entry.
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "command",
     "args",
     "env",
@@ -194,6 +203,7 @@ const KEYS: [&str; 13] = [
     "url",
     "headers",
     "caCertificate",
+    "oauth",
     "type",
     "toolTimeout",
     "resetTimeoutOnProgress",
@@ -462,6 +472,7 @@ impl ServerConfig {
             max_total_timeout: DEFAULT_MAX_TOTAL_TIMEOUT,
             enabled_tools: EnabledTools::All,
             ca_certificate: None,
+            oauth: None,
         }
     }
 
@@ -478,23 +489,8 @@ impl ServerConfig {
         let Value::Object(entry) = entry else {
             return Err(err("", format!("expected an object, got {}", kind(entry))));
         };
-        // Keys match without regard to case, so configurations written for
-        // hosts that capitalize them (`Command`, `Args`) read the same, and
-        // in snake_case, as nanobot writes them (`tool_timeout`).
-        let mut canonical = Map::new();
-        let mut written: BTreeMap<&str, &str> = BTreeMap::new();
-        for (key, value) in entry {
-            let Some(known) = KEYS.iter().copied().find(|k| spelled(k, key)) else {
-                return Err(err(
-                    key,
-                    format!("unknown key `{key}`; expected one of: {}", KEYS.join(", ")),
-                ));
-            };
-            if let Some(first) = written.insert(known, key) {
-                return Err(err(key, twice(known, first, key)));
-            }
-            canonical.insert(known.to_owned(), value.clone());
-        }
+        let canonical =
+            canonical_keys(entry, &KEYS).map_err(|(key, message)| err(&key, message))?;
         let entry = &canonical;
         let fields = Fields {
             server: name,
@@ -508,6 +504,10 @@ impl ServerConfig {
         let headers = fields.string_map("headers")?;
         let cwd = fields.string("cwd")?.map(PathBuf::from);
         let ca_certificate = fields.string("caCertificate")?.map(PathBuf::from);
+        let oauth = match entry.get("oauth") {
+            None | Some(Value::Null) => None,
+            Some(block) => Some(OAuthConfig::from_json(name, block)?),
+        };
         let tool_timeout = fields
             .seconds("toolTimeout")?
             .unwrap_or(DEFAULT_TOOL_TIMEOUT);
@@ -572,6 +572,12 @@ impl ServerConfig {
                     "`caCertificate` is for servers reached by `url`, not a stdio server".into(),
                 ));
             }
+            if oauth.is_some() {
+                return Err(err(
+                    "oauth",
+                    "`oauth` is for servers reached by `url`, not a stdio server".into(),
+                ));
+            }
             Transport::Stdio {
                 command,
                 args,
@@ -588,6 +594,13 @@ impl ServerConfig {
                     format!("`url` must start with http:// or https://, got `{url}`"),
                 ));
             }
+            if kind_name == "sse" && oauth.is_some() {
+                return Err(err(
+                    "oauth",
+                    "`oauth` is for streamable HTTP servers, not the older HTTP+SSE transport"
+                        .into(),
+                ));
+            }
             if kind_name == "sse" {
                 Transport::Sse { url, headers }
             } else {
@@ -602,6 +615,7 @@ impl ServerConfig {
             max_total_timeout,
             enabled_tools,
             ca_certificate,
+            oauth,
         })
     }
 
@@ -681,6 +695,32 @@ impl Fields<'_> {
             Some(other) => Err(self.wrong(key, "an object of strings", other)),
         }
     }
+}
+
+/// `entry` with each key in its camelCase spelling from `keys`. Keys match
+/// without regard to case, so configurations written for hosts that
+/// capitalize them (`Command`, `Args`) read the same, and in snake_case, as
+/// nanobot writes them (`tool_timeout`). An unknown key, or one key given
+/// twice, is refused: the error names the key as written.
+fn canonical_keys(
+    entry: &Map<String, Value>,
+    keys: &[&str],
+) -> Result<Map<String, Value>, (String, String)> {
+    let mut canonical = Map::new();
+    let mut written: BTreeMap<&str, &str> = BTreeMap::new();
+    for (key, value) in entry {
+        let Some(known) = keys.iter().copied().find(|k| spelled(k, key)) else {
+            return Err((
+                key.clone(),
+                format!("unknown key `{key}`; expected one of: {}", keys.join(", ")),
+            ));
+        };
+        if let Some(first) = written.insert(known, key) {
+            return Err((key.clone(), twice(known, first, key)));
+        }
+        canonical.insert(known.to_owned(), value.clone());
+    }
+    Ok(canonical)
 }
 
 /// Whether `written` is the camelCase key `known`, in that spelling or in
@@ -1059,7 +1099,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused_alike_in_either_spelling() {
-        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, caCertificate, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment";
+        let expected = "unknown key `{}`; expected one of: command, args, env, cwd, url, headers, caCertificate, oauth, type, toolTimeout, resetTimeoutOnProgress, maxTotalTimeout, enabledTools, comment";
         for (document, key) in [
             (
                 json!({"mcpServers": {"s": {"command": "x", "toolTimout": 1}}}),

@@ -19,11 +19,17 @@ mod naming;
 mod server;
 mod trace_context;
 
+#[cfg(feature = "mcp-oauth")]
+pub use client::{
+    AuthorizationPrompt, AuthorizationRedirect, Authorizer, FileTokenStore, LoopbackAuthorizer,
+    MemoryTokenStore, SIGN_IN_TIMEOUT, StoredTokens, TokenStore,
+};
 pub use client::{
     Elicitation, ElicitationKind, ElicitationModes, ElicitationRequest, Elicitor, McpClients,
     Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink,
 };
 pub use config::{
-    ConfigError, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig, ServerConfig, Transport,
+    ConfigError, DEFAULT_OAUTH_REQUEST_TIMEOUT, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig,
+    OAuthConfig, ServerConfig, Transport,
 };
 pub use server::*;

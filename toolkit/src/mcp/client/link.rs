@@ -86,7 +86,32 @@ pub struct ServerLink {
     elicitor: Mutex<Option<Arc<dyn Elicitor>>>,
     /// The server itself, for a server in this process.
     in_process: Option<crate::mcp::McpServer>,
+    /// The host's sign-in and token store, for a server with `oauth`.
+    #[cfg(feature = "mcp-oauth")]
+    oauth: Mutex<OAuthHost>,
+    /// The sign-in, made on the first connection of a server with `oauth`
+    /// and kept across reconnections (its tokens stay valid).
+    #[cfg(feature = "mcp-oauth")]
+    sign_in: tokio::sync::OnceCell<Arc<super::oauth::SignIn>>,
     me: Weak<ServerLink>,
+}
+
+/// What the host gives a server that signs in with OAuth.
+#[cfg(feature = "mcp-oauth")]
+#[derive(Clone)]
+pub(crate) struct OAuthHost {
+    pub(crate) authorizer: Option<Arc<dyn super::oauth::Authorizer>>,
+    pub(crate) store: Arc<dyn super::oauth::TokenStore>,
+}
+
+#[cfg(feature = "mcp-oauth")]
+impl Default for OAuthHost {
+    fn default() -> Self {
+        Self {
+            authorizer: None,
+            store: Arc::new(super::oauth::MemoryTokenStore::new()),
+        }
+    }
 }
 
 impl std::fmt::Debug for ServerLink {
@@ -129,8 +154,19 @@ impl ServerLink {
             sampler: Mutex::new(None),
             elicitor: Mutex::new(None),
             in_process,
+            #[cfg(feature = "mcp-oauth")]
+            oauth: Mutex::new(OAuthHost::default()),
+            #[cfg(feature = "mcp-oauth")]
+            sign_in: tokio::sync::OnceCell::new(),
             me: me.clone(),
         })
+    }
+
+    /// Sign in to this server (one with `oauth`) with `host`'s authorizer
+    /// and token store, from the next connection on.
+    #[cfg(feature = "mcp-oauth")]
+    pub(crate) fn set_oauth(&self, host: OAuthHost) {
+        *self.oauth.lock().unwrap_or_else(|e| e.into_inner()) = host;
     }
 
     /// Answer this server's elicitation requests with `elicitor` from the
@@ -179,6 +215,12 @@ impl ServerLink {
 
     /// [`session`](Self::session), with what its transport sees.
     async fn open_session(&self) -> Result<(Arc<Session>, Arc<Watch>), String> {
+        // A token about to expire is refreshed before the request, and the
+        // user signs in again when it can no longer be.
+        #[cfg(feature = "mcp-oauth")]
+        if let Some(sign_in) = self.sign_in.get() {
+            sign_in.ensure().await?;
+        }
         let mut slot = self.session.lock().await;
         // Checked under the lock `retire` takes to close the session, so a
         // removed server is never started again.
@@ -189,15 +231,7 @@ impl ServerLink {
             return Ok((Arc::clone(&open.session), Arc::clone(&open.closed)));
         }
         *slot = None;
-        let limit = self.config.tool_timeout.max(CONNECT_TIMEOUT_FLOOR);
-        let open = tokio::time::timeout(limit, self.connect())
-            .await
-            .map_err(|_| {
-                format!(
-                    "connecting to the MCP server `{}` took longer than {limit:?}",
-                    self.config.name
-                )
-            })??;
+        let open = self.connect().await?;
         let live = (Arc::clone(&open.session), Arc::clone(&open.closed));
         *slot = Some(open);
         Ok(live)
@@ -515,17 +549,46 @@ impl ServerLink {
     /// back to the `initialize` handshake; and again, with the handshake
     /// alone, when the server answered the discovery with something that
     /// is no answer to it (as some older servers answer any method).
+    ///
+    /// A server that refuses the connection with a `401` (one configured
+    /// with `oauth`) is signed in to, and connected to again once. Each
+    /// attempt has the connect timeout; the user's sign-in between has its
+    /// own.
     async fn connect(&self) -> Result<Open, String> {
-        match self.connect_with(lifecycle()).await {
-            Ok(open) => Ok(open),
+        match self.connect_once().await {
+            #[cfg(feature = "mcp-oauth")]
+            Err(Attempt::Unauthorized(challenge)) => {
+                let sign_in = self.sign_in.get().ok_or("no sign-in for this server")?;
+                sign_in.sign_in(Some(&challenge)).await?;
+                self.connect_once().await.map_err(Attempt::into_message)
+            }
+            other => other.map_err(Attempt::into_message),
+        }
+    }
+
+    /// One connection: by discovery, or by the handshake alone when the
+    /// server misread the discovery.
+    async fn connect_once(&self) -> Result<Open, Attempt> {
+        match self.connect_within(lifecycle()).await {
             Err(Attempt::Legacy(e)) => {
                 tracing::debug!(server = %self.config.name, "discovery misunderstood, initializing: {e}");
-                self.connect_with(ClientLifecycleMode::Initialize)
-                    .await
-                    .map_err(Attempt::into_message)
+                self.connect_within(ClientLifecycleMode::Initialize).await
             }
-            Err(Attempt::Failed(e)) => Err(e),
+            other => other,
         }
+    }
+
+    /// [`connect_with`](Self::connect_with), within the connect timeout.
+    async fn connect_within(&self, lifecycle: ClientLifecycleMode) -> Result<Open, Attempt> {
+        let limit = self.config.tool_timeout.max(CONNECT_TIMEOUT_FLOOR);
+        tokio::time::timeout(limit, self.connect_with(lifecycle))
+            .await
+            .map_err(|_| {
+                Attempt::Failed(format!(
+                    "connecting to the MCP server `{}` took longer than {limit:?}",
+                    self.config.name
+                ))
+            })?
     }
 
     async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Open, Attempt> {
@@ -549,6 +612,10 @@ impl ServerLink {
         };
         let refused = |e: ClientInitializeError| match e {
             ClientInitializeError::ExpectedInitResult(_) => Attempt::Legacy(failed(&e)),
+            #[cfg(feature = "mcp-oauth")]
+            e if self.config.oauth.is_some() && super::oauth::challenge_of(&e).is_some() => {
+                Attempt::Unauthorized(super::oauth::challenge_of(&e).unwrap_or_default())
+            }
             e => Attempt::Failed(failed(&super::trust::with_causes(&e))),
         };
         let closed = Arc::new(Watch::default());
@@ -588,11 +655,20 @@ impl ServerLink {
                     .map_err(|e| failed(&e))?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config.retry_config = Arc::new(ResumeOnce);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                handler
-                    .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
-                    .await
-                    .map_err(refused)
+                if self.config.oauth.is_some() {
+                    let client = self.signed_in(url, client).await.map_err(|e| failed(&e))?;
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler
+                        .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
+                        .await
+                        .map_err(refused)
+                } else {
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler
+                        .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
+                        .await
+                        .map_err(refused)
+                }
             }
             Transport::InProcess => {
                 let server = self
@@ -632,6 +708,42 @@ impl ServerLink {
             session: Arc::new(session),
             closed,
         })
+    }
+
+    /// The HTTP client of a server with `oauth`: `http`, with the token of
+    /// this server's sign-in added to each request.
+    #[cfg(feature = "mcp-oauth")]
+    async fn signed_in(
+        &self,
+        url: &str,
+        http: reqwest::Client,
+    ) -> Result<super::oauth::SignedInClient, String> {
+        let oauth = self.config.oauth.clone().unwrap_or_default();
+        let sign_in = self
+            .sign_in
+            .get_or_init(|| async {
+                let host = self.oauth.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                Arc::new(super::oauth::SignIn::new(
+                    &self.config.name,
+                    url,
+                    oauth,
+                    self.config.ca_certificate.clone(),
+                    host.store,
+                    host.authorizer,
+                ))
+            })
+            .await;
+        sign_in.client(http).await
+    }
+
+    /// Without the feature `mcp-oauth` a server with `oauth` cannot be reached.
+    #[cfg(not(feature = "mcp-oauth"))]
+    async fn signed_in(
+        &self,
+        _url: &str,
+        _http: reqwest::Client,
+    ) -> Result<reqwest::Client, String> {
+        Err("`oauth` needs the feature `mcp-oauth` of toolsmith".into())
     }
 
     /// On protocol 2026-07-28 a server tells of changed lists only on a
@@ -821,6 +933,10 @@ impl Drop for CancelTaskOnDrop {
 enum Attempt {
     /// The server misread `server/discover`: try the handshake alone.
     Legacy(String),
+    /// The server answered `401` with this `WWW-Authenticate` challenge:
+    /// sign in and try again.
+    #[cfg(feature = "mcp-oauth")]
+    Unauthorized(String),
     /// Anything else.
     Failed(String),
 }
@@ -829,6 +945,10 @@ impl Attempt {
     fn into_message(self) -> String {
         match self {
             Self::Legacy(e) | Self::Failed(e) => e,
+            #[cfg(feature = "mcp-oauth")]
+            Self::Unauthorized(challenge) => {
+                format!("the MCP server refused the token it was signed in with: {challenge}")
+            }
         }
     }
 }

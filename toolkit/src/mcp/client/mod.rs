@@ -3,12 +3,14 @@
 mod elicitation;
 mod handler;
 mod link;
+#[cfg(feature = "mcp-oauth")]
+mod oauth;
 mod sampling;
 mod sse;
 mod tap;
 mod template;
 mod tools;
-mod trust;
+pub(crate) mod trust;
 
 use std::sync::{Arc, Mutex, Weak};
 
@@ -16,6 +18,11 @@ pub use elicitation::{
     Elicitation, ElicitationKind, ElicitationModes, ElicitationRequest, Elicitor,
 };
 pub use link::ServerLink;
+#[cfg(feature = "mcp-oauth")]
+pub use oauth::{
+    AuthorizationPrompt, AuthorizationRedirect, Authorizer, FileTokenStore, LoopbackAuthorizer,
+    MemoryTokenStore, SIGN_IN_TIMEOUT, StoredTokens, TokenStore,
+};
 pub use sampling::{Sampled, Sampler, SamplingMessage, SamplingRequest};
 
 use crate::mcp::McpServer;
@@ -61,6 +68,10 @@ pub struct McpClients {
     sampler: Option<Arc<dyn Sampler>>,
     /// Given to servers added later too.
     elicitor: Option<Arc<dyn Elicitor>>,
+    /// The sign-in and token store of servers with `oauth`; given to
+    /// servers added later too.
+    #[cfg(feature = "mcp-oauth")]
+    oauth: link::OAuthHost,
 }
 
 impl std::fmt::Debug for McpClients {
@@ -85,7 +96,39 @@ impl McpClients {
             registry: Arc::downgrade(registry),
             sampler: None,
             elicitor: None,
+            #[cfg(feature = "mcp-oauth")]
+            oauth: link::OAuthHost::default(),
         }
+        .with_oauth_host()
+    }
+
+    /// Tell every link of the host's sign-in and token store.
+    fn with_oauth_host(self) -> Self {
+        #[cfg(feature = "mcp-oauth")]
+        for link in self.links() {
+            link.set_oauth(self.oauth.clone());
+        }
+        self
+    }
+
+    /// Sign in to servers whose entry has an `oauth` block with the host's
+    /// `authorizer`: it shows the user the authorization server's page and
+    /// brings back the redirect (see [`LoopbackAuthorizer`]). Without one,
+    /// connecting to a server that requires a sign-in fails and says so.
+    /// Set it before [`connect`](Self::connect), as the sampler.
+    #[cfg(feature = "mcp-oauth")]
+    pub fn with_authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.oauth.authorizer = Some(Arc::new(authorizer));
+        self.with_oauth_host()
+    }
+
+    /// Keep signed-in servers' tokens in `store` (by default in memory,
+    /// for the life of the process; [`FileTokenStore`] keeps them across
+    /// runs). Set it before [`connect`](Self::connect).
+    #[cfg(feature = "mcp-oauth")]
+    pub fn with_token_store(mut self, store: impl TokenStore) -> Self {
+        self.oauth.store = Arc::new(store);
+        self.with_oauth_host()
     }
 
     /// Answer the servers' sampling requests (`sampling/createMessage`) with
@@ -234,6 +277,8 @@ impl McpClients {
         if let Some(elicitor) = &self.elicitor {
             link.set_elicitor(Arc::clone(elicitor));
         }
+        #[cfg(feature = "mcp-oauth")]
+        link.set_oauth(self.oauth.clone());
         {
             // Checked and reserved in one step, so two adds of one name
             // cannot both go on.

@@ -6,7 +6,7 @@ use std::path::Path;
 /// `builder` trusting the certificates of the PEM file at `path` as well as
 /// the system's roots.
 #[cfg(feature = "mcp-tls")]
-pub(super) fn trust(
+pub(crate) fn trust(
     builder: reqwest::ClientBuilder,
     path: &Path,
 ) -> Result<reqwest::ClientBuilder, String> {
@@ -24,7 +24,7 @@ pub(super) fn trust(
 
 /// Without TLS there is nothing to trust a certificate for.
 #[cfg(not(feature = "mcp-tls"))]
-pub(super) fn trust(
+pub(crate) fn trust(
     _builder: reqwest::ClientBuilder,
     path: &Path,
 ) -> Result<reqwest::ClientBuilder, String> {

@@ -1,0 +1,441 @@
+//! Where a client's tokens are kept between calls and between runs.
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+
+/// The most a token file may hold: a few hundred servers' tokens.
+const MAX_TOKEN_FILE_BYTES: u64 = 4 << 20;
+
+/// One server's sign-in: the client id it was registered under, its tokens
+/// (access and refresh), the scopes granted, when they were received and
+/// the issuer that minted them. Serializable, for a store that writes it
+/// out; `Debug` never shows a token.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StoredTokens {
+    inner: StoredCredentials,
+}
+
+impl fmt::Debug for StoredTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl StoredTokens {
+    /// The client id at the authorization server.
+    pub fn client_id(&self) -> &str {
+        &self.inner.client_id
+    }
+
+    /// The issuer that minted the tokens, when known.
+    pub fn issuer(&self) -> Option<&str> {
+        self.inner.issuer.as_deref()
+    }
+
+    /// The access token, when there is one.
+    pub fn access_token(&self) -> Option<String> {
+        self.token_field("access_token")
+    }
+
+    /// The refresh token, when the authorization server gave one.
+    pub fn refresh_token(&self) -> Option<String> {
+        self.token_field("refresh_token")
+    }
+
+    /// A string field of the token response, read from its JSON form.
+    fn token_field(&self, name: &str) -> Option<String> {
+        let response = serde_json::to_value(self.inner.token_response.as_ref()?).ok()?;
+        response.get(name)?.as_str().map(str::to_owned)
+    }
+
+    /// The scopes granted.
+    pub fn scopes(&self) -> &[String] {
+        &self.inner.granted_scopes
+    }
+}
+
+/// Where signed-in servers' tokens are kept, by the server's URL (a token
+/// is for one resource: two entries reaching the same URL share it).
+///
+/// [`MemoryTokenStore`] keeps them for the life of the process (the
+/// default); [`FileTokenStore`] in a file only the user can read. A store
+/// of the host's (a keychain, a database) implements these three methods.
+#[async_trait]
+pub trait TokenStore: Send + Sync + 'static {
+    /// The tokens kept for `server_url`, if any.
+    async fn load(
+        &self,
+        server_url: &str,
+    ) -> Result<Option<StoredTokens>, Box<dyn Error + Send + Sync>>;
+
+    /// Keep `tokens` for `server_url`, in place of what was there.
+    async fn save(
+        &self,
+        server_url: &str,
+        tokens: StoredTokens,
+    ) -> Result<(), Box<dyn Error + Send + Sync>>;
+
+    /// Forget the tokens of `server_url`.
+    async fn clear(&self, server_url: &str) -> Result<(), Box<dyn Error + Send + Sync>>;
+}
+
+/// Tokens kept in memory, for the life of the process.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryTokenStore {
+    tokens: Arc<Mutex<HashMap<String, StoredTokens>>>,
+}
+
+impl MemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, StoredTokens>> {
+        self.tokens.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl TokenStore for MemoryTokenStore {
+    async fn load(
+        &self,
+        server_url: &str,
+    ) -> Result<Option<StoredTokens>, Box<dyn Error + Send + Sync>> {
+        Ok(self.map().get(server_url).cloned())
+    }
+
+    async fn save(
+        &self,
+        server_url: &str,
+        tokens: StoredTokens,
+    ) -> Result<(), Box<dyn Error + Send + Sync>> {
+        self.map().insert(server_url.to_owned(), tokens);
+        Ok(())
+    }
+
+    async fn clear(&self, server_url: &str) -> Result<(), Box<dyn Error + Send + Sync>> {
+        self.map().remove(server_url);
+        Ok(())
+    }
+}
+
+/// Tokens kept in one JSON file, by server URL, readable and writable by
+/// the user alone (mode 0600 on Unix).
+///
+/// Each save writes a new file beside the old one (created 0600) and
+/// renames it over, so a crash leaves the old tokens or the new ones,
+/// never half of either. A file that others may read or write is refused
+/// rather than trusted, as SSH refuses such a key; so is anything but a
+/// regular file of at most 4 MiB.
+#[derive(Debug)]
+pub struct FileTokenStore {
+    path: PathBuf,
+    /// One writer at a time within this process.
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl FileTokenStore {
+    /// Tokens in the file at `path` (made on the first save).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            writing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The file's contents; none when it does not exist yet.
+    fn read_all(&self) -> Result<HashMap<String, StoredTokens>, String> {
+        let shown = self.path.display();
+        let meta = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) => return Err(format!("token file {shown}: {e}")),
+        };
+        if !meta.file_type().is_file() {
+            return Err(format!("token file {shown}: not a regular file"));
+        }
+        check_private(&meta).map_err(|e| format!("token file {shown}: {e}"))?;
+        let mut text = String::new();
+        std::fs::File::open(&self.path)
+            .and_then(|f| f.take(MAX_TOKEN_FILE_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| format!("token file {shown}: {e}"))?;
+        if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
+            return Err(format!(
+                "token file {shown}: larger than {MAX_TOKEN_FILE_BYTES} bytes"
+            ));
+        }
+        if text.trim().is_empty() {
+            return Ok(HashMap::new());
+        }
+        serde_json::from_str(&text).map_err(|e| format!("token file {shown}: {e}"))
+    }
+
+    /// Replace the file's contents with `all`, atomically, owner-only.
+    fn write_all(&self, all: &HashMap<String, StoredTokens>) -> Result<(), String> {
+        let shown = self.path.display();
+        let text = serde_json::to_vec_pretty(all).map_err(|e| e.to_string())?;
+        let fresh = sibling(&self.path);
+        let written = (|| {
+            let mut file = private_file(&fresh)?;
+            file.write_all(&text)?;
+            file.sync_all()?;
+            std::fs::rename(&fresh, &self.path)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&fresh);
+            return Err(format!("token file {shown}: {e}"));
+        }
+        Ok(())
+    }
+
+    async fn change(
+        &self,
+        edit: impl FnOnce(&mut HashMap<String, StoredTokens>),
+    ) -> Result<(), Box<dyn Error + Send + Sync>> {
+        let _one = self.writing.lock().await;
+        let mut all = self.read_all()?;
+        edit(&mut all);
+        Ok(self.write_all(&all)?)
+    }
+}
+
+#[async_trait]
+impl TokenStore for FileTokenStore {
+    async fn load(
+        &self,
+        server_url: &str,
+    ) -> Result<Option<StoredTokens>, Box<dyn Error + Send + Sync>> {
+        Ok(self.read_all()?.remove(server_url))
+    }
+
+    async fn save(
+        &self,
+        server_url: &str,
+        tokens: StoredTokens,
+    ) -> Result<(), Box<dyn Error + Send + Sync>> {
+        self.change(|all| {
+            all.insert(server_url.to_owned(), tokens);
+        })
+        .await
+    }
+
+    async fn clear(&self, server_url: &str) -> Result<(), Box<dyn Error + Send + Sync>> {
+        self.change(|all| {
+            all.remove(server_url);
+        })
+        .await
+    }
+}
+
+/// The temporary file a save writes before renaming it over `path`.
+fn sibling(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// A new file at `path` only its owner can read and write.
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path)?;
+    // A file left by an earlier failed save keeps its mode: set it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}
+
+/// Refuse a token file that others may read or write.
+#[cfg(unix)]
+fn check_private(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "others may read or write it (mode {mode:o}); make it 0600 (chmod 600) or remove it"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private(_meta: &std::fs::Metadata) -> Result<(), String> {
+    Ok(())
+}
+
+/// The SDK's view of a [`TokenStore`]: one server's slot in it.
+pub(super) struct Slot {
+    pub(super) store: Arc<dyn TokenStore>,
+    pub(super) server_url: String,
+}
+
+fn store_error(e: Box<dyn Error + Send + Sync>) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
+}
+
+#[async_trait]
+impl CredentialStore for Slot {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let tokens = self
+            .store
+            .load(&self.server_url)
+            .await
+            .map_err(store_error)?;
+        Ok(tokens.map(|t| t.inner))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let tokens = StoredTokens { inner: credentials };
+        self.store
+            .save(&self.server_url, tokens)
+            .await
+            .map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.store
+            .clear(&self.server_url)
+            .await
+            .map_err(store_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(client: &str) -> StoredTokens {
+        StoredTokens {
+            inner: StoredCredentials::new(client.into(), None, vec!["mcp".into()], Some(1)),
+        }
+    }
+
+    fn scratch(test: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("toolsmith-tokens-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn a_file_store_keeps_tokens_by_server_in_an_owner_only_file() {
+        let dir = scratch("keeps");
+        let path = dir.join("tokens.json");
+        let store = FileTokenStore::new(&path);
+        assert!(store.load("http://a/mcp").await.unwrap().is_none());
+        store.save("http://a/mcp", tokens("ca")).await.unwrap();
+        store.save("http://b/mcp", tokens("cb")).await.unwrap();
+        let again = FileTokenStore::new(&path);
+        assert_eq!(
+            again
+                .load("http://a/mcp")
+                .await
+                .unwrap()
+                .unwrap()
+                .client_id(),
+            "ca"
+        );
+        again.clear("http://a/mcp").await.unwrap();
+        assert!(again.load("http://a/mcp").await.unwrap().is_none());
+        assert_eq!(
+            again
+                .load("http://b/mcp")
+                .await
+                .unwrap()
+                .unwrap()
+                .client_id(),
+            "cb"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn hostile_token_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("hostile");
+        let path = dir.join("tokens.json");
+        let store = FileTokenStore::new(&path);
+
+        // Readable by others.
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = store.load("u").await.unwrap_err().to_string();
+        assert!(err.contains("others may read"), "{err}");
+        // Writes refuse it too: its tokens may have been planted.
+        assert!(store.save("u", tokens("c")).await.is_err());
+
+        // Not a regular file: a directory, a symbolic link, a FIFO.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(
+            store
+                .load("u")
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
+        std::fs::remove_dir(&path).unwrap();
+        let target = dir.join("elsewhere.json");
+        std::fs::write(&target, "{}").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert!(
+            store
+                .load("u")
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
+        std::fs::remove_file(&path).unwrap();
+
+        // Too large, and not JSON.
+        let big = std::fs::File::create(&path).unwrap();
+        big.set_len(MAX_TOKEN_FILE_BYTES + 10).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(
+            store
+                .load("u")
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("larger than")
+        );
+        std::fs::write(&path, "{not json").unwrap();
+        assert!(store.load("u").await.is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn debug_never_shows_a_token() {
+        let shown = format!("{:?}", tokens("client-1"));
+        assert!(shown.contains("client-1") && !shown.contains("access_token\": \""));
+    }
+}
