@@ -12,7 +12,10 @@
 
 use std::sync::Arc;
 
-use tk::mcp::{Elicitation, ElicitationRequest, Elicitor, McpClients, McpConfig};
+use tk::mcp::{
+    AuthorizationPrompt, AuthorizationRedirect, Authorizer, Elicitation, ElicitationRequest,
+    Elicitor, McpClients, McpConfig,
+};
 use tk::serde_json::{Map, Value, json};
 use tk::{ToolContext, ToolRegistry};
 
@@ -66,6 +69,50 @@ impl Elicitor for Defaults {
     }
 }
 
+/// The `oauth` block of a sign-in scenario: the client the suite
+/// registered beforehand, when its context names one.
+fn oauth_block() -> Value {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| tk::serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let mut block = json!({});
+    for (from, to) in [("client_id", "clientId"), ("client_secret", "clientSecret")] {
+        if let Some(value) = context.get(from).and_then(Value::as_str) {
+            block[to] = json!(value);
+        }
+    }
+    block
+}
+
+/// The user of the suite's sign-in scenarios: its authorization server
+/// approves at once, so the page is requested and its redirect taken.
+struct Approves;
+
+#[tk::async_trait]
+impl Authorizer for Approves {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:3000/callback".into()
+    }
+
+    async fn authorize(
+        &self,
+        prompt: AuthorizationPrompt,
+    ) -> Result<AuthorizationRedirect, Box<dyn std::error::Error + Send + Sync>> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(10))
+            .build()?;
+        let page = http.get(&prompt.url).send().await?;
+        let location = page
+            .headers()
+            .get("location")
+            .ok_or("the authorization page did not redirect")?
+            .to_str()?;
+        Ok(AuthorizationRedirect::from_url(location)?)
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let Some(url) = std::env::args()
@@ -75,12 +122,17 @@ async fn main() {
         eprintln!("usage: mcp-fixture-client URL");
         std::process::exit(2);
     };
-    let config = McpConfig::from_json(
-        &json!({"mcpServers": {"peer": {"url": url, "type": "streamableHttp"}}}),
-    )
-    .expect("a valid configuration");
+    let mut entry = json!({"url": url, "type": "streamableHttp"});
+    let signs_in = std::env::var("MCP_CONFORMANCE_SCENARIO").is_ok_and(|s| s.starts_with("auth/"));
+    if signs_in {
+        entry["oauth"] = oauth_block();
+    }
+    let config = McpConfig::from_json(&json!({"mcpServers": {"peer": entry}}))
+        .expect("a valid configuration");
     let registry = Arc::new(ToolRegistry::new());
-    let clients = McpClients::new(config, &registry).with_elicitor(Defaults);
+    let clients = McpClients::new(config, &registry)
+        .with_elicitor(Defaults)
+        .with_authorizer(Approves);
     for (server, outcome) in clients.connect().await {
         println!("{server}: {outcome:?}");
         if outcome.is_err() {

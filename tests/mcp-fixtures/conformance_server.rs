@@ -56,6 +56,16 @@ async fn test_audio_content() -> ToolOutput {
     })
 }
 
+/// Tests a parameter mirrored in an HTTP header (`Mcp-Param-Region`).
+#[tool(read_only)]
+async fn test_header_param(
+    /// Where to route the call.
+    #[arg(header = "Region")]
+    region: String,
+) -> String {
+    format!("routed to {region}")
+}
+
 fn text_resource(uri: &str, mime: &str, text: &str) -> Attachment {
     Attachment::Resource {
         uri: uri.into(),
@@ -525,6 +535,7 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(TestSimpleTextTool),
         Arc::new(TestImageContentTool),
         Arc::new(TestAudioContentTool),
+        Arc::new(TestHeaderParamTool),
         Arc::new(TestEmbeddedResourceTool),
         Arc::new(TestMultipleContentTypesTool),
         Arc::new(TestToolWithLoggingTool),

@@ -245,3 +245,24 @@ async fn deprecated_functions_still_run_as_tools_and_as_functions() {
         assert_eq!(crop("b.png".into()).await, "b.png cropped");
     }
 }
+
+/// Look up the weather where a request is routed.
+#[tool(read_only)]
+async fn routed_weather(
+    /// Where to route the call.
+    #[arg(header = "Region")]
+    region: String,
+    /// The city.
+    city: String,
+) -> String {
+    format!("{city} via {region}")
+}
+
+#[test]
+fn a_parameter_mirrored_in_a_header_is_marked_in_its_schema() {
+    let spec = RoutedWeatherTool.spec().clone();
+    let properties = &spec.input_schema["properties"];
+    assert_eq!(properties["region"]["x-mcp-header"], "Region");
+    assert_eq!(properties["region"]["type"], "string");
+    assert!(properties["city"].get("x-mcp-header").is_none());
+}

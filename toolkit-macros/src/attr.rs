@@ -101,6 +101,9 @@ pub struct ArgAttrs {
     pub min_items: Option<Spanned<u64>>,
     pub max_items: Option<Spanned<u64>>,
     pub pattern: Option<Spanned<String>>,
+    /// `header = "Region"`: the value is mirrored in the HTTP header
+    /// `Mcp-Param-Region` by MCP clients (`x-mcp-header`).
+    pub header: Option<Spanned<String>>,
     pub one_of: Option<OneOf>,
     pub flatten: Option<Span>,
     /// Every key as written, across all of the parameter's `#[arg]`s.
@@ -128,6 +131,7 @@ const ARG_KEYS: &[&str] = &[
     "min_items",
     "max_items",
     "pattern",
+    "header",
     "one_of",
     "flatten",
 ];
@@ -250,6 +254,7 @@ pub fn parse_arg_attrs(
             "min_items" => attrs.min_items = Some(count_value(input, &key)?),
             "max_items" => attrs.max_items = Some(count_value(input, &key)?),
             "pattern" => attrs.pattern = Some(string_value(input, &key)?),
+            "header" => attrs.header = Some(string_value(input, &key)?),
             "one_of" => attrs.one_of = one_of_value(input, &key, errors)?,
             "flatten" => {
                 if flag(input, &key, errors)? {

@@ -252,6 +252,10 @@ fn argument_field(arg: &Argument, private: &TokenStream) -> TokenStream {
         let p = &pattern.value;
         out.push(quote!(#[schemars(regex(pattern = #p))]));
     }
+    if let Some(header) = &attrs.header {
+        let name = &header.value;
+        out.push(quote!(#[schemars(extend("x-mcp-header" = #name))]));
+    }
     if let Some(values) = crate::one_of::values_json(arg) {
         // Applied to the field's finished schema: `enum` on the value, or
         // on the items of a list, with `null` where `None` is allowed.

@@ -64,7 +64,7 @@ pub fn refuse(attr: &Attribute, errors: &mut Errors) {
         errors.at(
             attr,
             format!(
-                "`#[{which}]` is not read on a tool parameter: `#[arg(...)]` sets what it can (`rename`, `default`, `description`, `minimum`, `maximum`, `min_length`, `max_length`, `min_items`, `max_items`, `pattern`, `flatten`)"
+                "`#[{which}]` is not read on a tool parameter: `#[arg(...)]` sets what it can (`rename`, `default`, `description`, `minimum`, `maximum`, `min_length`, `max_length`, `min_items`, `max_items`, `pattern`, `header`, `flatten`)"
             ),
         );
         return;
@@ -142,7 +142,7 @@ fn translate(which: &str, key: &str, value: &Value) -> Result<Vec<String>, Strin
     };
     if keys.is_empty() {
         return Err(format!(
-            "{remove}: `#[arg]` has no equivalent (its keys are `rename`, `default`, `description`, `minimum`, `maximum`, `min_length`, `max_length`, `min_items`, `max_items`, `pattern` and `flatten`); for more, take a struct that derives `Deserialize` and mark it `#[arg(flatten)]`"
+            "{remove}: `#[arg]` has no equivalent (its keys are `rename`, `default`, `description`, `minimum`, `maximum`, `min_length`, `max_length`, `min_items`, `max_items`, `pattern`, `header` and `flatten`); for more, take a struct that derives `Deserialize` and mark it `#[arg(flatten)]`"
         ));
     }
     Ok(keys)

@@ -410,6 +410,7 @@ fn check_param(param: &Param, errors: &mut Errors) {
                 errors,
             );
             check_pattern(attrs.pattern.as_ref(), errors);
+            check_header(attrs.header.as_ref(), errors);
             crate::one_of::check(arg, errors);
             // Both become one `length` rule in the schema: a string has a
             // length, a list has items, a parameter is one or the other.
@@ -460,6 +461,25 @@ fn check_pattern(pattern: Option<&crate::attr::Spanned<String>>, errors: &mut Er
         errors.at_span(
             pattern.span,
             format!("this `pattern` is not a valid regular expression: {reason}"),
+        );
+    }
+}
+
+/// A header name clients cannot send would make every call of the tool
+/// fail at a server that checks mirrored parameters: it must be a plain
+/// HTTP field name (letters, digits and `-`), as `Mcp-Param-{name}`.
+fn check_header(header: Option<&crate::attr::Spanned<String>>, errors: &mut Errors) {
+    let Some(header) = header else { return };
+    let name = &header.value;
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if !plain {
+        errors.at_span(
+            header.span,
+            format!("`header = {name:?}` cannot name an HTTP header: use letters, digits and inner `-` (at most 64), e.g. `header = \"Region\"`, sent as `Mcp-Param-Region`"),
         );
     }
 }
