@@ -383,3 +383,48 @@ async fn files_of_pseudo_file_systems_mounted_inside_are_refused() {
     }
     eprintln!("pseudo file systems tried: {tried}");
 }
+
+/// An attachment is read by the channel later, by name: the name it gets is
+/// where the kernel found the file, with no link in it, so repointing a
+/// link the model named afterwards leads the channel nowhere else.
+#[cfg(feature = "agent")]
+#[tokio::test]
+async fn an_attachment_named_through_a_link_is_handed_on_by_its_real_name() {
+    use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
+    use toolsmith_builtins::agent::{ChannelSink, Messenger};
+    let env = Env::new();
+    std::fs::create_dir(env.ws.join("real")).unwrap();
+    std::fs::write(env.ws.join("real/a.txt"), "inside").unwrap();
+    symlink("real", env.ws.join("docs")).unwrap();
+    symlink("real/a.txt", env.ws.join("alias.txt")).unwrap();
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let ctx = ToolContext::new()
+        .with_workspace(&env.ws)
+        .with_channel("cli", "1")
+        .with_state(Messenger::new(sink));
+    let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["message"])).unwrap();
+    let out = registry
+        .call(
+            "message",
+            json!({"content": "see", "media": ["docs/a.txt", "alias.txt", "./real/../docs/a.txt"]}),
+            &ctx,
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    let media = outbox.recv().await.unwrap().media;
+    // The model repoints the links it named once the tool has answered.
+    std::fs::remove_file(env.ws.join("docs")).unwrap();
+    symlink(&env.outside, env.ws.join("docs")).unwrap();
+    std::fs::remove_file(env.ws.join("alias.txt")).unwrap();
+    symlink(env.outside.join("secret.txt"), env.ws.join("alias.txt")).unwrap();
+    std::fs::write(env.outside.join("a.txt"), SECRET).unwrap();
+    assert_eq!(media.len(), 3);
+    for path in &media {
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            "inside",
+            "{} now leads outside",
+            path.display()
+        );
+    }
+}

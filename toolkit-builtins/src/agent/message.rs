@@ -238,8 +238,9 @@ fn target(
 
 /// Attachments found inside the workspace; each must be an existing
 /// regular file. Each is opened through the sandbox (so a link out, a FIFO
-/// or a device is refused as for `read_file`), and its absolute path is
-/// what the channel gets: the channel reads it later, by that name.
+/// or a device is refused as for `read_file`), and the channel gets the
+/// name the kernel found it at: the channel reads it later, by that name,
+/// and a link in the name the model gave could be repointed by then.
 fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, ToolError> {
     if paths.is_empty() {
         return Ok(Vec::new());
@@ -248,7 +249,9 @@ fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, To
     paths
         .iter()
         .map(|path| {
-            let opened = workspace.locate(path, Access::Read)?.open_file()?;
+            let opened = workspace
+                .locate(path, Access::Read)?
+                .open_file_by_real_name()?;
             if opened.file.metadata().is_ok_and(|m| m.is_file()) {
                 Ok(opened.path)
             } else {

@@ -30,6 +30,7 @@ mod beneath;
 mod located;
 mod opened;
 mod path;
+mod real_name;
 pub(crate) mod special;
 mod write;
 

@@ -114,6 +114,25 @@ impl WorkspacePath {
         })
     }
 
+    /// Open the file as [`open_file`](Self::open_file) does, with
+    /// [`OpenedFile::path`] set to the name the kernel found it at: no
+    /// symlink, `.` or `..` in it, below the directory the path lies in.
+    ///
+    /// For handing a file to something that opens it later by name (a
+    /// channel sending an attachment): a link the model named could be
+    /// repointed outside by then; the real name has no link to repoint.
+    pub fn open_file_by_real_name(&self) -> Result<OpenedFile, SandboxError> {
+        let mut opened = self.open_file()?;
+        let real = super::real_name::of(&opened.file, &opened.path).map_err(|e| self.io(e))?;
+        if !real.starts_with(&self.base.path) {
+            return Err(SandboxError::Escapes {
+                path: self.given.clone(),
+            });
+        }
+        opened.path = real;
+        Ok(opened)
+    }
+
     /// Open the directory the path names.
     pub fn open_dir(&self) -> Result<OpenedDir, SandboxError> {
         let fd = self.open(OFlags::RDONLY | OFlags::DIRECTORY)?;
