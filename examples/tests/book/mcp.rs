@@ -110,3 +110,41 @@ async fn the_chapters_sampler_answers_from_the_conversation() {
     assert_eq!(answer.text, "user: Name three");
     assert_eq!(answer.model, "first-words");
 }
+
+#[tokio::test]
+async fn the_chapters_sign_in_setup_reads_and_builds() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("mcp-tokens.json");
+    // ANCHOR: oauth
+    use std::sync::Arc;
+    use toolsmith::ToolRegistry;
+    use toolsmith::mcp::{FileTokenStore, LoopbackAuthorizer, McpClients, McpConfig};
+
+    let config: McpConfig = r#"{"mcpServers": {"crm": {
+        "url": "https://crm.example.com/mcp",
+        "oauth": {"scopes": ["crm.read"], "clientName": "My agent"}
+    }}}"#
+        .parse()?;
+    // The user signs in in their browser; the redirect comes back to a
+    // port on 127.0.0.1 that the authorizer listens on.
+    let authorizer = LoopbackAuthorizer::bind(|url: &str| {
+        println!("Sign in to continue: {url}");
+        Ok(())
+    })
+    .await?;
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry)
+        .with_authorizer(authorizer)
+        .with_token_store(FileTokenStore::new(&token_file));
+    // ANCHOR_END: oauth
+    let oauth = clients
+        .server("crm")
+        .unwrap()
+        .config()
+        .oauth
+        .clone()
+        .unwrap();
+    assert_eq!(oauth.scopes, ["crm.read"]);
+    assert_eq!(oauth.client_id, None, "registers itself");
+    Ok(())
+}
