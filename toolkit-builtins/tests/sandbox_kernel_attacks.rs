@@ -428,3 +428,68 @@ async fn an_attachment_named_through_a_link_is_handed_on_by_its_real_name() {
         );
     }
 }
+
+/// Replacing a file keeps its permissions, but never its set-user-ID or
+/// set-group-ID bit: model-written bytes must not become a program that
+/// runs as the file's owner (the tool's own user, root for some hosts).
+#[tokio::test]
+async fn a_replaced_set_id_program_keeps_no_set_id_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    for (name, mode) in [
+        ("suid.sh", 0o4755),
+        ("sgid.sh", 0o2755),
+        ("both.sh", 0o6750),
+    ] {
+        let path = env.ws.join(name);
+        std::fs::write(&path, "#!/bin/sh\necho old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = call(
+            &env,
+            "write_file",
+            json!({"path": name, "content": "#!/bin/sh\necho pwned\n"}),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        let kept = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(kept, mode & 0o777, "{name}: mode {kept:o}");
+        let out = call(
+            &env,
+            "edit_file",
+            json!({"path": name, "old_text": "pwned", "new_text": "again"}),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        let kept = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(kept, mode & 0o777, "{name} after an edit: mode {kept:o}");
+    }
+}
+
+/// Ignore files are read by the search tools themselves: a FIFO, a link to
+/// a device and a sparse terabyte in their place block and exhaust nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_ignore_files_block_no_search() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.join("a/.git/info")).unwrap();
+    std::fs::create_dir_all(env.ws.join("b")).unwrap();
+    std::fs::create_dir_all(env.ws.join("c")).unwrap();
+    std::fs::write(env.ws.join("a/x.txt"), "needle\n").unwrap();
+    std::fs::write(env.ws.join("b/x.txt"), "needle\n").unwrap();
+    std::fs::write(env.ws.join("c/x.txt"), "needle\n").unwrap();
+    fs_support::mkfifo(&env.ws.join("a/.gitignore"));
+    fs_support::mkfifo(&env.ws.join("a/.git/info/exclude"));
+    symlink("/dev/zero", env.ws.join("b/.ignore")).unwrap();
+    let big = std::fs::File::create(env.ws.join("c/.gitignore")).unwrap();
+    if big.set_len(1 << 40).is_err() {
+        eprintln!("no sparse terabyte here: c/.gitignore left empty");
+    }
+    for (tool, args) in [
+        ("grep", json!({"pattern": "needle", "path": "."})),
+        ("grep", json!({"pattern": "needle", "path": "a"})),
+        ("glob", json!({"pattern": "**/x.txt"})),
+        ("list_dir", json!({"path": "."})),
+    ] {
+        let out = call(&env, tool, args.clone()).await;
+        assert!(!out.is_error, "{tool}({args}): {}", out.content);
+    }
+}

@@ -8,13 +8,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
+/// The permission bits a replacement keeps: read, write and execute for
+/// owner, group and others. Never set-user-ID, set-group-ID or sticky: the
+/// new bytes are the model's, and a set-ID bit would make them a program
+/// that runs as the file's owner (the tool's own user).
+const KEPT_MODE_BITS: u32 = 0o777;
+
 /// Write `contents` to a fresh temporary file in `dir`, then rename it over
-/// `name`. The new file keeps the permissions of the one it replaces.
+/// `name`. The new file keeps the permission bits of the one it replaces
+/// ([`KEPT_MODE_BITS`]).
 pub fn replace(dir: BorrowedFd<'_>, name: &OsStr, contents: &[u8]) -> io::Result<()> {
     // The mode of the file being replaced; a new file gets 0666 less the umask.
     let kept = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
-            Some(Mode::from_raw_mode(stat.st_mode) & Mode::from_raw_mode(0o7777))
+            Some(Mode::from_raw_mode(stat.st_mode) & Mode::from_raw_mode(KEPT_MODE_BITS))
         }
         Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => {
             return Err(io::Error::new(
