@@ -493,3 +493,35 @@ async fn hostile_ignore_files_block_no_search() {
         assert!(!out.is_error, "{tool}({args}): {}", out.content);
     }
 }
+
+/// The memory file is read whole to add a fact: a sparse terabyte in its
+/// place is refused after a bounded read, never read into memory.
+#[cfg(feature = "agent")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_memory_file_is_refused_not_read_whole() {
+    use toolsmith_builtins::agent::{MemoryFile, save_memory};
+    let env = Env::new();
+    let big = std::fs::File::create(env.ws.join("MEMORY.md")).unwrap();
+    if big.set_len(1 << 40).is_err() {
+        eprintln!("this file system refuses a sparse terabyte: case left out");
+        return;
+    }
+    drop(big);
+    let ctx = env
+        .ctx
+        .clone()
+        .with_state(MemoryFile::new("MEMORY.md", "Facts"));
+    let err = tokio::time::timeout(
+        DEADLINE,
+        tokio::task::spawn_blocking(move || save_memory(&ctx, "a fact".into())),
+    )
+    .await
+    .expect("save_memory returns")
+    .unwrap()
+    .unwrap_err();
+    assert!(err.to_string().contains("too large"), "{err}");
+    assert_eq!(
+        std::fs::metadata(env.ws.join("MEMORY.md")).unwrap().len(),
+        1 << 40
+    );
+}

@@ -44,6 +44,28 @@ impl Default for MemoryFile {
     }
 }
 
+/// The largest memory file a fact is added to. The whole file is read and
+/// written back for each fact: a larger one (a sparse file, a log written
+/// there by mistake) would be read into memory whole.
+const MAX_MEMORY_FILE_BYTES: u64 = 4 << 20;
+
+/// The memory file's text, read up to [`MAX_MEMORY_FILE_BYTES`] (one byte
+/// past it tells a file that is too large, however large it says it is).
+fn read_capped(file: std::fs::File, path: &str) -> Result<String, ToolError> {
+    use std::io::Read;
+    let mut text = String::new();
+    file.take(MAX_MEMORY_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| ToolError::failed(format!("cannot read {path}: {e}")))?;
+    if text.len() as u64 > MAX_MEMORY_FILE_BYTES {
+        return Err(ToolError::failed(format!(
+            "{path} is too large to add a fact to (over {} MiB); ask the user to trim it",
+            MAX_MEMORY_FILE_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
 /// Two calls in one process must not both read the old file and each write
 /// back their own version, losing the other's fact.
 static WRITING: Mutex<()> = Mutex::new(());
@@ -72,8 +94,7 @@ pub fn save_memory(
     let target = workspace.locate(&config.path, Access::Write)?;
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let document = match target.open_file() {
-        Ok(opened) => std::io::read_to_string(opened.file)
-            .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", config.path)))?,
+        Ok(opened) => read_capped(opened.file, &config.path)?,
         Err(SandboxError::NotFound { .. }) => String::new(),
         Err(e) => return Err(e.into()),
     };
