@@ -84,7 +84,17 @@ async fn a_dangling_link_pointing_outside_is_replaced_not_followed() {
     symlink("../outside/created2.txt", env.ws.join("relative.txt")).unwrap();
     std::fs::create_dir(env.ws.join("sub")).unwrap();
     symlink("../../outside/created3.txt", env.ws.join("sub/deep.txt")).unwrap();
-    for path in ["absolute.txt", "relative.txt", "sub/deep.txt"] {
+    // Dangling links where a parent directory would be created.
+    symlink("../outside/made", env.ws.join("dir_rel")).unwrap();
+    symlink(env.outside.join("made2"), env.ws.join("dir_abs")).unwrap();
+    for path in [
+        "absolute.txt",
+        "relative.txt",
+        "sub/deep.txt",
+        "dir_rel/x.txt",
+        "dir_abs/x.txt",
+        "dir_rel/deeper/x.txt",
+    ] {
         for (tool, args) in [
             ("write_file", json!({"path": path, "content": "pwned"})),
             (
