@@ -507,6 +507,7 @@ impl CatalogView {
 /// Why a registry would refuse `tool` (its name, its input schema, its
 /// examples), checked without registering it: a set of tools from
 /// elsewhere can leave out the ones no registry takes and keep the rest.
+#[cfg(feature = "mcp")]
 pub(crate) fn refusal(tool: &Arc<dyn Tool>) -> Option<RegistryError> {
     prepare_entry(Arc::clone(tool), String::new()).err()
 }
