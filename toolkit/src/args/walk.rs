@@ -46,6 +46,29 @@ pub(super) struct Walker<'n> {
     pub(super) budget: &'n Budget,
 }
 
+/// The count rules of an array (items) or an object (properties): each
+/// bound that `count` breaks is reported as the problem made from it.
+#[inline]
+fn check_count<S: Sink>(
+    count: usize,
+    (min, too_few): (Option<u64>, fn(u64) -> Problem),
+    (max, too_many): (Option<u64>, fn(u64) -> Problem),
+    path: &Path<'_>,
+    sink: &mut S,
+) {
+    let count = u64::try_from(count).unwrap_or(u64::MAX);
+    if let Some(min) = min
+        && count < min
+    {
+        sink.report(path, || too_few(min));
+    }
+    if let Some(max) = max
+        && count > max
+    {
+        sink.report(path, || too_many(max));
+    }
+}
+
 /// The problem of a value nested past [`MAX_DEPTH`].
 fn too_deep() -> Problem {
     Problem::Other(format!("is nested more than {MAX_DEPTH} levels deep"))
@@ -234,17 +257,13 @@ impl Walker<'_> {
             }
             return;
         };
-        let count = u64::try_from(items.len()).unwrap_or(u64::MAX);
-        if let Some(min) = rules.min_items
-            && count < min
-        {
-            sink.report(path, || Problem::TooFewItems(min));
-        }
-        if let Some(max) = rules.max_items
-            && count > max
-        {
-            sink.report(path, || Problem::TooManyItems(max));
-        }
+        check_count(
+            items.len(),
+            (rules.min_items, Problem::TooFewItems),
+            (rules.max_items, Problem::TooManyItems),
+            path,
+            sink,
+        );
         // Safe before the items are measured: the comparison stops at the
         // depth limit.
         if rules.unique && has_duplicates(items) {
@@ -280,17 +299,13 @@ impl Walker<'_> {
             }
             return;
         };
-        let count = u64::try_from(map.len()).unwrap_or(u64::MAX);
-        if let Some(min) = rules.min_properties
-            && count < min
-        {
-            sink.report(path, || Problem::TooFewProperties(min));
-        }
-        if let Some(max) = rules.max_properties
-            && count > max
-        {
-            sink.report(path, || Problem::TooManyProperties(max));
-        }
+        check_count(
+            map.len(),
+            (rules.min_properties, Problem::TooFewProperties),
+            (rules.max_properties, Problem::TooManyProperties),
+            path,
+            sink,
+        );
 
         // Properties in declared order, so errors come in schema order.
         let mut missing = false;
