@@ -94,38 +94,8 @@ fn not_deserialized(e: serde_json::Error) -> ArgumentError {
     ArgumentError::new("", Problem::Deserialize(e.to_string()))
 }
 
-/// Run a synchronous tool body on the blocking pool, so it never stalls the
-/// async threads, once a slot of the context's
-/// [`BlockingLimit`](crate::exec::BlockingLimit) is free (failing with that
-/// limit's error when none comes free in time). The slot stays with the
-/// body until it returns. A panic is re-raised here, where the caller's own
-/// panic handling sees it as the tool's.
-///
-/// The body gets a context with a token of its own, cancelled when the
-/// caller's is, and when the caller stops waiting (a timeout drops this
-/// future): a thread cannot be stopped from outside, so the token is how a
-/// body that checks it learns to stop.
-pub async fn run_blocking<R: Send + 'static>(
-    ctx: &ToolContext,
-    body: impl FnOnce(&ToolContext) -> R + Send + 'static,
-) -> Result<R, ToolError> {
-    let permit = crate::exec::BlockingLimit::of(ctx).slot().await?;
-    let token = ctx.cancellation().child_token();
-    let ctx = ctx.clone().with_cancellation(token.clone());
-    // Cancels the body's token if this future is dropped before it returns.
-    let stop = token.drop_guard();
-    let body = move || {
-        let _permit = permit;
-        body(&ctx)
-    };
-    let outcome = tokio::task::spawn_blocking(body).await;
-    stop.disarm();
-    match outcome {
-        Ok(value) => Ok(value),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(ToolError::Cancelled),
-    }
-}
+/// Runs a synchronous tool body; the generated code calls it by this path.
+pub use crate::exec::run_blocking;
 
 // ---- compile-time checks, one per parameter and one for the return type ----
 //

@@ -1,5 +1,7 @@
 //! Where the file and search tools do their work: on tokio's blocking pool,
-//! never on an async worker thread, with a bound on how many run at once.
+//! never on an async worker thread, within the context's bound on blocking
+//! work ([`BlockingLimit`](toolsmith::exec::BlockingLimit)), the same bound
+//! synchronous `#[tool]`s take their slots from.
 //!
 //! A file-system call can block for as long as the kernel likes (a stalled
 //! network mount, a huge tree); on an async worker it would stall every task
@@ -11,69 +13,34 @@
 //! its current system call returns. The work is told to stop ([`Stop`]):
 //! walks and searches check it between files and quit, so a cancelled search
 //! ends after the file it is in. A thread stuck in one system call keeps its
-//! permit until that call returns, so stuck threads can never exceed
-//! [`MAX_CONCURRENT`]; later calls wait for a permit (and their own
-//! timeouts still return).
+//! slot until that call returns, so stuck threads never exceed the limit;
+//! later calls wait a while for a slot, then fail with an error that says
+//! why (and their own timeouts still return).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use toolsmith::exec::run_blocking;
+use toolsmith::{ToolContext, ToolError};
 
-use tokio::sync::Semaphore;
-use toolsmith::ToolError;
-
-/// File and search calls running at once, across the process.
-pub const MAX_CONCURRENT: usize = 16;
-
-static PERMITS: Semaphore = Semaphore::const_new(MAX_CONCURRENT);
-
-/// Set when the caller stopped waiting; the work checks it and quits early.
+/// Set when the caller stopped waiting (a timeout, a cancellation); the
+/// work checks it and quits early.
 #[derive(Debug, Clone, Default)]
-pub struct Stop(Arc<AtomicBool>);
+pub struct Stop(ToolContext);
 
 impl Stop {
     /// Whether the caller stopped waiting.
     pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.is_cancelled()
     }
 }
 
-/// Sets the flag when dropped: when the awaiting future is dropped
-/// (timeout, cancellation) or finishes.
-struct StopOnDrop(Stop);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.set();
-    }
-}
-
-/// Run `body` on the blocking pool once a permit is free, and wait for it.
-/// A panic in `body` is raised again here, as the tool's own.
+/// Run `body` on the blocking pool once a slot of `ctx`'s blocking limit is
+/// free, and wait for it. The body gets the call's context (with a token
+/// of its own) and the [`Stop`] that tells it the caller left. A panic in
+/// `body` is raised again here, as the tool's own.
 pub async fn run<R: Send + 'static>(
-    body: impl FnOnce(&Stop) -> R + Send + 'static,
+    ctx: &ToolContext,
+    body: impl FnOnce(&ToolContext, &Stop) -> R + Send + 'static,
 ) -> Result<R, ToolError> {
-    let permit = PERMITS
-        .acquire()
-        .await
-        .map_err(|_| ToolError::internal("the file tools' permits are closed"))?;
-    let stop = Stop::default();
-    let _guard = StopOnDrop(stop.clone());
-    // The permit travels with the work: released when the thread is done,
-    // not when the caller stops waiting.
-    let permit = permit;
-    let task = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        body(&stop)
-    });
-    match task.await {
-        Ok(value) => Ok(value),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(ToolError::Cancelled),
-    }
+    run_blocking(ctx, move |ctx| body(ctx, &Stop(ctx.clone()))).await
 }
 
 #[cfg(test)]
@@ -100,7 +67,8 @@ mod tests {
         .unwrap();
         let (told, seen) = std::sync::mpsc::channel();
         let path = fifo.clone();
-        let call = run(move |stop| {
+        let ctx = ToolContext::new();
+        let call = run(&ctx, move |_, stop| {
             let opened = std::fs::File::open(&path).map(|_| ());
             told.send(stop.clone()).unwrap();
             opened
@@ -117,8 +85,10 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn results_and_panics_come_back() {
-        assert_eq!(run(|_| 7).await.unwrap(), 7);
-        let panicked = tokio::spawn(run(|_| -> u8 { panic!("boom") })).await;
+        let ctx = ToolContext::new();
+        assert_eq!(run(&ctx, |_, _| 7).await.unwrap(), 7);
+        let panicked =
+            tokio::spawn(async move { run(&ctx, |_, _| -> u8 { panic!("boom") }).await }).await;
         assert!(panicked.unwrap_err().is_panic());
     }
 }

@@ -48,7 +48,6 @@ pub async fn edit_file(
     #[arg(default = false)]
     regex: bool,
 ) -> Result<ToolOutput, ToolError> {
-    let ctx = ctx.clone();
     let edit = Edit {
         path,
         old_text,
@@ -57,7 +56,7 @@ pub async fn edit_file(
         occurrence,
         regex,
     };
-    super::blocking::run(move |stop| edit_file_blocking(&ctx, stop, edit)).await?
+    super::blocking::run(ctx, move |ctx, stop| edit_file_blocking(ctx, stop, edit)).await?
 }
 
 /// The arguments of one edit.

@@ -38,9 +38,10 @@ pub async fn list_dir(
     #[arg(minimum = 1)]
     max_entries: Option<usize>,
 ) -> Result<String, ToolError> {
-    let ctx = ctx.clone();
-    super::blocking::run(move |stop| list_dir_blocking(&ctx, stop, path, recursive, max_entries))
-        .await?
+    super::blocking::run(ctx, move |ctx, stop| {
+        list_dir_blocking(ctx, stop, path, recursive, max_entries)
+    })
+    .await?
 }
 
 /// The body of [`list_dir`], on a blocking thread.

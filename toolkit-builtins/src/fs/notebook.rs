@@ -74,10 +74,9 @@ pub async fn notebook_edit(
     /// The cell's type: needed for insert (default code), optional for replace.
     cell_type: Option<CellType>,
 ) -> Result<ToolOutput, ToolError> {
-    let ctx = ctx.clone();
-    super::blocking::run(move |stop| {
+    super::blocking::run(ctx, move |ctx, stop| {
         notebook_edit_blocking(
-            &ctx, stop, path, edit_mode, cell_index, cell_id, new_source, cell_type,
+            ctx, stop, path, edit_mode, cell_index, cell_id, new_source, cell_type,
         )
     })
     .await?

@@ -38,9 +38,10 @@ pub async fn read_file(
     #[arg(minimum = 1)]
     end_line: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
-    let ctx = ctx.clone();
-    super::blocking::run(move |stop| read_file_blocking(&ctx, stop, path, offset, limit, end_line))
-        .await?
+    super::blocking::run(ctx, move |ctx, stop| {
+        read_file_blocking(ctx, stop, path, offset, limit, end_line)
+    })
+    .await?
 }
 
 /// The body of [`read_file`], on a blocking thread.

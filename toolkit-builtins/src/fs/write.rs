@@ -26,8 +26,10 @@ pub async fn write_file(
     /// The complete new content of the file.
     content: String,
 ) -> Result<ToolOutput, ToolError> {
-    let ctx = ctx.clone();
-    super::blocking::run(move |stop| write_file_blocking(&ctx, stop, path, content)).await?
+    super::blocking::run(ctx, move |ctx, stop| {
+        write_file_blocking(ctx, stop, path, content)
+    })
+    .await?
 }
 
 /// The body of [`write_file`], on a blocking thread.

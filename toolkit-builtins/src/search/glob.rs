@@ -43,9 +43,8 @@ pub async fn glob(
     #[arg(default = false)]
     include_binary: bool,
 ) -> Result<String, ToolError> {
-    let ctx = ctx.clone();
-    crate::fs::blocking::run(move |stop| {
-        glob_blocking(&ctx, stop, pattern, path, max_results, include_binary)
+    crate::fs::blocking::run(ctx, move |ctx, stop| {
+        glob_blocking(ctx, stop, pattern, path, max_results, include_binary)
     })
     .await?
 }

@@ -88,10 +88,9 @@ pub async fn grep(
     #[arg(default = 0, minimum = 0)]
     offset: usize,
 ) -> Result<String, ToolError> {
-    let ctx = ctx.clone();
-    crate::fs::blocking::run(move |stop| {
+    crate::fs::blocking::run(ctx, move |ctx, stop| {
         grep_blocking(
-            &ctx,
+            ctx,
             stop,
             pattern,
             path,

@@ -21,6 +21,57 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{ToolContext, ToolError};
 
+/// Run `body` on tokio's blocking pool, so it never stalls the async
+/// threads, once a slot of the context's [`BlockingLimit`] is free (failing
+/// with that limit's error when none comes free in time). This is how a
+/// synchronous `#[tool]` runs; tools that do blocking work inside an
+/// `async fn` (file system calls, a blocking library) use it the same way.
+///
+/// The slot stays with the body until it returns, even when the caller has
+/// stopped waiting. A panic in `body` is raised again here, where the
+/// caller's panic handling sees it as the tool's own.
+///
+/// The body gets a context with a token of its own, cancelled when the
+/// caller's is and when the caller stops waiting (a timeout drops this
+/// future): a thread cannot be stopped from outside, so the token is how a
+/// body that checks [`ToolContext::is_cancelled`] learns to stop.
+///
+/// ```
+/// use toolsmith::ToolContext;
+/// use toolsmith::exec::run_blocking;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let ctx = ToolContext::new();
+/// let len = run_blocking(&ctx, |ctx| {
+///     if ctx.is_cancelled() { return 0; }
+///     std::fs::read_dir(".").map(|d| d.count()).unwrap_or(0)
+/// })
+/// .await
+/// .unwrap();
+/// # let _ = len; }
+/// ```
+pub async fn run_blocking<R: Send + 'static>(
+    ctx: &ToolContext,
+    body: impl FnOnce(&ToolContext) -> R + Send + 'static,
+) -> Result<R, ToolError> {
+    let permit = BlockingLimit::of(ctx).slot().await?;
+    let token = ctx.cancellation().child_token();
+    let ctx = ctx.clone().with_cancellation(token.clone());
+    // Cancels the body's token if this future is dropped before it returns.
+    let stop = token.drop_guard();
+    let body = move || {
+        let _permit = permit;
+        body(&ctx)
+    };
+    let outcome = tokio::task::spawn_blocking(body).await;
+    stop.disarm();
+    match outcome {
+        Ok(value) => Ok(value),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(ToolError::Cancelled),
+    }
+}
+
 /// A bound on the synchronous tool bodies that run at once, shared by
 /// every call whose context holds it.
 ///

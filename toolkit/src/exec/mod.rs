@@ -13,7 +13,7 @@ pub(crate) use approval::warning_for;
 pub use approval::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, NoApprover, RiskTable,
 };
-pub use blocking::BlockingLimit;
+pub use blocking::{BlockingLimit, run_blocking};
 pub use hooks::{BeforeCall, CallInfo, Hook};
 pub use lifecycle::{BatchState, CallRecord, CallStatus, LifecycleError, ToolCall};
 pub use runner::{Checkpoint, Runner};
