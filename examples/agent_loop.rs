@@ -34,7 +34,9 @@ use toolsmith::exec::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, CallRecord, Runner, ToolCall, meta,
 };
 use toolsmith::serde::Deserialize;
-use toolsmith::{DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_trait, tool};
+use toolsmith::{
+    Definition, DefinitionFormat, ToolContext, ToolFilter, ToolRegistry, async_trait, tool,
+};
 
 // ---------------------------------------------------------------------------
 // The tools
@@ -346,7 +348,7 @@ impl ChatClient {
     async fn complete(
         &self,
         messages: &[Value],
-        tools: &[Value],
+        tools: &[Definition],
     ) -> Result<AssistantMessage, Box<dyn Error>> {
         let body = json!({"model": self.model, "messages": messages, "tools": tools});
         let mut request = self.http.post(&self.url).json(&body);

@@ -1,11 +1,14 @@
 //! Definition lists stay byte-identical between turns: sorted (the rest
 //! alphabetically, then `mcp_` tools), built once, rebuilt only when the set
-//! of tools changes. Also: selection by names and the compact variant.
+//! of tools changes. Each tool's rendering is made once and shared: by every
+//! list of a registry, and for a `#[tool]` by every registry. Also:
+//! selection by names and the compact variant.
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use tk::{DefinitionFormat, ToolRegistry};
+use serde_json::json;
+use tk::toolset::Toolset;
+use tk::{Definition, DefinitionFormat, ToolFilter, ToolRegistry};
 use toolsmith_tests::hand_written::JsonTool;
 use toolsmith_tests::registry_of;
 
@@ -20,14 +23,14 @@ fn registry() -> ToolRegistry {
     registry
 }
 
-fn openai_names(definitions: &[Value]) -> Vec<&str> {
+fn openai_names(definitions: &[Definition]) -> Vec<&str> {
     definitions
         .iter()
         .map(|d| d["function"]["name"].as_str().expect("a name"))
         .collect()
 }
 
-fn mcp_names(definitions: &[Value]) -> Vec<&str> {
+fn mcp_names(definitions: &[Definition]) -> Vec<&str> {
     definitions
         .iter()
         .map(|d| d["name"].as_str().expect("a name"))
@@ -173,7 +176,7 @@ fn the_compact_variant_keeps_the_first_sentence() {
     let registry = registry();
     let full = registry.definitions(DefinitionFormat::OpenAi);
     let compact = registry.definitions_compact(DefinitionFormat::OpenAi);
-    let description = |defs: &[Value], name: &str| {
+    let description = |defs: &[Definition], name: &str| {
         defs.iter()
             .find(|d| d["function"]["name"] == json!(name))
             .map(|d| d["function"]["description"].clone())
@@ -206,4 +209,93 @@ fn the_compact_variant_keeps_the_first_sentence() {
         );
         assert_eq!(full["function"]["name"], compact["function"]["name"]);
     }
+}
+
+/// The definition of the tool called `name` in an OpenAI list.
+fn openai_definition<'a>(definitions: &'a [Definition], name: &str) -> &'a Definition {
+    definitions
+        .iter()
+        .find(|d| d["function"]["name"] == json!(name))
+        .expect("listed")
+}
+
+#[test]
+fn a_tool_is_rendered_once_for_every_registry_of_the_program() {
+    let first = registry();
+    let second = registry();
+    let (first, second) = (
+        first.definitions(DefinitionFormat::OpenAi),
+        second.definitions(DefinitionFormat::OpenAi),
+    );
+    assert!(!Arc::ptr_eq(&first, &second));
+    // `#[tool]`s keep their rendering in their static: the same one in both.
+    for name in ["exec", "fetch_page", "read_file", "weather", "write_file"] {
+        assert!(
+            Definition::ptr_eq(
+                openai_definition(&first, name),
+                openai_definition(&second, name)
+            ),
+            "{name}"
+        );
+    }
+    // A hand-written tool without a cache of its own is rendered by each
+    // registry it is in, to the same bytes.
+    let (a, b) = (
+        openai_definition(&first, "mcp_a_b"),
+        openai_definition(&second, "mcp_a_b"),
+    );
+    assert!(!Definition::ptr_eq(a, b));
+    assert_eq!(a, b);
+    // Every registry from the inventory: the same renderings again.
+    let everything = ToolRegistry::from_inventory(&ToolFilter::all()).expect("registers");
+    let all = everything.definitions(DefinitionFormat::OpenAi);
+    assert!(Definition::ptr_eq(
+        openai_definition(&first, "exec"),
+        openai_definition(&all, "exec")
+    ));
+}
+
+#[test]
+fn a_rendering_outlives_a_change_to_the_rest_of_the_set() {
+    let registry = registry();
+    let before = registry.definitions(DefinitionFormat::Mcp);
+    registry
+        .register(JsonTool::numbered("list_things"))
+        .expect("registers");
+    let after = registry.definitions(DefinitionFormat::Mcp);
+    assert!(!Arc::ptr_eq(&before, &after));
+    // The tools that stayed keep their renderings, hand-written ones too.
+    for definition in before.iter() {
+        let name = &definition["name"];
+        let kept = after.iter().find(|d| d["name"] == *name).expect("kept");
+        assert!(Definition::ptr_eq(definition, kept), "{name}");
+    }
+}
+
+#[test]
+fn a_tool_renamed_by_a_toolset_is_rendered_under_its_new_name() {
+    let registry = registry_of(&["read_file"]);
+    let original = registry.definitions(DefinitionFormat::OpenAi);
+    let reader = registry.get("read_file").expect("registered");
+    let renamed = ToolRegistry::new();
+    Toolset::new()
+        .with_tool_arc(reader)
+        .prefix("docs_")
+        .build()
+        .expect("builds")
+        .register(&renamed)
+        .expect("registers");
+    let prefixed = renamed.definitions(DefinitionFormat::OpenAi);
+    assert_eq!(openai_names(&prefixed), ["docs_read_file"]);
+    let (before, after) = (&original[0], &prefixed[0]);
+    assert_eq!(before["function"]["name"], "read_file");
+    assert_eq!(
+        before["function"]["parameters"],
+        after["function"]["parameters"]
+    );
+    // The original tool's own rendering is untouched by the renamed one's.
+    assert_eq!(
+        registry_of(&["read_file"]).definitions(DefinitionFormat::OpenAi)[0],
+        *before
+    );
 }

@@ -26,7 +26,7 @@ fn input_schema(tool: impl Tool) -> Value {
 fn definition(tool: impl Tool, format: DefinitionFormat) -> Value {
     let registry = ToolRegistry::new();
     registry.register(tool).expect("the tool registers");
-    registry.definitions(format)[0].clone()
+    registry.definitions(format)[0].clone().into_value()
 }
 
 #[test]

@@ -45,8 +45,8 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             #args_struct
             #checks
 
-            // The spec, the compiled schema and the output's wrapping, each
-            // made once; shared by the two impls below.
+            // The spec, the compiled schema, the output's wrapping and the
+            // rendered definitions, each made once; shared by the two impls below.
             static __TOOLSMITH_STATICS: #private::ToolStatics = #private::ToolStatics::new();
 
             // Implemented only when the checks above pass; see `GeneratedTool`.
@@ -84,6 +84,12 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                     &self,
                 ) -> ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError> {
                     __TOOLSMITH_STATICS.argument_schema(self.spec())
+                }
+
+                fn definition_cache(
+                    &self,
+                ) -> ::core::option::Option<&#krate::schema::DefinitionCache> {
+                    ::core::option::Option::Some(__TOOLSMITH_STATICS.definitions())
                 }
 
                 fn bind(

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use toolsmith::{
-    Arguments, DeferredTools, DefinitionFormat, Tool, ToolContext, ToolError, ToolOutput,
-    ToolRegistry, ToolSearch, ToolSpec, async_trait,
+    Arguments, DeferredTools, Definition, DefinitionFormat, Tool, ToolContext, ToolError,
+    ToolOutput, ToolRegistry, ToolSearch, ToolSpec, async_trait,
 };
 
 /// A tool known only by its spec, as one mounted from an MCP server is.
@@ -125,7 +125,7 @@ fn spec(name: String, description: String, parameters: usize) -> Listed {
     ))
 }
 
-fn bytes(definitions: &[Value]) -> usize {
+fn bytes(definitions: &[Definition]) -> usize {
     serde_json::to_vec(definitions).unwrap().len()
 }
 

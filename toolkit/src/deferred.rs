@@ -18,7 +18,7 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::registry::{CatalogView, ToolRegistry};
-use crate::schema::{DefinitionFormat, mark_deferred, native_tool_search};
+use crate::schema::{Definition, DefinitionFormat, mark_deferred, native_tool_search};
 use crate::tool::{Arguments, Tool, ToolCategory, ToolSpec};
 
 /// The name of the [`ToolSearch`] tool.
@@ -79,7 +79,7 @@ const MAX_PATTERN: usize = 256;
 /// registry.register(ToolSearch::new(&registry, deferred.clone())).unwrap();
 ///
 /// let ctx = ToolContext::new().with_session_key("chat-1");
-/// let names = |defs: Vec<serde_json::Value>| -> Vec<String> {
+/// let names = |defs: Vec<toolsmith::Definition>| -> Vec<String> {
 ///     defs.iter().map(|d| d["function"]["name"].as_str().unwrap().to_owned()).collect()
 /// };
 /// // The first turn: the tracker's tools are not sent.
@@ -107,7 +107,7 @@ pub struct DeferredTools {
 }
 
 /// Definitions rendered from one set of tools.
-type Rendered = (CatalogView, Arc<[Value]>);
+type Rendered = (CatalogView, Arc<[Definition]>);
 
 /// What makes a tool deferred.
 #[derive(Debug, Clone)]
@@ -258,7 +258,7 @@ impl DeferredTools {
         registry: &ToolRegistry,
         format: DefinitionFormat,
         ctx: &ToolContext,
-    ) -> Vec<Value> {
+    ) -> Vec<Definition> {
         let view = registry.view();
         let index = self.index_of(&view);
         if self.native
@@ -286,7 +286,7 @@ impl DeferredTools {
         view: &CatalogView,
         index: &SearchIndex,
         format: DefinitionFormat,
-    ) -> Option<Arc<[Value]>> {
+    ) -> Option<Arc<[Definition]>> {
         let search = native_tool_search(format, self.native_regex)?;
         let mut cache = lock(&self.native_definitions);
         if let Some((seen, definitions)) = cache.get(&format)
@@ -297,19 +297,21 @@ impl DeferredTools {
         let all = view.definitions(format);
         let mut out = Vec::with_capacity(all.len() + 1);
         if !index.docs.is_empty() {
-            out.push(search);
+            out.push(Definition::from(search));
         }
         for (name, definition) in view.order().iter().zip(all.iter()) {
             if name == TOOL_SEARCH {
                 continue;
             }
-            let mut definition = definition.clone();
-            if !index.eager_names.contains(name) {
-                mark_deferred(&mut definition);
+            if index.eager_names.contains(name) {
+                out.push(definition.clone());
+            } else {
+                let mut marked = Value::clone(definition);
+                mark_deferred(&mut marked);
+                out.push(Definition::from(marked));
             }
-            out.push(definition);
         }
-        let out: Arc<[Value]> = out.into();
+        let out: Arc<[Definition]> = out.into();
         cache.insert(format, (view.clone(), Arc::clone(&out)));
         Some(out)
     }

@@ -98,7 +98,7 @@ pub use error::{
 pub use late::{LateReceiver, LateResult, LateResults, NotDelivered};
 pub use output::{Attachment, Image, MetaKey, Metadata, ToolOutput};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
-pub use schema::DefinitionFormat;
+pub use schema::{Definition, DefinitionFormat};
 pub use tool::{
     Arguments, IconTheme, RiskLevel, TaskSupport, Tool, ToolAnnotations, ToolCategory, ToolIcon,
     ToolSpec,

@@ -25,17 +25,19 @@ use crate::context::{FromContext, ToolContext};
 use crate::error::{ArgumentError, Problem, ToolError};
 use crate::output::ToolOutput;
 use crate::schema::generate::is_wrapped;
-use crate::schema::schema_for_output;
+use crate::schema::{DefinitionCache, schema_for_output};
 use crate::tool::{Arguments, ToolSpec};
 
 /// What a generated tool keeps for the life of the program, in one static
-/// per tool: its spec, its compiled argument schema and whether its output
-/// is wrapped. The methods are not generic, so they are compiled once, here,
-/// and a tool's own code is only the calls that name its static.
+/// per tool: its spec, its compiled argument schema, whether its output is
+/// wrapped and its rendered definitions. The methods are not generic, so
+/// they are compiled once, here, and a tool's own code is only the calls
+/// that name its static.
 pub struct ToolStatics {
     spec: OnceLock<ToolSpec>,
     compiled: OnceLock<Result<ArgumentSchema, SchemaError>>,
     wrapped: OnceLock<bool>,
+    definitions: DefinitionCache,
 }
 
 impl ToolStatics {
@@ -45,6 +47,7 @@ impl ToolStatics {
             spec: OnceLock::new(),
             compiled: OnceLock::new(),
             wrapped: OnceLock::new(),
+            definitions: DefinitionCache::new(),
         }
     }
 
@@ -64,6 +67,11 @@ impl ToolStatics {
     /// the spec's output schema, read on first use, so a call costs one load.
     pub fn output_is_wrapped(&self, spec: &ToolSpec) -> bool {
         *self.wrapped.get_or_init(|| output_is_wrapped(spec))
+    }
+
+    /// The renderings of the spec's definitions, each made on first use.
+    pub fn definitions(&self) -> &DefinitionCache {
+        &self.definitions
     }
 }
 

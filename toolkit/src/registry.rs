@@ -22,7 +22,7 @@ use crate::error::{
 };
 use crate::output::ToolOutput;
 use crate::pipeline::{Pipeline, panic_message};
-use crate::schema::{DefinitionFormat, render_definition, sanitize_tool_name};
+use crate::schema::{Definition, DefinitionCache, DefinitionFormat, sanitize_tool_name};
 use crate::suggest::did_you_mean;
 use crate::tool::{Arguments, Tool, ToolSpec};
 
@@ -81,8 +81,9 @@ struct Catalog {
     /// [`shown_name`]), each with the tool's name: few, most names show as
     /// they are.
     renamed: HashMap<String, String, NameHasher>,
-    /// Rendered definitions by (format, compact), built on first use.
-    definitions: Mutex<HashMap<DefinitionKey, Arc<[Value]>>>,
+    /// The lists of definitions by (format, compact), assembled on first
+    /// use from each tool's rendering.
+    definitions: Mutex<HashMap<DefinitionKey, Arc<[Definition]>>>,
 }
 
 /// A definitions cache key: the format, and whether descriptions are compact.
@@ -112,6 +113,19 @@ pub(crate) struct Entry {
     /// payload must not be unwrapped.
     takes_arguments: bool,
     origin: String,
+    /// The tool's renderings, for a tool that keeps none of its own (see
+    /// [`Tool::definition_cache`]); kept with the entry, so they outlive a
+    /// change to the rest of the set.
+    definitions: DefinitionCache,
+}
+
+impl Entry {
+    /// The tool's definition in `format`, rendered once: by the tool's own
+    /// cache if it has one, else by the entry's.
+    fn definition(&self, format: DefinitionFormat, compact: bool) -> Definition {
+        let cache = self.tool.definition_cache().unwrap_or(&self.definitions);
+        cache.definition(self.tool.spec(), format, compact)
+    }
 }
 
 impl std::fmt::Debug for Entry {
@@ -351,20 +365,25 @@ impl ToolRegistry {
     }
 
     /// Every tool's definition in `format`, sorted: the rest alphabetically, then
-    /// `mcp_` tools. Built once and cached until the set of tools changes, so
-    /// the bytes sent to a model stay identical between turns.
-    pub fn definitions(&self, format: DefinitionFormat) -> Arc<[Value]> {
+    /// `mcp_` tools. The list is kept until the set of tools changes, so the
+    /// bytes sent to a model stay identical between turns.
+    ///
+    /// Each tool's definition is rendered once per format and shared (see
+    /// [`Definition`]): by every list of this registry, and for a `#[tool]`
+    /// by every registry of the program, so a new list costs a pointer per
+    /// tool. Serialized, the list is the JSON array of the definitions.
+    pub fn definitions(&self, format: DefinitionFormat) -> Arc<[Definition]> {
         Self::definitions_of(&self.snapshot(), format, false)
     }
 
     /// Like [`definitions`](Self::definitions), with each description cut to its
     /// first sentence to save tokens.
-    pub fn definitions_compact(&self, format: DefinitionFormat) -> Arc<[Value]> {
+    pub fn definitions_compact(&self, format: DefinitionFormat) -> Arc<[Definition]> {
         Self::definitions_of(&self.snapshot(), format, true)
     }
 
     /// The definitions of the named tools only, in definition order; unknown names are skipped.
-    pub fn definitions_for(&self, names: &[&str], format: DefinitionFormat) -> Vec<Value> {
+    pub fn definitions_for(&self, names: &[&str], format: DefinitionFormat) -> Vec<Definition> {
         let wanted: HashSet<&str> = names.iter().copied().collect();
         let catalog = self.snapshot();
         let all = Self::definitions_of(&catalog, format, false);
@@ -377,19 +396,23 @@ impl ToolRegistry {
             .collect()
     }
 
-    fn definitions_of(catalog: &Catalog, format: DefinitionFormat, compact: bool) -> Arc<[Value]> {
+    fn definitions_of(
+        catalog: &Catalog,
+        format: DefinitionFormat,
+        compact: bool,
+    ) -> Arc<[Definition]> {
         let mut cache = catalog
             .definitions
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let rendered = cache.entry((format, compact)).or_insert_with(|| {
+        let listed = cache.entry((format, compact)).or_insert_with(|| {
             catalog
                 .order
                 .iter()
-                .map(|name| render_definition(catalog.entries[name].tool.spec(), format, compact))
+                .map(|name| catalog.entries[name].definition(format, compact))
                 .collect()
         });
-        Arc::clone(rendered)
+        Arc::clone(listed)
     }
 
     /// The tools as they are now, as one consistent view: their order,
@@ -494,7 +517,7 @@ impl CatalogView {
     }
 
     /// Every definition in `format`, in definition order (cached).
-    pub(crate) fn definitions(&self, format: DefinitionFormat) -> Arc<[Value]> {
+    pub(crate) fn definitions(&self, format: DefinitionFormat) -> Arc<[Definition]> {
         ToolRegistry::definitions_of(&self.0, format, false)
     }
 
@@ -549,6 +572,7 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
         schema,
         tool,
         origin,
+        definitions: DefinitionCache::new(),
     })
 }
 

@@ -13,6 +13,7 @@ use crate::args::{ArgumentSchema, SchemaError};
 use crate::context::ToolContext;
 use crate::error::{ArgumentError, ToolError};
 use crate::output::ToolOutput;
+use crate::schema::DefinitionCache;
 
 /// A tool an agent can call.
 ///
@@ -64,6 +65,20 @@ pub trait Tool: Send + Sync + 'static {
     /// compiling `spec().input_schema` gives.
     fn argument_schema(&self) -> Result<ArgumentSchema, SchemaError> {
         ArgumentSchema::compile(&self.spec().input_schema)
+    }
+
+    /// Where this tool's rendered definitions are kept beyond one registry,
+    /// or `None` (the default) for the registry to keep them itself, once
+    /// per registered tool.
+    ///
+    /// `#[tool]` keeps a cache in a static beside the spec, so a program
+    /// that builds many registries (one per session, say) renders each
+    /// definition once. Return a cache only if it is this tool's alone and
+    /// [`spec`](Self::spec) never changes: its renderings are of the spec
+    /// they were first made from. A tool that wraps another and changes its
+    /// spec (renames it, hides a parameter) must not return the other's.
+    fn definition_cache(&self) -> Option<&DefinitionCache> {
+        None
     }
 
     /// Step 5 of a call: turn validated JSON arguments into this tool's own

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolsmith::{
-    Arguments, DeferredTools, DefinitionFormat, TOOL_SEARCH, Tool, ToolCategory, ToolContext,
-    ToolError, ToolOutput, ToolRegistry, ToolSearch, ToolSpec, async_trait,
+    Arguments, DeferredTools, Definition, DefinitionFormat, TOOL_SEARCH, Tool, ToolCategory,
+    ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSearch, ToolSpec, async_trait,
 };
 
 /// A tool known only by its spec, as one mounted from an MCP server is.
@@ -186,7 +186,7 @@ fn registry_with(deferred: DeferredTools) -> (Arc<ToolRegistry>, Arc<DeferredToo
     (registry, deferred)
 }
 
-fn names(definitions: &[Value]) -> Vec<String> {
+fn names(definitions: &[Definition]) -> Vec<String> {
     definitions
         .iter()
         .map(|d| {

@@ -285,7 +285,7 @@ async fn tools_are_offered_per_context_and_hidden_reversibly() {
             ["fs_read_file", "fs_write_file", "send"]
         );
 
-        let names = |defs: Vec<Value>| -> Vec<String> {
+        let names = |defs: Vec<toolsmith::Definition>| -> Vec<String> {
             defs.iter()
                 .map(|d| d["function"]["name"].as_str().unwrap().to_owned())
                 .collect()

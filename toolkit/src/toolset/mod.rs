@@ -70,15 +70,13 @@ mod transform;
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
-use serde_json::Value;
-
 use crate::context::ToolContext;
 use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{CallError, RegistryError};
 use crate::output::ToolOutput;
 use crate::pipeline::{Call, Layer, Next, Stage};
 use crate::registry::ToolRegistry;
-use crate::schema::DefinitionFormat;
+use crate::schema::{Definition, DefinitionFormat};
 use crate::tool::{Tool, ToolSpec};
 
 pub use transform::ArgTransform;
@@ -505,7 +503,7 @@ impl Toolbox {
         registry: &ToolRegistry,
         ctx: &ToolContext,
         format: DefinitionFormat,
-    ) -> Vec<Value> {
+    ) -> Vec<Definition> {
         let hidden = self.hidden();
         let names = registry.names();
         let shown: Vec<&str> = names

@@ -551,11 +551,11 @@ fn typed<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
 }
 
 /// One page of `items` after `cursor` (an offset we handed out), and the next cursor.
-fn page(
-    items: Vec<Value>,
+fn page<T: Clone>(
+    items: &[T],
     cursor: Option<&str>,
     size: usize,
-) -> Result<(Vec<Value>, Option<String>), ErrorData> {
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
     let start = match cursor {
         None => 0,
         Some(c) => c
@@ -569,9 +569,11 @@ fn page(
     Ok((items[start..end].to_vec(), next))
 }
 
-fn paged(
+/// The result of a list request: one page of `items` under `key`, and the
+/// cursor of the next. Only the page is turned into JSON.
+fn paged<T: Clone + serde::Serialize>(
     key: &str,
-    items: Vec<Value>,
+    items: &[T],
     request: Option<PaginatedRequestParams>,
     size: usize,
 ) -> Result<Value, ErrorData> {
@@ -739,7 +741,7 @@ impl ServerHandler for McpServer {
         let definitions = self.shared.registry.definitions(DefinitionFormat::Mcp);
         typed(paged(
             "tools",
-            definitions.to_vec(),
+            &definitions,
             request,
             self.shared.page_size,
         )?)
@@ -851,7 +853,7 @@ impl ServerHandler for McpServer {
             .as_ref()
             .map(|r| r.resources())
             .unwrap_or_default();
-        typed(paged("resources", items, request, self.shared.page_size)?)
+        typed(paged("resources", &items, request, self.shared.page_size)?)
     }
 
     async fn list_resource_templates(
@@ -867,7 +869,7 @@ impl ServerHandler for McpServer {
             .unwrap_or_default();
         typed(paged(
             "resourceTemplates",
-            items,
+            &items,
             request,
             self.shared.page_size,
         )?)
@@ -933,7 +935,7 @@ impl ServerHandler for McpServer {
             .as_ref()
             .map(|p| p.prompts())
             .unwrap_or_default();
-        typed(paged("prompts", items, request, self.shared.page_size)?)
+        typed(paged("prompts", &items, request, self.shared.page_size)?)
     }
 
     async fn get_prompt(
@@ -1103,14 +1105,14 @@ mod tests {
     #[test]
     fn pages_follow_their_cursors() {
         let items: Vec<Value> = (0..5).map(|i| json!(i)).collect();
-        let (first, next) = page(items.clone(), None, 2).unwrap();
+        let (first, next) = page(&items, None, 2).unwrap();
         assert_eq!(first, [json!(0), json!(1)]);
-        let (second, next) = page(items.clone(), next.as_deref(), 2).unwrap();
+        let (second, next) = page(&items, next.as_deref(), 2).unwrap();
         assert_eq!(second, [json!(2), json!(3)]);
-        let (last, next) = page(items.clone(), next.as_deref(), 2).unwrap();
+        let (last, next) = page(&items, next.as_deref(), 2).unwrap();
         assert_eq!(last, [json!(4)]);
         assert!(next.is_none());
-        assert!(page(items.clone(), Some("x"), 2).is_err());
-        assert!(page(items, Some("9"), 2).is_err());
+        assert!(page(&items, Some("x"), 2).is_err());
+        assert!(page(&items, Some("9"), 2).is_err());
     }
 }
