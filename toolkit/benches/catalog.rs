@@ -170,8 +170,12 @@ fn catalog_bench(c: &mut Criterion) {
     );
 
     let mut group = c.benchmark_group("catalog");
+    // A copy of every definition's JSON, as a host that edits them would make.
     group.bench_function("baseline", |b| {
-        b.iter(|| black_box(registry.definitions(DefinitionFormat::OpenAi).to_vec()))
+        b.iter(|| {
+            let all = registry.definitions(DefinitionFormat::OpenAi);
+            black_box(all.iter().map(|d| Value::clone(d)).collect::<Vec<Value>>())
+        })
     });
     group.bench_function("turn_deferred_5_loaded", |b| {
         deferred.load("bench", &found);
