@@ -703,6 +703,19 @@ pub(crate) fn check_in_place(entry: &Entry, args: &mut Value) -> Result<Vec<Cast
     }
 }
 
+/// [`check_in_place`] for a caller that has no use for the casts: they are
+/// applied alike, and not written out.
+#[inline]
+pub(crate) fn check_in_place_unlogged(entry: &Entry, args: &mut Value) -> Result<(), CallError> {
+    if !is_plain_arguments(args, entry.takes_arguments) {
+        return check_read_payload(entry, args).map(drop);
+    }
+    entry
+        .schema
+        .check_unlogged(args)
+        .map_err(|errors| refuse(entry, args, errors))
+}
+
 /// [`check_in_place`] for a payload that is not plain arguments: read (and
 /// repaired) first; the repairs come before the casts, as they were made first.
 #[inline(never)]

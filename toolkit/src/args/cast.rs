@@ -18,14 +18,65 @@ use super::node::{Additional, MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, Types
 use super::path::Path;
 use super::validate::is_valid;
 
+/// Where the casts made go: every one written out (a list of [`Cast`]s
+/// for the host), or only counted, for a caller that has no use for the
+/// list. Casting decides which casts exist, once; the log only decides
+/// whether their descriptions (a path, a description of the old value) are
+/// written, which costs more than the casts themselves.
+pub(super) trait CastLog: Default {
+    /// Note a cast; `cast` is only called if the cast is written out.
+    fn record(&mut self, cast: impl FnOnce() -> Cast);
+    /// Whether no cast was noted.
+    fn is_empty(&self) -> bool;
+    /// Take over the casts of `other`, after those noted so far.
+    fn append(&mut self, other: Self);
+}
+
+impl CastLog for Vec<Cast> {
+    fn record(&mut self, cast: impl FnOnce() -> Cast) {
+        self.push(cast());
+    }
+    fn is_empty(&self) -> bool {
+        <[Cast]>::is_empty(self)
+    }
+    fn append(&mut self, mut other: Self) {
+        Vec::append(self, &mut other);
+    }
+}
+
+/// Counts casts without writing them out.
+#[derive(Default)]
+pub(super) struct Unwritten(usize);
+
+impl CastLog for Unwritten {
+    #[inline]
+    fn record(&mut self, _: impl FnOnce() -> Cast) {
+        self.0 += 1;
+    }
+    fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    fn append(&mut self, other: Self) {
+        self.0 += other.0;
+    }
+}
+
 /// Cast `value` in place against the root of `nodes`; returns what changed.
+#[cfg(test)]
 pub(super) fn cast(nodes: &Nodes, value: &mut Value) -> Vec<Cast> {
-    cast_within(nodes, value, &Budget::new())
+    cast_logged(nodes, value, &Budget::new())
 }
 
 /// [`cast`] within the steps left in `budget`.
+#[cfg(test)]
 pub(super) fn cast_within(nodes: &Nodes, value: &mut Value, budget: &Budget) -> Vec<Cast> {
-    let mut casts = Vec::new();
+    cast_logged(nodes, value, budget)
+}
+
+/// Cast `value` in place against the root of `nodes`, within the steps
+/// left in `budget`; what changed goes to a log of type `L`.
+pub(super) fn cast_logged<L: CastLog>(nodes: &Nodes, value: &mut Value, budget: &Budget) -> L {
+    let mut casts = L::default();
     Caster {
         nodes,
         budget,
@@ -67,13 +118,13 @@ struct Caster<'n> {
 }
 
 impl Caster<'_> {
-    fn node(
+    fn node<L: CastLog>(
         &self,
         id: NodeId,
         value: &mut Value,
         path: &Path<'_>,
         depth: usize,
-        casts: &mut Vec<Cast>,
+        casts: &mut L,
     ) {
         let node = self.nodes.get(id);
         if node.never || depth > MAX_DEPTH || !self.budget.spend() {
@@ -82,7 +133,7 @@ impl Caster<'_> {
         if wants_cast(node.cast_to, value)
             && let Some((new, to)) = convert(value, node.cast_to)
         {
-            casts.push(Cast {
+            casts.record(|| Cast {
                 path: path.render(),
                 from: describe::value(value),
                 to: to.into(),
@@ -125,13 +176,13 @@ impl Caster<'_> {
     /// means "not given": providers in strict mode (OpenAI's) must send
     /// every parameter, and send `null` for the ones they leave out. Removing
     /// it lets the parameter's default apply instead of failing validation.
-    fn drop_null_optionals(
+    fn drop_null_optionals<L: CastLog>(
         &self,
         rules: &ObjectRules,
         map: &mut Map<String, Value>,
         path: &Path<'_>,
         depth: usize,
-        casts: &mut Vec<Cast>,
+        casts: &mut L,
     ) {
         if !map.values().any(Value::is_null) {
             return;
@@ -143,7 +194,7 @@ impl Caster<'_> {
                         && !is_valid(self.nodes, property.schema, child, depth + 1, self.budget)
                 });
             if absent {
-                casts.push(Cast {
+                casts.record(|| Cast {
                     path: path.key(key).render(),
                     from: describe::value(child),
                     to: "absent".into(),
@@ -205,13 +256,13 @@ impl Caster<'_> {
     /// `anyOf`/`oneOf`: leave a value that fits a branch as it is (but for
     /// integral floats, written as integers); otherwise take the first
     /// branch that casting makes it fit, with that branch's casts only.
-    fn alternatives(
+    fn alternatives<L: CastLog>(
         &self,
         node: &Node,
         value: &mut Value,
         path: &Path<'_>,
         depth: usize,
-        casts: &mut Vec<Cast>,
+        casts: &mut L,
     ) {
         if node
             .any_of
@@ -248,14 +299,14 @@ impl Caster<'_> {
             #[cfg(test)]
             COPIES.with(|copies| copies.set(copies.get() + 1));
             let mut trial = value.clone();
-            let mut trial_casts = Vec::new();
+            let mut trial_casts = L::default();
             self.node(branch, &mut trial, path, depth, &mut trial_casts);
             if trial_casts.is_empty() || (a_branch_takes_the_number && trial.is_string()) {
                 continue;
             }
             if is_valid(self.nodes, branch, &trial, depth, self.budget) {
                 *value = trial;
-                casts.append(&mut trial_casts);
+                casts.append(trial_casts);
                 return;
             }
             if fallback.is_none() && self.nodes.only_branch_for(node, &trial) == Some(branch) {
@@ -266,9 +317,9 @@ impl Caster<'_> {
         // value's type (`Option<T>`), validation will report that branch's
         // errors, so its casts are kept: the errors left are then the real
         // ones, not `"5"` where an integer was wanted.
-        if let Some((trial, mut trial_casts)) = fallback {
+        if let Some((trial, trial_casts)) = fallback {
             *value = trial;
-            casts.append(&mut trial_casts);
+            casts.append(trial_casts);
         }
     }
 }
@@ -276,12 +327,12 @@ impl Caster<'_> {
 impl Caster<'_> {
     /// Every integral float in `value` as an integer, each a cast; one step
     /// of the budget a value, so the pass is as long as the value at most.
-    fn integral_floats_as_integers(
+    fn integral_floats_as_integers<L: CastLog>(
         &self,
         value: &mut Value,
         path: &Path<'_>,
         depth: usize,
-        casts: &mut Vec<Cast>,
+        casts: &mut L,
     ) {
         if depth > MAX_DEPTH || !self.budget.spend() {
             return;
@@ -289,7 +340,7 @@ impl Caster<'_> {
         match value {
             Value::Number(n) => {
                 if let Some(integer) = integral_float_of(n) {
-                    casts.push(Cast {
+                    casts.record(|| Cast {
                         path: path.render(),
                         from: describe::value(value),
                         to: "integer".into(),
@@ -319,11 +370,11 @@ impl Caster<'_> {
 /// sent, and the key is not allowed as it is (`additionalProperties: false`
 /// and no `patternProperties` match); anything else is left for validation
 /// to report, with its did-you-mean.
-fn rename_spelling_variants(
+fn rename_spelling_variants<L: CastLog>(
     rules: &ObjectRules,
     map: &mut Map<String, Value>,
     path: &Path<'_>,
-    casts: &mut Vec<Cast>,
+    casts: &mut L,
 ) {
     // Where extra keys are allowed, a key the schema does not declare is
     // valid as it is, and is kept as sent.
@@ -362,7 +413,7 @@ fn rename_spelling_variants(
             continue; // two spellings of one parameter: validation reports both
         }
         if let Some(value) = map.remove(&from) {
-            casts.push(Cast {
+            casts.record(|| Cast {
                 path: path.key(&to).render(),
                 from: format!("parameter name \"{from}\""),
                 to: "renamed".into(),

@@ -247,10 +247,7 @@ impl ArgumentSchema {
     /// Arguments nested more than 128 levels deep are left as they are,
     /// for [`validate`](Self::validate) to refuse.
     pub fn cast(&self, args: &mut Value) -> Vec<Cast> {
-        if !depth::fits(args, 0) {
-            return Vec::new();
-        }
-        cast::cast(&self.nodes, args)
+        self.cast_logging(args)
     }
 
     /// Step 4: every problem at once.
@@ -339,11 +336,37 @@ impl ArgumentSchema {
     /// assert_eq!(errors[0].to_string(), "days must be >= 1");
     /// ```
     pub fn check(&self, args: &mut Value) -> Result<Vec<Cast>, Vec<ArgumentError>> {
+        self.check_logging(args)
+    }
+
+    /// [`check`](Self::check) for a caller that has no use for the list of
+    /// casts: the arguments are cast and checked alike, and the casts are
+    /// not written out.
+    pub(crate) fn check_unlogged(&self, args: &mut Value) -> Result<(), Vec<ArgumentError>> {
+        self.check_logging::<cast::Unwritten>(args).map(drop)
+    }
+
+    /// [`check`](Self::check), the casts going to a log of type `L`.
+    #[inline]
+    fn check_logging<L: cast::CastLog>(&self, args: &mut Value) -> Result<L, Vec<ArgumentError>> {
         if quick::is_clean(&self.nodes, args) {
-            return Ok(Vec::new());
+            return Ok(L::default());
         }
-        let casts = self.cast(args);
+        let casts = self.cast_logging(args);
+        // Cast arguments are mostly valid: the one pass that says so (and
+        // measures their depth) costs less than measuring, then reporting.
+        if quick::is_clean(&self.nodes, args) {
+            return Ok(casts);
+        }
         self.validate(args).map(|()| casts)
+    }
+
+    /// [`cast`](Self::cast), the casts going to a log of type `L`.
+    fn cast_logging<L: cast::CastLog>(&self, args: &mut Value) -> L {
+        if !depth::fits(args, 0) {
+            return L::default();
+        }
+        cast::cast_logged(&self.nodes, args, &budget::Budget::new())
     }
 }
 

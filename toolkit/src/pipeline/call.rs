@@ -225,11 +225,22 @@ impl<'a> Call<'a> {
     /// Find the tool, read the payload, cast and validate.
     #[inline(always)]
     pub(crate) fn check(&mut self) -> Result<(), CallError> {
+        self.check_logging(true)
+    }
+
+    /// [`check`](Self::check); the casts are kept for [`casts`](Self::casts)
+    /// only if `log_casts`, for a call nobody can ask them of.
+    #[inline(always)]
+    pub(crate) fn check_logging(&mut self, log_casts: bool) -> Result<(), CallError> {
         let Some(entry) = &self.entry else {
             crate::args::discard(std::mem::take(&mut self.arguments));
             return Err(self.unknown_tool());
         };
-        self.casts = crate::registry::check_in_place(entry, &mut self.arguments)?;
+        if log_casts {
+            self.casts = crate::registry::check_in_place(entry, &mut self.arguments)?;
+        } else {
+            crate::registry::check_in_place_unlogged(entry, &mut self.arguments)?;
+        }
         self.checked = true;
         Ok(())
     }

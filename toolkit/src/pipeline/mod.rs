@@ -274,9 +274,11 @@ impl Pipeline {
         let id = ctx.call_id().unwrap_or_default();
         let mut call = Call::new(registry, id, name, payload, ctx);
         // With the defaults alone and no subscriber, the check and the
-        // guarded tool run here, with no future of `run` around them.
+        // guarded tool run here, with no future of `run` around them. The
+        // casts are then not written out: only layers and spans read them,
+        // and this call, which nothing else sees, has neither.
         let result = if self.settings.layers.is_empty() && !trace::may_record() {
-            match check_and_execute(&self.settings, &mut call) {
+            match check_and_execute(&self.settings, &mut call, false) {
                 Ok(guarded) => guarded.await,
                 Err(error) => Err(error),
             }
@@ -318,7 +320,7 @@ impl Pipeline {
         // every poll, and, without layers, go straight to the guarded tool.
         if span.is_disabled() {
             if self.settings.layers.is_empty() {
-                return check_and_execute(&self.settings, call)?.await;
+                return check_and_execute(&self.settings, call, true)?.await;
             }
             return self.steps(call)?.await;
         }
@@ -339,7 +341,7 @@ impl Pipeline {
         use futures_util::future::Either;
         let settings = &*self.settings;
         if settings.layers.is_empty() {
-            return Ok(Either::Left(check_and_execute(settings, call)?));
+            return Ok(Either::Left(check_and_execute(settings, call, true)?));
         }
         Ok(Either::Right(layered(settings, call)))
     }
@@ -402,13 +404,15 @@ pub fn error_output(error: &CallError) -> ToolOutput {
 }
 
 /// The check, then the guarded tool: all of a call that no layer wraps.
+/// The casts are kept in `call` if `log_casts`.
 #[inline(always)]
 fn check_and_execute<'c>(
     settings: &Settings,
     call: &'c mut Call<'_>,
+    log_casts: bool,
 ) -> Result<guard::Guarded<'c, impl Future<Output = Result<ToolOutput, ToolError>> + 'c>, CallError>
 {
-    call.check()?;
+    call.check_logging(log_casts)?;
     execute(settings, call)
 }
 

@@ -46,6 +46,14 @@ fn agree(schema: &ArgumentSchema, args: &Value) {
         expected == (args.clone(), Ok(Vec::new())),
         "the fast check and the long way disagree on whether {args} is clean"
     );
+    // Without the list of casts, the arguments and the verdict are the same.
+    let mut unlogged = args.clone();
+    let result = schema.check_unlogged(&mut unlogged);
+    assert_eq!(
+        (unlogged, result),
+        (expected.0, expected.1.map(drop)),
+        "the check with and without its list of casts disagree on {args}"
+    );
 }
 
 fn forecast() -> Value {
