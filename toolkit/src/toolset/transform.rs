@@ -126,9 +126,11 @@ impl Plan {
         properties(&self.spec.input_schema).is_some_and(|p| p.contains_key(name))
     }
 
+    /// Whether the model's view differs from the original: in anything it
+    /// is shown (the whole spec, so a parameter's new description counts
+    /// as much as a new name) or in what a call is turned into.
     fn is_transformed(&self) -> bool {
-        self.spec.name != self.base.spec().name
-            || self.spec.description != self.base.spec().description
+        self.spec != *self.base.spec()
             || !self.renamed.is_empty()
             || !self.fixed.is_empty()
             || !self.dropped.is_empty()
