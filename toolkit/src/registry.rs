@@ -115,8 +115,9 @@ pub(crate) struct Entry {
     origin: String,
     /// The tool's renderings, for a tool that keeps none of its own (see
     /// [`Tool::definition_cache`]); kept with the entry, so they outlive a
-    /// change to the rest of the set.
-    definitions: DefinitionCache,
+    /// change to the rest of the set, and pass to the tool's successor when
+    /// a [`replace`](ToolRegistry::replace) lists it again unchanged.
+    definitions: Arc<DefinitionCache>,
 }
 
 impl Entry {
@@ -212,12 +213,13 @@ impl ToolRegistry {
         if let Some(stranger) = tools.iter().find(|tool| !owned(&tool.spec().name)) {
             return Err(RegistryError::NotInGroup(stranger.spec().name.to_string()));
         }
-        let prepared = tools
+        let mut prepared = tools
             .into_iter()
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
         let _writing = self.write_lock();
         let current = self.catalog.load();
+        keep_renderings(&current, &mut prepared);
         // The same tools again (a refresh that found nothing new) are put in,
         // but announced to no one: two hosts mounting each other would
         // otherwise tell each other of changes forever.
@@ -572,8 +574,22 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
         schema,
         tool,
         origin,
-        definitions: DefinitionCache::new(),
+        definitions: Arc::default(),
     })
+}
+
+/// Give each tool listed again with the spec it had its predecessor's
+/// renderings: the bytes sent stay the ones sent before (an equal spec can
+/// still render other bytes, its keys in another order), and nothing is
+/// rendered again.
+fn keep_renderings(current: &Catalog, prepared: &mut [Entry]) {
+    for entry in prepared {
+        if let Some(old) = current.entries.get(&*entry.tool.spec().name)
+            && old.tool.spec() == entry.tool.spec()
+        {
+            entry.definitions = Arc::clone(&old.definitions);
+        }
+    }
 }
 
 /// Why an input schema cannot be a tool's: every provider sends the

@@ -7,7 +7,8 @@
 //! server), a tool a toolset shows otherwise (renamed, prefixed,
 //! described, a parameter described), another registry's view of the same
 //! `#[tool]`, threads rendering at once. A source that keeps changing its
-//! tools may not make the renderings pile up.
+//! tools may not make the renderings pile up, and an unchanged one keeps
+//! the bytes a model is sent identical.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -292,6 +293,49 @@ fn a_source_that_keeps_changing_its_tools_leaves_no_rendering_behind() {
     // Every tool but the two mounted now is gone, with its renderings.
     assert_eq!(dropped.load(Ordering::SeqCst), 2 * (CHANGES - 1));
     assert_current(&registry, "after the changes");
+}
+
+#[test]
+fn a_refresh_that_finds_nothing_new_sends_the_same_bytes() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let registry = ToolRegistry::new();
+    let spec = |properties: Value| {
+        ToolSpec::new(
+            "mcp_s_find",
+            "Find things.",
+            json!({"type": "object", "properties": properties}),
+        )
+    };
+    let a_first = json!({"a": {"type": "string"}, "b": {"type": "integer"}});
+    let b_first = json!({"b": {"type": "integer"}, "a": {"type": "string"}});
+    let tool = |properties: &Value| -> Arc<dyn Tool> {
+        Arc::new(Shifty {
+            spec: spec(properties.clone()),
+            dropped: Arc::clone(&dropped),
+        })
+    };
+    registry.register_arc(tool(&a_first)).unwrap();
+    let before: Vec<Vec<u8>> = DefinitionFormat::ALL
+        .iter()
+        .map(|&f| serde_json::to_vec(&*registry.definitions(f)).unwrap())
+        .collect();
+    let generation = registry.generation();
+    // The same tools listed again, the same tool listed with its keys in
+    // another order: neither is a change.
+    for properties in [&a_first, &b_first, &a_first] {
+        registry
+            .replace(|n| n.starts_with("mcp_"), vec![tool(properties)])
+            .unwrap();
+        assert_eq!(registry.generation(), generation, "not announced");
+        let after: Vec<Vec<u8>> = DefinitionFormat::ALL
+            .iter()
+            .map(|&f| serde_json::to_vec(&*registry.definitions(f)).unwrap())
+            .collect();
+        assert!(
+            before == after,
+            "a refresh with nothing new changed the bytes sent"
+        );
+    }
 }
 
 #[cfg(feature = "mcp")]
