@@ -2,7 +2,8 @@
 # Instructions per call for the `dispatch` comparison, counted by callgrind:
 # each mode runs twice (N and N+STEP iterations), and the difference divided
 # by STEP is the cost of one call, with setup cancelled out. Needs valgrind
-# (Debian package `valgrind`).
+# (Debian package `valgrind`). Then the wall time of the same calls, as the
+# median ratio of paired rounds (ROUNDS, 3000 by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 1; }
@@ -23,3 +24,4 @@ for mode in baseline registry registry_casts; do
   awk -v m="$mode" -v n="${per_call[$mode]}" -v b="${per_call[baseline]}" \
     'BEGIN { printf "  %-16s %8d instructions   x%.2f\n", m, n, n / b }'
 done
+"$bin" paired "${ROUNDS:-3000}"
