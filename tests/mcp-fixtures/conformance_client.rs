@@ -69,14 +69,19 @@ impl Elicitor for Defaults {
     }
 }
 
+/// The client id metadata document the suite's authorization servers
+/// expect a client to name when they support such documents.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
 /// The `oauth` block of a sign-in scenario: the client the suite
-/// registered beforehand, when its context names one.
+/// registered beforehand, when its context names one, and the client id
+/// metadata document to use where the authorization server takes one.
 fn oauth_block() -> Value {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| tk::serde_json::from_str(&c).ok())
         .unwrap_or_default();
-    let mut block = json!({});
+    let mut block = json!({"clientMetadataUrl": CLIENT_METADATA_URL});
     for (from, to) in [("client_id", "clientId"), ("client_secret", "clientSecret")] {
         if let Some(value) = context.get(from).and_then(Value::as_str) {
             block[to] = json!(value);

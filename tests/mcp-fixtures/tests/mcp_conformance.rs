@@ -96,8 +96,8 @@ fn the_client_scenarios_pass() {
 }
 
 /// The newest suite's server scenarios our server does not pass yet, in
-/// both modes: a task started after input-required rounds.
-const NOT_YET: &[&str] = &["tasks-mrtr-composition"];
+/// both modes: none.
+const NOT_YET: &[&str] = &[];
 
 /// Failing on a stateless server by design: 2025-11-25 scenarios whose
 /// tools ask the client in the middle of a call, which that version can
@@ -198,10 +198,7 @@ fn the_newest_suite_passes_the_2026_client_scenarios() {
 
 /// The newest suite's sign-in scenarios for our client (feature
 /// `mcp-oauth`), with the suite's own authorization server, which approves
-/// at once. Not yet passed, and so not listed: `auth/basic-cimd` (a client
-/// id metadata document URL is not configurable), `auth/scope-step-up` (a
-/// `403 insufficient_scope` does not yet send the user to sign in for more
-/// scopes) and `auth/authorization-server-migration`.
+/// at once: all 27 of its client auth scenarios outside extensions.
 #[test]
 fn the_newest_suite_passes_the_client_sign_in_scenarios() {
     let client = env!("CARGO_BIN_EXE_mcp-fixture-client");
@@ -230,6 +227,9 @@ fn the_newest_suite_passes_the_client_sign_in_scenarios() {
         "auth/iss-unexpected",
         "auth/iss-normalized",
         "auth/metadata-issuer-mismatch",
+        "auth/basic-cimd",
+        "auth/scope-step-up",
+        "auth/authorization-server-migration",
     ] {
         let (ok, output) = suite_of(
             "conformance-next",

@@ -811,7 +811,22 @@ impl ServerLink {
     pub async fn refresh(&self) -> Result<usize, String> {
         let session = self.session().await?;
         let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
-        let tools: Vec<Arc<dyn Tool>> = mount_all(&me, &session).await?;
+        let tools: Vec<Arc<dyn Tool>> = match mount_all(&me, &session).await {
+            Ok(tools) => tools,
+            // Refused for want of authorization (the server moved to
+            // another authorization server, or wants more scopes): sign in
+            // again and list once more.
+            #[cfg(feature = "mcp-oauth")]
+            Err(super::tools::MountFailure {
+                refusal: Some(refusal),
+                ..
+            }) if self.config.oauth.is_some() => {
+                self.authorize_again(&refusal).await?;
+                let session = self.session().await?;
+                mount_all(&me, &session).await.map_err(|f| f.message)?
+            }
+            Err(failure) => return Err(failure.message),
+        };
         let registry = self
             .registry
             .upgrade()
@@ -853,13 +868,52 @@ impl ServerLink {
     /// that let calls end unanswered twice in a row without a word. The end
     /// of the server's messages (a stdio server that closed its output, a
     /// connection that dropped) fails the call at once.
+    ///
+    /// A server with `oauth` that refuses the request for want of
+    /// authorization (a `401`, or a `403` `insufficient_scope` naming more
+    /// scopes) is signed in to again, and the request sent once more; a
+    /// second refusal fails it.
     pub(crate) async fn request<T, F, Fut>(
         &self,
         ctx: &ToolContext,
         send: F,
     ) -> Result<T, ToolError>
     where
-        F: FnOnce(Arc<Session>) -> Fut,
+        F: Fn(Arc<Session>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        match self.request_once(ctx, &send).await {
+            Ok(value) => Ok(value),
+            #[cfg(feature = "mcp-oauth")]
+            Err(Failure::Refused(refusal, _)) => {
+                self.authorize_again(&refusal)
+                    .await
+                    .map_err(ToolError::Failed)?;
+                self.request_once(ctx, &send)
+                    .await
+                    .map_err(Failure::into_tool_error)
+            }
+            Err(failure) => Err(failure.into_tool_error()),
+        }
+    }
+
+    /// Sign in again as `refusal` asks: for more scopes after a `403`, from
+    /// the start (discovering the authorization server anew) after a `401`.
+    #[cfg(feature = "mcp-oauth")]
+    async fn authorize_again(&self, refusal: &super::oauth::Refusal) -> Result<(), String> {
+        let sign_in = self.sign_in.get().ok_or("no sign-in for this server")?;
+        match refusal {
+            super::oauth::Refusal::InsufficientScope(challenge) => sign_in.step_up(challenge).await,
+            super::oauth::Refusal::Unauthorized(challenge) => {
+                sign_in.sign_in(Some(challenge)).await
+            }
+        }
+    }
+
+    /// One sending of a [`request`](Self::request).
+    async fn request_once<T, F, Fut>(&self, ctx: &ToolContext, send: &F) -> Result<T, Failure>
+    where
+        F: Fn(Arc<Session>) -> Fut,
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         let (session, watch) = self.open_session().await.map_err(ToolError::Failed)?;
@@ -875,7 +929,7 @@ impl ServerLink {
             outcome = send(Arc::clone(&session)) => outcome,
             () = ctx.cancellation().cancelled() => {
                 call.answered = true;
-                return Err(ToolError::Cancelled);
+                return Err(ToolError::Cancelled.into());
             }
             () = watch.over() => Err(ServiceError::TransportClosed),
         };
@@ -883,12 +937,35 @@ impl ServerLink {
         drop(call);
         match outcome {
             Ok(value) => Ok(value),
-            Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(timeout)),
+            Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(timeout).into()),
             Err(ServiceError::McpError(e)) => Err(ToolError::Failed(format!(
                 "the MCP server `{}` refused the request: {}",
                 self.config.name, e.message
-            ))),
+            ))
+            .into()),
             Err(e) => {
+                #[cfg(feature = "mcp-oauth")]
+                if let Some(refusal) = self
+                    .config
+                    .oauth
+                    .as_ref()
+                    .and_then(|_| super::oauth::refusal_of(&e))
+                {
+                    if session.is_transport_closed() {
+                        self.forget(&session).await;
+                    }
+                    let why = match refusal {
+                        super::oauth::Refusal::Unauthorized(_) => "it needs authorization (401)",
+                        super::oauth::Refusal::InsufficientScope(_) => {
+                            "the token lacks scopes it needs (403 insufficient_scope)"
+                        }
+                    };
+                    let message = format!(
+                        "the MCP server `{}` refused the request: {why}",
+                        self.config.name
+                    );
+                    return Err(Failure::Refused(refusal, ToolError::Failed(message)));
+                }
                 if session.is_transport_closed()
                     || matches!(
                         e,
@@ -900,12 +977,14 @@ impl ServerLink {
                     Err(ToolError::network(format!(
                         "the MCP server `{}` closed the connection during the call (it may have crashed); it will be started again on the next call",
                         self.config.name
-                    )))
+                    ))
+                    .into())
                 } else {
                     Err(ToolError::Failed(format!(
                         "the MCP server `{}` failed: {e}",
                         self.config.name
-                    )))
+                    ))
+                    .into())
                 }
             }
         }
@@ -926,6 +1005,32 @@ impl Drop for CancelTaskOnDrop {
                 let _ = peer.cancel_task(CancelTaskParams::new(task)).await;
             });
         }
+    }
+}
+
+/// Why one sending of a request failed.
+enum Failure {
+    /// The server refused it for want of authorization: sign in again and
+    /// send it once more; the error is what the call fails with otherwise.
+    #[cfg(feature = "mcp-oauth")]
+    Refused(super::oauth::Refusal, ToolError),
+    /// Anything else.
+    Failed(ToolError),
+}
+
+impl Failure {
+    fn into_tool_error(self) -> ToolError {
+        match self {
+            #[cfg(feature = "mcp-oauth")]
+            Self::Refused(_, error) => error,
+            Self::Failed(error) => error,
+        }
+    }
+}
+
+impl From<ToolError> for Failure {
+    fn from(error: ToolError) -> Self {
+        Self::Failed(error)
     }
 }
 

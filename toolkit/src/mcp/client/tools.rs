@@ -24,6 +24,40 @@ const READS: ToolAnnotations = ToolAnnotations {
     open_world: false,
 };
 
+/// Why a server's tools could not be mounted.
+pub(crate) struct MountFailure {
+    /// What to tell.
+    pub(crate) message: String,
+    /// The server refused the listing for want of authorization: signing
+    /// in again may let it pass.
+    #[cfg(feature = "mcp-oauth")]
+    pub(crate) refusal: Option<super::oauth::Refusal>,
+}
+
+impl MountFailure {
+    /// The listing failed with `error`, told as `message`.
+    fn listing(
+        message: String,
+        #[cfg_attr(not(feature = "mcp-oauth"), allow(unused_variables))] error: &rmcp::ServiceError,
+    ) -> Self {
+        Self {
+            message,
+            #[cfg(feature = "mcp-oauth")]
+            refusal: super::oauth::refusal_of(error),
+        }
+    }
+}
+
+impl From<String> for MountFailure {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            #[cfg(feature = "mcp-oauth")]
+            refusal: None,
+        }
+    }
+}
+
 /// The tools to mount for a server: its enabled tools, then one read-only
 /// tool per enabled resource, resource template and prompt.
 ///
@@ -34,7 +68,7 @@ const READS: ToolAnnotations = ToolAnnotations {
 pub(crate) async fn mount_all(
     link: &Arc<ServerLink>,
     session: &Session,
-) -> Result<Vec<Arc<dyn Tool>>, String> {
+) -> Result<Vec<Arc<dyn Tool>>, MountFailure> {
     let server = link.name().to_owned();
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         format!("the MCP server `{server}` could not list its {what}: {e}")
@@ -55,8 +89,8 @@ pub(crate) async fn mount_all(
     if offers("tools") {
         let tools = tokio::time::timeout(limit, session.list_all_tools())
             .await
-            .map_err(|e| within("tools", e))?
-            .map_err(|e| failed("tools", &e))?;
+            .map_err(|e| MountFailure::from(within("tools", e)))?
+            .map_err(|e| MountFailure::listing(failed("tools", &e), &e))?;
         for tool in tools {
             let definition = serde_json::to_value(&tool).unwrap_or_default();
             let raw = tool.name.to_string();
@@ -260,9 +294,12 @@ impl Tool for McpTool {
         // Progress is always asked for: it reaches the caller's context, and
         // starts the server's `toolTimeout` again.
         let result = link
-            .request(ctx, |session| async move {
-                link.call_tool_reporting_progress(&session, params, ctx, started)
-                    .await
+            .request(ctx, |session| {
+                let params = params.clone();
+                async move {
+                    link.call_tool_reporting_progress(&session, params, ctx, started)
+                        .await
+                }
             })
             .await?;
         Ok(output_from_tool_call_result(
@@ -313,10 +350,10 @@ impl Tool for McpResourceTool {
         let params = ReadResourceRequestParams::new(self.address.uri(args)?);
         let result = self
             .link
-            .request(
-                ctx,
-                |session| async move { session.read_resource(params).await },
-            )
+            .request(ctx, |session| {
+                let params = params.clone();
+                async move { session.read_resource(params).await }
+            })
             .await?;
         let result = serde_json::to_value(&result).unwrap_or_default();
         let mut out = ToolOutput::default();
@@ -374,10 +411,10 @@ impl Tool for McpPromptTool {
         .map_err(|e| ToolError::internal(e.to_string()))?;
         let result = self
             .link
-            .request(
-                ctx,
-                |session| async move { session.get_prompt(params).await },
-            )
+            .request(ctx, |session| {
+                let params = params.clone();
+                async move { session.get_prompt(params).await }
+            })
             .await?;
         let result = serde_json::to_value(&result).unwrap_or_default();
         let mut out = ToolOutput::default();

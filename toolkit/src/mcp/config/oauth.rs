@@ -15,8 +15,9 @@ pub const DEFAULT_OAUTH_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The keys an `oauth` block may have, in camelCase (each reads in
 /// snake_case too, as a server entry's keys do).
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "clientId",
+    "clientMetadataUrl",
     "clientSecret",
     "scopes",
     "redirectUri",
@@ -53,6 +54,13 @@ pub struct OAuthConfig {
     /// The registered client's secret (`clientSecret`), for a confidential
     /// client; only with `clientId`. Never shown by `Debug`.
     pub client_secret: Option<String>,
+    /// The `https` address of this client's metadata document
+    /// (`clientMetadataUrl`), published by the host: used as the client id
+    /// at an authorization server that advertises
+    /// `client_id_metadata_document_supported`, instead of registering.
+    /// `clientId`, when set, comes first; a server without the support is
+    /// registered with as usual.
+    pub client_metadata_url: Option<String>,
     /// The scopes to ask for (`scopes`: a list, or one string of
     /// space-separated scopes). Empty: the scopes the server's `401`
     /// challenge or its metadata names.
@@ -75,6 +83,7 @@ impl Default for OAuthConfig {
         Self {
             client_id: None,
             client_secret: None,
+            client_metadata_url: None,
             scopes: Vec::new(),
             redirect_uri: None,
             client_name: None,
@@ -91,6 +100,7 @@ impl fmt::Debug for OAuthConfig {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "[REDACTED]"),
             )
+            .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("redirect_uri", &self.redirect_uri)
             .field("client_name", &self.client_name)
@@ -131,6 +141,10 @@ impl OAuthConfig {
                 "`clientSecret` needs the `clientId` it belongs to".into(),
             ));
         }
+        let client_metadata_url = fields.string("clientMetadataUrl").map_err(nested)?;
+        if let Some(url) = &client_metadata_url {
+            check_client_metadata_url(url).map_err(|m| err("clientMetadataUrl", m))?;
+        }
         let scopes = match canonical.get("scopes") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::String(joined)) => joined.split_whitespace().map(str::to_owned).collect(),
@@ -151,6 +165,7 @@ impl OAuthConfig {
         Ok(Self {
             client_id,
             client_secret,
+            client_metadata_url,
             scopes,
             redirect_uri,
             client_name,
@@ -182,6 +197,29 @@ fn check_redirect_uri(uri: &str) -> Result<(), String> {
             "`redirectUri` must be https, http on a loopback address, or an application's reverse-domain scheme, got `{scheme}:`"
         )),
     }
+}
+
+/// A client id metadata document's address: the authorization server
+/// fetches it and takes the client's name and redirect URIs from it, so it
+/// must be `https` with a path (the document, not a site's root), and carry
+/// nothing that makes two spellings of one id (no fragment, no
+/// credentials).
+fn check_client_metadata_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| format!("`clientMetadataUrl` must be an absolute URL: {e}"))?;
+    if parsed.scheme() != "https" {
+        return Err(format!(
+            "`clientMetadataUrl` must be an https URL, got `{}:`",
+            parsed.scheme()
+        ));
+    }
+    if parsed.path() == "/" || parsed.path().is_empty() {
+        return Err("`clientMetadataUrl` must name a document, not a site's root".into());
+    }
+    if parsed.fragment().is_some() || !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("`clientMetadataUrl` must have no fragment and no credentials".into());
+    }
+    Ok(())
 }
 
 /// Whether a URL's host names this machine's loopback.
@@ -266,6 +304,28 @@ mod tests {
         ] {
             let err = block(json!({"redirectUri": bad})).unwrap_err();
             assert_eq!(err.key, "oauth.redirectUri", "{bad}");
+        }
+    }
+
+    #[test]
+    fn client_metadata_urls_must_be_https_documents() {
+        let good = "https://app.example.com/oauth/client.json";
+        let config = block(json!({"clientMetadataUrl": good})).unwrap();
+        assert_eq!(config.client_metadata_url.as_deref(), Some(good));
+        for bad in [
+            "http://app.example.com/client.json",
+            "http://127.0.0.1/client.json",
+            "https://app.example.com/",
+            "https://app.example.com",
+            "https://app.example.com/client.json#x",
+            "https://user:pw@app.example.com/client.json",
+            "file:///etc/client.json",
+            "javascript:alert(1)",
+            "/client.json",
+            "",
+        ] {
+            let err = block(json!({"clientMetadataUrl": bad})).unwrap_err();
+            assert_eq!(err.key, "oauth.clientMetadataUrl", "{bad}");
         }
     }
 

@@ -16,6 +16,7 @@
 //! binds them to the configuration, the host and the store, and puts a
 //! bounded HTTP client under them ([`http`]).
 
+mod challenge;
 mod http;
 mod loopback;
 mod redirect;
@@ -26,6 +27,7 @@ use std::error::Error;
 
 use async_trait::async_trait;
 
+pub(crate) use challenge::{Refusal, refusal_of};
 pub use loopback::LoopbackAuthorizer;
 pub use redirect::AuthorizationRedirect;
 pub(crate) use signin::{SignIn, SignedInClient, challenge_of};

@@ -13,6 +13,7 @@ use rmcp::transport::auth::{
 };
 use rmcp::transport::streamable_http_client::{AuthRequiredError, StreamableHttpError};
 
+use super::challenge::{self, MAX_SCOPES};
 use super::http::BoundedHttp;
 use super::store::Slot;
 use super::{AuthorizationPrompt, Authorizer, SIGN_IN_TIMEOUT, TokenStore};
@@ -37,6 +38,12 @@ pub(crate) struct SignIn {
     client: tokio::sync::OnceCell<SignedInClient>,
     /// Held while the user signs in, so two calls ask them once.
     signing_in: tokio::sync::Mutex<()>,
+    /// The scopes the last sign-in asked for: a step-up asks for them
+    /// and the ones the server's `403` names.
+    requested: std::sync::Mutex<Vec<String>>,
+    /// How many sign-ins have ended well: a call refused for scopes
+    /// another call's sign-in has since added is tried again.
+    signed_in: std::sync::atomic::AtomicU64,
 }
 
 impl SignIn {
@@ -57,6 +64,8 @@ impl SignIn {
             authorizer,
             client: tokio::sync::OnceCell::new(),
             signing_in: tokio::sync::Mutex::new(()),
+            requested: std::sync::Mutex::new(Vec::new()),
+            signed_in: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -143,11 +152,89 @@ impl SignIn {
             .client
             .get()
             .ok_or_else(|| self.failed("signing in before connecting"))?;
+        if let Some(challenge) = challenge {
+            self.scopes_asked(challenge)?;
+        }
         let _one = self.signing_in.lock().await;
         // Another call may have signed in while this one waited.
         if challenge.is_none() && client.get_access_token().await.is_ok() {
             return Ok(());
         }
+        self.authorize(client, challenge, None).await
+    }
+
+    /// After a `403` `insufficient_scope`: sign in again asking for the
+    /// scopes held and the ones the `challenge` names together, so the call
+    /// can be tried again once. Refused, without asking the user, when the
+    /// challenge names no scope, a malformed one, only scopes already
+    /// asked for (a server that would refuse again and again), or would
+    /// take the request past [`MAX_SCOPES`].
+    pub(crate) async fn step_up(&self, challenge: &str) -> Result<(), String> {
+        let client = self
+            .client
+            .get()
+            .ok_or_else(|| self.failed("signing in before connecting"))?;
+        let asked = self.scopes_asked(challenge)?;
+        if asked.is_empty() {
+            return Err(self.failed(
+                "the server refused the token for its scopes (403 insufficient_scope) without naming the scopes it needs",
+            ));
+        }
+        let before = self.signed_in.load(std::sync::atomic::Ordering::SeqCst);
+        let _one = self.signing_in.lock().await;
+        let held = self.held_scopes().await;
+        let wanted = challenge::union(&held, &asked);
+        if wanted.len() == held.len() {
+            // Another call's sign-in may have added them while this one
+            // waited: then trying again may pass.
+            if self.signed_in.load(std::sync::atomic::Ordering::SeqCst) != before {
+                return Ok(());
+            }
+            return Err(self.failed(&format!(
+                "the server refused the token for lack of scopes it was already asked for ({}); not signing in again",
+                asked.join(" ")
+            )));
+        }
+        if wanted.len() > MAX_SCOPES {
+            return Err(self.failed(&format!(
+                "the server asks for more than {MAX_SCOPES} scopes in all; not signing in again"
+            )));
+        }
+        tracing::info!(server = %self.server, scopes = %wanted.join(" "), "signing in again for more scopes");
+        self.authorize(client, Some(challenge), Some(wanted)).await
+    }
+
+    /// The scopes a challenge names, checked; refused with this server's
+    /// name when they are malformed.
+    fn scopes_asked(&self, challenge: &str) -> Result<Vec<String>, String> {
+        let url = reqwest::Url::parse(&self.url).map_err(|e| self.failed(&e.to_string()))?;
+        challenge::scopes_of(challenge, &url).map_err(|e| self.failed(&e))
+    }
+
+    /// The scopes asked for last, and those the kept tokens were granted.
+    async fn held_scopes(&self) -> Vec<String> {
+        let requested = self
+            .requested
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let granted = match self.store.load(&self.url).await {
+            Ok(Some(tokens)) => tokens.scopes().to_vec(),
+            _ => Vec::new(),
+        };
+        challenge::union(&requested, &granted)
+    }
+
+    /// The authorization itself, with the sign-in lock held: discovery
+    /// from `challenge`, registration unless configured otherwise, the
+    /// user's step, the code traded for tokens. `scopes`, when given, are
+    /// asked for instead of the configured or discovered ones.
+    async fn authorize(
+        &self,
+        client: &SignedInClient,
+        challenge: Option<&str>,
+        scopes: Option<Vec<String>>,
+    ) -> Result<(), String> {
         let Some(authorizer) = &self.authorizer else {
             return Err(self.failed(
                 "the server requires OAuth sign-in, and the host set no Authorizer (McpClients::with_authorizer)",
@@ -168,11 +255,18 @@ impl SignIn {
                     said(&e)
                 ))
             })?;
+        self.forget_other_issuers(found.metadata.issuer.as_deref())
+            .await;
         manager.set_metadata(found.metadata);
         let mut request = AuthorizationRequest::new(redirect_uri.clone())
             .with_client_name(self.config.client_name.as_deref().unwrap_or("toolsmith"));
-        if !self.config.scopes.is_empty() {
+        if let Some(scopes) = scopes {
+            request = request.with_scopes(scopes);
+        } else if !self.config.scopes.is_empty() {
             request = request.with_scopes(self.config.scopes.iter().cloned());
+        }
+        if let Some(url) = &self.config.client_metadata_url {
+            request = request.with_client_metadata_url(url.clone());
         }
         if let Some(id) = &self.config.client_id {
             request = request.with_preregistered_client(id.clone());
@@ -183,9 +277,10 @@ impl SignIn {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, e)| self.failed(&said(&e)))?;
+        let url = session.get_authorization_url().to_owned();
         let prompt = AuthorizationPrompt {
             server: self.server.clone(),
-            url: session.get_authorization_url().to_owned(),
+            url: url.clone(),
             redirect_uri,
         };
         let asked = std::panic::AssertUnwindSafe(authorizer.authorize(prompt)).catch_unwind();
@@ -206,13 +301,57 @@ impl SignIn {
                 self.failed(&format!("the sign-in's redirect was refused: {}", said(&e)))
             })?;
         *client.auth_manager.lock().await = session.auth_manager;
+        *self.requested.lock().unwrap_or_else(|e| e.into_inner()) = scopes_requested_by(&url);
+        self.signed_in
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tracing::info!(server = %self.server, "signed in to the MCP server");
         Ok(())
+    }
+
+    /// Tokens and registration belong to the authorization server that
+    /// issued them: when the server's metadata now names another (it moved
+    /// to a new one), the kept ones are dropped before signing in there,
+    /// so nothing of the old one is sent to the new.
+    async fn forget_other_issuers(&self, issuer: Option<&str>) {
+        let Ok(Some(kept)) = self.store.load(&self.url).await else {
+            return;
+        };
+        let (Some(old), Some(new)) = (kept.issuer(), issuer) else {
+            return;
+        };
+        if old != new {
+            tracing::info!(server = %self.server, from = %old, to = %new, "the MCP server's authorization server changed; its old tokens are dropped");
+            if let Err(e) = self.store.clear(&self.url).await {
+                tracing::warn!(server = %self.server, "the old tokens could not be dropped: {e}");
+            }
+            self.requested
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        }
     }
 
     fn failed(&self, why: &str) -> String {
         format!("signing in to the MCP server `{}`: {why}", self.server)
     }
+}
+
+/// The scopes an authorization URL asks for (its `scope` parameter).
+fn scopes_requested_by(url: &str) -> Vec<String> {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|url| {
+            url.query_pairs()
+                .find(|(key, _)| key == "scope")
+                .map(|(_, value)| {
+                    value
+                        .split(' ')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                })
+        })
+        .unwrap_or_default()
 }
 
 /// The `WWW-Authenticate` challenge of the `401` that refused a connection,
