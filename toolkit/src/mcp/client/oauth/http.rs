@@ -3,7 +3,8 @@
 //! An authorization server's answers are input from a peer this process
 //! does not control, reached at addresses another peer (the MCP server's
 //! metadata) named. So every request is bounded in time and every answer in
-//! size, redirects are followed only within one origin and a few times, and
+//! size, redirects are followed only within one origin and a few times, only
+//! `https` is spoken (plain `http` only to this machine's loopback), and
 //! no request reaches an address that is never an authorization server's:
 //! link-local (cloud metadata services live there), multicast, unspecified,
 //! or this machine's loopback unless the MCP server itself is on it.
@@ -50,13 +51,24 @@ impl Reach {
         !(reserved || ip.is_unspecified() || ip.is_multicast())
     }
 
-    /// Whether `url` may be requested: an address literal is checked here
-    /// (the resolver never sees one), a name when it is resolved.
+    /// Whether `url` may be requested: over `https`, or plain `http` only
+    /// to this machine's loopback (where nothing crosses a network), as
+    /// the MCP specification has authorization servers served; an address
+    /// literal is checked here (the resolver never sees one), a name when
+    /// it is resolved.
     fn allows_url(self, url: &reqwest::Url) -> bool {
-        match url.host_str() {
-            Some(host) => address_of(host).is_none_or(|ip| self.allows(ip)),
-            None => false,
-        }
+        let Some(host) = url.host_str() else {
+            return false;
+        };
+        let literal = address_of(host);
+        let secure = match url.scheme() {
+            "https" => true,
+            "http" => {
+                host.eq_ignore_ascii_case("localhost") || literal.is_some_and(|ip| ip.is_loopback())
+            }
+            _ => false,
+        };
+        secure && literal.is_none_or(|ip| self.allows(ip))
     }
 }
 
@@ -159,7 +171,7 @@ impl OAuthHttpClient for BoundedHttp {
             let request = request.map_err(boxed)?;
             if !self.reach.allows_url(request.url()) {
                 return Err(format!(
-                    "{} is an address no authorization server has",
+                    "{} is no address an authorization server is reached at (https, or http on this machine's loopback)",
                     request.url().origin().ascii_serialization()
                 )
                 .into());
@@ -234,5 +246,34 @@ mod tests {
             let ip: IpAddr = allowed.parse().unwrap();
             assert!(remote.allows(ip), "{allowed}");
         }
+    }
+
+    #[test]
+    fn authorization_servers_are_reached_over_https_or_on_loopback() {
+        let local = Reach { loopback: true };
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        for allowed in [
+            "https://auth.example.com/.well-known/oauth-authorization-server",
+            "https://10.0.0.9/token",
+            "http://127.0.0.1:9000/token",
+            "http://[::1]:9000/token",
+            "http://localhost:9000/token",
+        ] {
+            assert!(local.allows_url(&url(allowed)), "{allowed}");
+        }
+        for refused in [
+            "http://auth.example.com/token",
+            "http://10.0.0.9/token",
+            "http://localhost.example.com/token",
+            "http://127.0.0.1.example.com/token",
+            "https://169.254.169.254/latest/meta-data",
+            "ftp://127.0.0.1/token",
+            "file:///etc/passwd",
+            "ws://127.0.0.1/token",
+        ] {
+            assert!(!local.allows_url(&url(refused)), "{refused}");
+        }
+        let remote = Reach { loopback: false };
+        assert!(!remote.allows_url(&url("http://127.0.0.1:9000/token")));
     }
 }
