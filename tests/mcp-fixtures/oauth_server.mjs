@@ -13,7 +13,9 @@
 // for a resource (RFC 8707) are JWTs signed with a key made at start and
 // published at /jwks, refresh tokens are issued to clients allowed the
 // grant and rotate on use. The development login and consent pages take
-// any login and password. GET /_stats counts registrations and grants.
+// any login and password. Tokens for a resource may carry the scopes `mcp`
+// and `admin` (the one a step-up asks for). GET /_stats counts
+// registrations and grants.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
@@ -37,7 +39,7 @@ const stats = { registrations: 0, grants: {} };
 const provider = new Provider(issuer, {
   clients: [],
   jwks: { keys: [key] },
-  scopes: ['openid', 'offline_access', 'mcp'],
+  scopes: ['openid', 'offline_access', 'mcp', 'admin'],
   features: {
     devInteractions: { enabled: true },
     registration: { enabled: true },
@@ -46,7 +48,7 @@ const provider = new Provider(issuer, {
       enabled: true,
       useGrantedResource: () => true,
       getResourceServerInfo: (_ctx, resource) => ({
-        scope: 'mcp',
+        scope: 'mcp admin',
         audience: resource,
         accessTokenTTL: ttl,
         accessTokenFormat: 'jwt',

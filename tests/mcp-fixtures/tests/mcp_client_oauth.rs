@@ -117,6 +117,16 @@ async fn hello(caller: &tk::mcp::Caller) -> String {
 /// issues for its URL (with the scope `mcp`) and naming `named_as` as its
 /// authorization server; its URL.
 async fn protected_server(auth_server: &AuthServer, named_as: &str) -> String {
+    protected_server_where_hello_needs(auth_server, named_as, &[]).await
+}
+
+/// [`protected_server`], where calling `hello` needs `scopes` besides
+/// `mcp` (refused with `403` `insufficient_scope` without them).
+async fn protected_server_where_hello_needs(
+    auth_server: &AuthServer,
+    named_as: &str,
+    scopes: &[&str],
+) -> String {
     let registry = Arc::new(ToolRegistry::new());
     registry.register(HelloTool).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -127,7 +137,10 @@ async fn protected_server(auth_server: &AuthServer, named_as: &str) -> String {
         url.clone(),
     )
     .refresh_interval(Duration::ZERO);
-    let resource = OAuthResource::new(url.clone(), named_as, verifier).require_scopes(["mcp"]);
+    let mut resource = OAuthResource::new(url.clone(), named_as, verifier).require_scopes(["mcp"]);
+    if !scopes.is_empty() {
+        resource = resource.tool_scopes("hello", scopes.iter().copied());
+    }
     let options = HttpOptions::default().auth(resource);
     tokio::spawn(McpServer::new(registry).serve_http(listener, options));
     url
@@ -378,6 +391,54 @@ async fn tokens_near_expiry_are_refreshed_and_a_refused_refresh_signs_in_again()
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(user.prompts.load(Ordering::SeqCst), 2);
         assert_eq!(auth_server.grants("authorization_code").await, 2);
+        clients.disconnect().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_needing_more_scopes_signs_in_again_for_them_and_succeeds() {
+    bounded(async {
+        let auth_server = AuthServer::start(3600, None).await;
+        let url =
+            protected_server_where_hello_needs(&auth_server, &auth_server.issuer, &["admin"]).await;
+        let user = User::default();
+        let store = MemoryTokenStore::new();
+        // The host asks for `mcp` alone at first (without `scopes` the
+        // client would ask for every scope the server lists, `admin` too).
+        let (registry, clients) =
+            client_of(&url, json!({"scopes": "mcp"}), user.clone(), store.clone());
+        let connected = clients.connect().await;
+        assert!(connected[0].1.is_ok(), "{connected:?}");
+        assert_eq!(user.prompts.load(Ordering::SeqCst), 1);
+        let first = store.load(&url).await.unwrap().expect("tokens kept");
+        assert!(
+            !first.scopes().iter().any(|s| s == "admin"),
+            "{:?}",
+            first.scopes()
+        );
+
+        // The server refuses the call with 403 naming `admin`: the user
+        // is asked once more, for `mcp` and `admin` together, and the
+        // call is sent again and passes.
+        let out = hello_through(&registry).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(out.content, "hello alice");
+        assert_eq!(user.prompts.load(Ordering::SeqCst), 2);
+        assert_eq!(auth_server.grants("authorization_code").await, 2);
+        let stepped_up = store.load(&url).await.unwrap().unwrap();
+        for scope in ["mcp", "admin"] {
+            assert!(
+                stepped_up.scopes().iter().any(|s| s == scope),
+                "{scope} not granted: {:?}",
+                stepped_up.scopes()
+            );
+        }
+
+        // The scopes are kept: the next call needs no sign-in.
+        let out = hello_through(&registry).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(user.prompts.load(Ordering::SeqCst), 2);
         clients.disconnect().await;
     })
     .await;
