@@ -122,7 +122,11 @@ async fn the_chapters_sign_in_setup_reads_and_builds() -> Result<(), Box<dyn std
 
     let config: McpConfig = r#"{"mcpServers": {"crm": {
         "url": "https://crm.example.com/mcp",
-        "oauth": {"scopes": ["crm.read"], "clientName": "My agent"}
+        "oauth": {
+            "scopes": ["crm.read"],
+            "clientName": "My agent",
+            "clientMetadataUrl": "https://agent.example.com/oauth/client.json"
+        }
     }}}"#
         .parse()?;
     // The user signs in in their browser; the redirect comes back to a
@@ -146,5 +150,10 @@ async fn the_chapters_sign_in_setup_reads_and_builds() -> Result<(), Box<dyn std
         .unwrap();
     assert_eq!(oauth.scopes, ["crm.read"]);
     assert_eq!(oauth.client_id, None, "registers itself");
+    assert_eq!(
+        oauth.client_metadata_url.as_deref(),
+        Some("https://agent.example.com/oauth/client.json"),
+        "or names its metadata document where that is taken"
+    );
     Ok(())
 }

@@ -12,6 +12,15 @@
 //! once when the server refuses one), and a refresh the authorization
 //! server refuses sends the user through the sign-in again.
 //!
+//! After sign-in a server may ask for more (see `challenge`): a `403`
+//! `insufficient_scope` signs the user in again for the union of the
+//! scopes held and the ones it names (checked, bounded, and only when the
+//! union grows), and a `401` starts over from discovery, which follows a
+//! server that moved to another authorization server (registering there
+//! anew, the old issuer's tokens dropped). Either way the refused request
+//! is sent again once. Where the authorization server takes client ID
+//! metadata documents, the host's `clientMetadataUrl` is the client id.
+//!
 //! The protocol's steps are the MCP SDK's (`rmcp`'s `auth`); this module
 //! binds them to the configuration, the host and the store, and puts a
 //! bounded HTTP client under them ([`http`]).
