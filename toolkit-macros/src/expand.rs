@@ -25,12 +25,11 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
         item.sig.ident
     );
     let declare_type = tool_type::declare(tool, Some(type_doc));
-    let collision_check = tool_type::collision_check(tool);
-
     let private = quote!(#krate::__private_0_1);
+    let collision_check = tool_type::collision_check(tool, &private);
     let args_type = arguments_type(tool);
     let args_struct = arguments_struct(tool, krate, &private);
-    let checks = checks(tool, &private);
+    let checks = type_checks(tool, &private);
     let assumed = assumed_bounds(tool, &private, &args_type);
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
@@ -41,8 +40,11 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
         #declare_type
 
         const _: () = {
-            #collision_check
             #args_struct
+
+            // The checks are statements of this constant's own body, so
+            // they cost the compiler no body of their own.
+            #collision_check
             #checks
 
             // The spec, the compiled schema, the output's wrapping and the
@@ -77,7 +79,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             impl #krate::Tool for #type_path {
                 fn spec(&self) -> &#krate::ToolSpec {
                     use #private::probes::*;
-                    __TOOLSMITH_STATICS.spec(|| (&#private::Dispatch::<Self>::new()).spec())
+                    __TOOLSMITH_STATICS.spec((&#private::Dispatch::<Self>::new()).spec_maker())
                 }
 
                 fn argument_schema(
@@ -117,14 +119,10 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
             }
 
-            fn __toolsmith_make() -> #private::Arc<dyn #krate::Tool> {
-                #private::Arc::new(#type_path)
-            }
-
             #private::inventory::submit! {
                 #private::ToolRegistration {
                     module_path: ::core::module_path!(),
-                    make: __toolsmith_make,
+                    make: #private::make::<#type_path>,
                 }
             }
         };
@@ -270,15 +268,14 @@ fn argument_field(arg: &Argument, private: &TokenStream) -> TokenStream {
     quote!(#(#out)* #ident: #ty)
 }
 
-/// The spanned type checks (see `type_checks`), in a constant.
-fn checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
-    let checks = type_checks(tool, private);
-    quote!(const _: () = { #checks };)
-}
-
-/// What the `GeneratedTool` impl assumes: exactly what `checks` checks, so
-/// it applies whenever the checks pass. `for<'__x>` makes each bound an
+/// What the `GeneratedTool` impl assumes: no more than `type_checks`
+/// checks, so it applies whenever the checks pass, and enough for its body
+/// to type-check whatever the types are. `for<'__x>` makes each bound an
 /// assumption instead of a requirement checked where it is written.
+///
+/// The body reads an argument only through the arguments type, so an
+/// argument's own bound is what its value needs beyond that: being held
+/// across the tool's `.await`.
 fn assumed_bounds(tool: &ToolFn, private: &TokenStream, args_type: &TokenStream) -> TokenStream {
     let mut bounds = vec![quote! {
         for<'__x> #args_type: #private::serde::de::DeserializeOwned
@@ -288,10 +285,7 @@ fn assumed_bounds(tool: &ToolFn, private: &TokenStream, args_type: &TokenStream)
         bounds.push(match param {
             Param::Argument(arg) => {
                 let ty = &arg.ty;
-                quote! {
-                    for<'__x> #ty: #private::serde::de::DeserializeOwned
-                        + #private::schemars::JsonSchema + ::core::marker::Send + 'static,
-                }
+                quote!(for<'__x> #ty: ::core::marker::Send + 'static,)
             }
             Param::Injected { ty, .. } => quote! {
                 for<'__x> #ty: ::core::marker::Send + ::core::marker::Sync + 'static,
@@ -309,7 +303,7 @@ fn assumed_bounds(tool: &ToolFn, private: &TokenStream, args_type: &TokenStream)
 /// each mistake is reported once; a generic function is skipped whole,
 /// because its type parameters are not in scope here.
 ///
-/// Emitted by the expansion (in `checks`) and by `fallback`, so a wrong
+/// Emitted by the expansion and by `fallback`, so a wrong
 /// type is reported in the same build as the macro's own errors.
 pub fn type_checks(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     let sig = &tool.item.sig;

@@ -26,8 +26,8 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     }
     let type_path = tool_type::path(tool);
     let declare_type = tool_type::declare(tool, None);
-    let collision_check = tool_type::collision_check(tool);
     let private = quote!(#krate::__private_0_1);
+    let collision_check = tool_type::collision_check(tool, &private);
     let checks = type_checks(tool, &private);
     // The defaults' functions, for the compiler to check each default
     // against its type in this build too; nothing calls them.

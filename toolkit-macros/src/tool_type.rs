@@ -93,11 +93,13 @@ fn inner_visibility(vis: &Visibility) -> TokenStream {
 /// function's module is the generated type; if the user's own type of that
 /// name shadows it, compiling stops with a message that says so.
 ///
-/// The check picks an associated constant by type: an inherent impl for
-/// the generated type wins over the trait's default, which every other
-/// type gets. A failed `assert` in a constant is one error with this
-/// message, where a trait bound would add notes about impls.
-pub fn collision_check(tool: &ToolFn) -> TokenStream {
+/// The check picks an associated constant by type: the generated type's
+/// inherent constant, declared here, wins over the default of
+/// `NotGenerated`, which every type has. A failed `assert` in a constant is
+/// one error with this message, where a trait bound would add notes about
+/// impls. One inherent impl per tool is all the compiler checks; the trait
+/// is the core crate's.
+pub fn collision_check(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     let generated = path(tool);
     let ident = ident(tool);
     let fn_ident = &tool.item.sig.ident;
@@ -118,19 +120,17 @@ pub fn collision_check(tool: &ToolFn) -> TokenStream {
     let span = fn_ident.span();
     let panic = quote_spanned!(span=> ::core::panic!(#message));
     quote! {
-        const _: () = {
-            struct __ToolsmithProbe<T>(::core::marker::PhantomData<T>);
-            impl __ToolsmithProbe<#generated> {
-                const GENERATED: bool = true;
-            }
-            trait __ToolsmithOther {
-                const GENERATED: bool = false;
-            }
-            impl<T> __ToolsmithOther for __ToolsmithProbe<T> {}
-            if !__ToolsmithProbe::<#ident>::GENERATED {
+        impl #generated {
+            // Unused only when the name is taken, which is refused below.
+            #[allow(dead_code)]
+            const __TOOLSMITH_GENERATED: bool = true;
+        }
+        {
+            use #private::NotGenerated as _;
+            if !<#ident>::__TOOLSMITH_GENERATED {
                 #panic
             }
-        };
+        }
     }
 }
 

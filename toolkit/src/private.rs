@@ -87,6 +87,12 @@ pub fn output_is_wrapped(spec: &ToolSpec) -> bool {
     spec.output_schema.as_ref().is_some_and(is_wrapped)
 }
 
+/// Builds a generated tool for its registration: one generic function for
+/// every tool, where each tool would otherwise bring a function of its own.
+pub fn make<T: crate::Tool + Default + 'static>() -> Arc<dyn crate::Tool> {
+    Arc::new(T::default())
+}
+
 /// Step 5 for generated tools: deserialize into the arguments struct.
 pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Arguments, ArgumentError> {
     // A `match` rather than `map`/`map_err`: each closure would be compiled
@@ -112,7 +118,7 @@ pub use crate::exec::run_blocking;
 // each bound behind it (a `File` misses both `Deserialize` and `JsonSchema`;
 // an `Rc` is neither `Send` nor `Sync`), so one mistake is one error.
 //
-// The generated `GeneratedTool` impl requires exactly what these checks
+// The generated `GeneratedTool` impl requires no more than these checks
 // check; see `GeneratedTool`.
 
 /// Every argument type passes this check at its own span.
@@ -622,8 +628,8 @@ probe!(
 
 /// Level 1: the generated tool exists.
 pub trait DispatchGenerated {
-    /// See [`GeneratedTool::spec`].
-    fn spec(self) -> crate::ToolSpec;
+    /// [`GeneratedTool::spec`], for [`ToolStatics::spec`] to call once.
+    fn spec_maker(self) -> fn() -> crate::ToolSpec;
     /// See [`GeneratedTool::bind`].
     fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
     /// See [`GeneratedTool::call`].
@@ -631,8 +637,8 @@ pub trait DispatchGenerated {
 }
 
 impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
-    fn spec(self) -> crate::ToolSpec {
-        T::spec()
+    fn spec_maker(self) -> fn() -> crate::ToolSpec {
+        T::spec
     }
     fn bind(self, args: Value) -> Result<Arguments, ArgumentError> {
         T::bind(args)
@@ -646,7 +652,7 @@ impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
 /// Should a check ever miss a bound, [`Unbuildable`] fails the build here.
 pub trait DispatchRefused {
     /// Never called: a build that reaches it has already failed a check.
-    fn spec(self) -> crate::ToolSpec;
+    fn spec_maker(self) -> fn() -> crate::ToolSpec;
     /// Never called: a build that reaches it has already failed a check.
     fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
     /// Never called: a build that reaches it has already failed a check.
@@ -654,7 +660,7 @@ pub trait DispatchRefused {
 }
 
 impl<T> DispatchRefused for Dispatch<T> {
-    fn spec(self) -> crate::ToolSpec {
+    fn spec_maker(self) -> fn() -> crate::ToolSpec {
         let () = Unbuildable::<T>::BUG;
         unreachable!("this tool did not compile")
     }
@@ -667,6 +673,17 @@ impl<T> DispatchRefused for Dispatch<T> {
         unreachable!("this tool did not compile")
     }
 }
+
+/// The other half of the check that the name of a generated tool type is
+/// its own in its module: every type has this constant `false`, and the
+/// generated type's inherent constant of the same name, `true`, is picked
+/// before it.
+pub trait NotGenerated {
+    /// False: this is not the generated tool type.
+    const __TOOLSMITH_GENERATED: bool = false;
+}
+
+impl<T: ?Sized> NotGenerated for T {}
 
 /// Evaluated only when a [`DispatchRefused`] method is compiled for a tool,
 /// which happens only if every check passed and yet the generated impl does
