@@ -72,7 +72,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                     __toolsmith_args: #krate::Arguments,
                     __toolsmith_ctx: &#krate::ToolContext,
                 ) -> #private::CallFuture<'_> {
-                    ::std::boxed::Box::pin(async move { #call })
+                    #call
                 }
             }
 
@@ -531,6 +531,12 @@ fn success_type(tool: &ToolFn) -> TokenStream {
     }
 }
 
+/// The body of `GeneratedTool::call`. The arguments are unpacked and the
+/// values injected before the tool's future is made; `call_with` awaits it
+/// and hands what it returned to the closure written here, which converts
+/// it. The awaiting is one generic function of the core, so a tool brings
+/// no coroutine of its own for the compiler to build and check, only a
+/// closure that converts a value.
 fn call_body(
     tool: &ToolFn,
     krate: &TokenStream,
@@ -538,15 +544,29 @@ fn call_body(
     args_type: &TokenStream,
 ) -> TokenStream {
     let fn_ident = &tool.item.sig.ident;
-    let unpack = match tool.whole_arguments() {
+    let is_async = tool.item.sig.asyncness.is_some();
+    // Before the future exists a failure is a call refused at once; inside
+    // a blocking body, the body's own error.
+    let fail = if is_async {
+        quote!(return #private::refused(error))
+    } else {
+        quote!(return ::core::result::Result::Err(error))
+    };
+    let parsed = match tool.whole_arguments() {
         Some(whole) => {
             let ident = &whole.ident;
-            quote!(let #ident = __toolsmith_args.parse::<#args_type>()?;)
+            quote!(let #ident)
         }
         None => {
             let idents = tool.arguments().map(|a| &a.ident);
-            quote!(let __ToolsmithArguments { #(#idents,)* .. } = __toolsmith_args.parse::<__ToolsmithArguments>()?;)
+            quote!(let __ToolsmithArguments { #(#idents,)* .. })
         }
+    };
+    let unpack = quote! {
+        #parsed = match __toolsmith_args.parse::<#args_type>() {
+            ::core::result::Result::Ok(args) => args,
+            ::core::result::Result::Err(error) => return #private::refused(error),
+        };
     };
     let mut injections = Vec::new();
     let mut call_args = Vec::new();
@@ -555,7 +575,10 @@ fn call_body(
             Param::Injected { ty, .. } => {
                 let local = format_ident!("__toolsmith_inject_{}", i);
                 injections.push(quote! {
-                    let #local: &#ty = (&&#private::Inject::<#ty>::new()).inject(__toolsmith_ctx)?;
+                    let #local: &#ty = match (&&#private::Inject::<#ty>::new()).inject(__toolsmith_ctx) {
+                        ::core::result::Result::Ok(value) => value,
+                        ::core::result::Result::Err(error) => #fail,
+                    };
                 });
                 call_args.push(quote!(#local));
             }
@@ -565,24 +588,27 @@ fn call_body(
             }
         }
     }
-    let invoke = if tool.item.sig.asyncness.is_some() {
-        quote! {
-            #(#injections)*
-            let __toolsmith_ret = #fn_ident(#(#call_args),*).await;
-        }
-    } else {
-        quote! {
-            let __toolsmith_ret = #private::run_blocking(__toolsmith_ctx, move |__toolsmith_ctx: &#krate::ToolContext| -> ::core::result::Result<_, #krate::ToolError> {
+    let (future, returned) = if is_async {
+        (
+            quote! {
                 #(#injections)*
-                ::core::result::Result::Ok(#fn_ident(#(#call_args),*))
-            })
-            .await??;
-        }
+                #fn_ident(#(#call_args),*)
+            },
+            TokenStream::new(),
+        )
+    } else {
+        (
+            quote! {
+                #private::run_blocking(__toolsmith_ctx, move |__toolsmith_ctx: &#krate::ToolContext| -> ::core::result::Result<_, #krate::ToolError> {
+                    #(#injections)*
+                    ::core::result::Result::Ok(#fn_ident(#(#call_args),*))
+                })
+            },
+            quote!(let __toolsmith_ret = __toolsmith_ret??;),
+        )
     };
-    quote! {
-        use #private::probes::*;
-        #unpack
-        #invoke
+    let convert = quote! {
+        #returned
         match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
             ::core::result::Result::Ok(value) => {
                 // Read from the spec once: whether the output schema wraps the value.
@@ -593,6 +619,12 @@ fn call_body(
                 ::core::result::Result::Err((&&#private::ErrorOf::of(&error)).to_tool_error(error))
             }
         }
+    };
+    quote! {
+        use #private::probes::*;
+        #unpack
+        let __toolsmith_future = { #future };
+        #private::call_with(__toolsmith_future, move |__toolsmith_ret| { #convert })
     }
 }
 

@@ -93,6 +93,23 @@ pub fn make<T: crate::Tool + Default + 'static>() -> Arc<dyn crate::Tool> {
     Arc::new(T::default())
 }
 
+/// A generated tool's call: awaits the tool's future, then `finish` makes
+/// the call's result of what it returned. Each tool's call is an instance
+/// of this one body instead of a coroutine of its own.
+pub fn call_with<'a, F, C>(future: F, finish: C) -> CallFuture<'a>
+where
+    F: std::future::Future + Send + 'a,
+    C: FnOnce(F::Output) -> Result<ToolOutput, ToolError> + Send + 'a,
+{
+    Box::pin(async move { finish(future.await) })
+}
+
+/// A generated tool's call refused before the tool runs: its arguments did
+/// not parse, or a value to inject is not there.
+pub fn refused<'a>(error: ToolError) -> CallFuture<'a> {
+    Box::pin(std::future::ready(Err(error)))
+}
+
 /// Step 5 for generated tools: deserialize into the arguments struct.
 pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Arguments, ArgumentError> {
     // A `match` rather than `map`/`map_err`: each closure would be compiled
