@@ -591,6 +591,14 @@ async fn main() -> std::io::Result<()> {
         Some(i) => server.with_page_size(args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(5)),
         None => server,
     };
+    // `--tasks-per-caller N`: at most N tasks running per caller.
+    let server = match args.iter().position(|a| a == "--tasks-per-caller") {
+        Some(i) => server.with_task_limits(
+            args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(1),
+            tk::mcp::DEFAULT_TASKS_IN_ALL,
+        ),
+        None => server,
+    };
     let server = if args.iter().any(|a| a == "--deny-dangerous") {
         server.with_pipeline(
             Pipeline::new().layer(Approval::deny(ApprovalPolicy::RequireForDangerous)),

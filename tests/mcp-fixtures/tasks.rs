@@ -84,6 +84,45 @@ async fn multi_input(session: &ClientSession) -> Result<String, ToolError> {
     Ok(format!("{} and {}", first?["action"], second?["action"]))
 }
 
+/// Asks the user's name, then works (`work_seconds`, half a second unless
+/// told) and greets them. It asks first: on protocol 2026-07-28 the name
+/// comes through an input-required round, and the work runs as a task.
+/// With `confirm`, it asks again after the work, once it is a task.
+#[tool(read_only, task = required, asks_first)]
+async fn test_tool_with_task(
+    ctx: &ToolContext,
+    session: &ClientSession,
+    /// How long to work, in seconds.
+    work_seconds: Option<f64>,
+    /// Ask to go on after the work.
+    confirm: Option<bool>,
+) -> Result<String, ToolError> {
+    let form = json!({
+        "message": "What is your name?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"]
+        }
+    });
+    let answer = session.ask("user_name", "elicitation/create", form).await?;
+    let name = answer["content"]["name"].as_str().unwrap_or("stranger");
+    let work = Duration::from_secs_f64(work_seconds.unwrap_or(0.5).clamp(0.0, 600.0));
+    tokio::select! {
+        () = tokio::time::sleep(work) => {}
+        () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+    }
+    if confirm == Some(true) {
+        let answer = session
+            .ask("go_on", "elicitation/create", confirm_form("Go on?"))
+            .await?;
+        if answer["action"] != "accept" {
+            return Ok(format!("stopped before greeting {name}"));
+        }
+    }
+    Ok(format!("Hello, {name}!"))
+}
+
 /// The tools above.
 pub fn tools() -> Vec<std::sync::Arc<dyn tk::Tool>> {
     vec![
@@ -93,5 +132,6 @@ pub fn tools() -> Vec<std::sync::Arc<dyn tk::Tool>> {
         std::sync::Arc::new(ProtocolErrorJobTool),
         std::sync::Arc::new(ConfirmDeleteTool),
         std::sync::Arc::new(MultiInputTool),
+        std::sync::Arc::new(TestToolWithTaskTool),
     ]
 }

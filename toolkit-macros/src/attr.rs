@@ -41,6 +41,8 @@ pub struct ToolAttrs {
     pub strict: bool,
     /// `task` or `task = optional | required`: run as an MCP task.
     pub task: Option<Spanned<String>>,
+    /// `asks_first`: ask the client, then become a task.
+    pub asks_first: bool,
     pub krate: Option<syn::Path>,
     /// Every key as written, so a check can point at the one to change.
     pub keys: Vec<Ident>,
@@ -72,6 +74,7 @@ const TOOL_KEYS: &[&str] = &[
     "meta",
     "strict",
     "task",
+    "asks_first",
     "crate",
 ];
 
@@ -155,6 +158,7 @@ pub fn parse_tool_attrs(input: ParseStream, errors: &mut Errors) -> syn::Result<
             "idempotent" => attrs.idempotent = flag(input, &key, errors)?,
             "open_world" => attrs.open_world = flag(input, &key, errors)?,
             "strict" => attrs.strict = flag(input, &key, errors)?,
+            "asks_first" => attrs.asks_first = flag(input, &key, errors)?,
             "task" => {
                 attrs.task = Some(if input.peek(Token![=]) {
                     word_value(input, &key)?

@@ -430,6 +430,7 @@ fn spec_body(
         let variant = format_ident!("{}", pascal(&t.value));
         quote!(spec = spec.with_task_support(#krate::TaskSupport::#variant);)
     });
+    let asks_first = a.asks_first.then(|| quote!(spec = spec.with_asks_first();));
     let timeout = a.timeout_ms.as_ref().map(|t| {
         let ms = t.value;
         quote!(spec = spec.with_timeout(::core::time::Duration::from_millis(#ms));)
@@ -450,6 +451,7 @@ fn spec_body(
         #category
         #risk
         #task
+        #asks_first
         #timeout
         #metadata
         if let ::core::option::Option::Some(schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {

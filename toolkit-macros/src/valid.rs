@@ -134,6 +134,15 @@ fn check_attributes(tool: &ToolFn, errors: &mut Errors) {
             errors.at_span(given.span, unknown_word(what, &given.value, known));
         }
     }
+    if tool.attrs.asks_first
+        && tool.attrs.task.is_none()
+        && let Some(key) = tool.attrs.key("asks_first")
+    {
+        errors.at(
+            key,
+            "`asks_first` is for a tool that runs as a task: add `task` (or `task = required`), or remove it",
+        );
+    }
     if tool.attrs.read_only && tool.attrs.destructive {
         let message =
             "a tool cannot be both `read_only` and `destructive`: keep the one that is true";

@@ -239,6 +239,16 @@ pub struct ToolSpec {
     /// `#[tool(task)]` sets [`TaskSupport::Optional`],
     /// `#[tool(task = required)]` [`TaskSupport::Required`].
     pub task_support: TaskSupport,
+    /// For a tool that runs as a task: it asks the client its questions
+    /// first, and only then becomes a task. Served to a client of protocol
+    /// 2026-07-28, the call runs at once; a question it asks in its first
+    /// moments (before it has run a task poll interval without asking)
+    /// comes back as an input-required result, and the client calls again
+    /// with the answer; once the tool has run that long without asking, or
+    /// has finished, the call answers with a task, and a later question
+    /// waits in the task. Without it, a task tool's call is a task from
+    /// the start. `#[tool(task, asks_first)]` sets it.
+    pub asks_first: bool,
 }
 
 /// Whether a tool served over MCP runs as a task.
@@ -391,6 +401,7 @@ impl ToolSpec {
             meta: Map::new(),
             strict: false,
             task_support: TaskSupport::Forbidden,
+            asks_first: false,
         }
     }
 
@@ -469,6 +480,12 @@ impl ToolSpec {
     /// Run as a task when served over MCP (see [`ToolSpec::task_support`]).
     pub fn with_task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
+        self
+    }
+
+    /// Ask the client first, then run as a task (see [`ToolSpec::asks_first`]).
+    pub fn with_asks_first(mut self) -> Self {
+        self.asks_first = true;
         self
     }
 

@@ -83,6 +83,13 @@ async fn our_client_waits_for_polls_and_cancels_tasks() {
     // The task's question answered by the host's elicitor.
     let out = call("confirm_delete", json!({"filename": "a.txt"})).await;
     assert!(out.content.contains("deleted a.txt"), "{}", out.content);
+    // Asked first in a round, then a task: the answer reaches the result.
+    let out = call("test_tool_with_task", json!({"work_seconds": 0.3})).await;
+    assert!(
+        !out.is_error && out.content.contains("Hello, stranger!"),
+        "{}",
+        out.content
+    );
     // A tool's failure is the task's result, marked as an error.
     let out = call("failing_job", json!({})).await;
     assert!(

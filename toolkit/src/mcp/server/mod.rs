@@ -28,7 +28,7 @@ use rmcp::model::{
     ServerNotification, SubscriptionFilter, TASKS_EXTENSION_ID, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::task_manager::{TaskExit, TaskOptions};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskOptions};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -505,6 +505,37 @@ fn random_key() -> Vec<u8> {
 /// How often a client is asked to look at a task, in milliseconds.
 const TASK_POLL_INTERVAL_MS: u64 = 200;
 
+/// How long a tool that asks first runs before its call becomes a task:
+/// a question left open by then ends the round instead. One poll interval,
+/// so a client polling the task would not have heard sooner.
+const QUESTIONS_BEFORE_TASK: std::time::Duration =
+    std::time::Duration::from_millis(TASK_POLL_INTERVAL_MS);
+
+/// The options of every task of a served call.
+fn task_options() -> TaskOptions {
+    TaskOptions::new().with_poll_interval_ms(TASK_POLL_INTERVAL_MS)
+}
+
+/// A served call that owns what it needs: its typed outcome and the tool's name.
+type OwnedCall = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = (Result<crate::ToolOutput, crate::CallError>, String)>
+            + Send,
+    >,
+>;
+
+/// The refusal of a request whose `what` (a tool, a prompt) asked for a
+/// capability the client did not declare (protocol 2026-07-28's -32021).
+fn missing_capability(what: &str, capability: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "the {what} needs the client's {capability} capability, which the request does not declare"
+        ),
+        Some(json!({"requiredCapabilities": {capability: {}}})),
+    )
+}
+
 /// What a call of protocol 2026-07-28 carries, signed, from one round to
 /// the next: the answers so far, and the questions asked and left open,
 /// the only ones the next round's `inputResponses` may answer.
@@ -512,6 +543,30 @@ const TASK_POLL_INTERVAL_MS: u64 = 200;
 struct RoundState {
     answers: serde_json::Map<String, Value>,
     asked: Vec<String>,
+}
+
+/// What a call's signed state is bound to: the tool (or `prompt:` and a
+/// prompt's name) and the arguments, so that the answers given for one call
+/// never reach another, whatever order the client writes the arguments in.
+fn round_binding(name: &str, arguments: Option<&serde_json::Map<String, Value>>) -> String {
+    /// `value` with every object's keys in order.
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let arguments = arguments.map_or(Value::Null, |a| sorted(&Value::Object(a.clone())));
+    format!("{name}\n{arguments}")
 }
 
 /// How long a call's answers stay valid between its rounds.
@@ -591,14 +646,14 @@ impl McpServer {
     /// rounds from its signed `requestState`, and its `inputResponses`.
     fn rounds_of(&self, request: &CallToolRequestParams) -> Result<Rounds, ErrorData> {
         self.rounds_for(
-            &request.name,
+            &round_binding(&request.name, request.arguments.as_ref()),
             request.request_state.as_ref(),
             request.input_responses.clone(),
         )
     }
 
-    /// The answers a request of protocol 2026-07-28 for `name` brings (a
-    /// tool's name, or `prompt:` and a prompt's): those the signed state
+    /// The answers a request of protocol 2026-07-28 bound to `binding` (see
+    /// [`round_binding`]) brings: those the signed state
     /// carries, and of the `inputResponses` only the answers to the
     /// questions that state says were asked and left open. An answer to a
     /// question never asked, or to one already answered, is ignored: the
@@ -606,7 +661,7 @@ impl McpServer {
     /// server signed.
     fn rounds_for(
         &self,
-        name: &str,
+        binding: &str,
         request_state: Option<&String>,
         input_responses: Option<rmcp::model::InputResponses>,
     ) -> Result<Rounds, ErrorData> {
@@ -614,10 +669,10 @@ impl McpServer {
             Some(state) => self
                 .shared
                 .rounds
-                .open_json_with::<RoundState>(state, name.as_bytes())
+                .open_json_with::<RoundState>(state, binding.as_bytes())
                 .map_err(|_| {
                     ErrorData::invalid_params(
-                        "the requestState is not one this server gave for this tool, or it has expired",
+                        "the requestState is not one this server gave for this call (this tool with these arguments), or it has expired",
                         None,
                     )
                 })?,
@@ -642,9 +697,10 @@ impl McpServer {
         owner: Owner,
     ) -> Result<CreateTaskResult, ErrorData> {
         let server = self.clone();
-        let options = TaskOptions::new().with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
-        let task = self.shared.tasks.spawn(owner, options, move |task| {
-            Box::pin(async move {
+        let task = self
+            .shared
+            .tasks
+            .spawn(owner, task_options(), move |task| {
                 // The task outlives the request that started it.
                 let stop = CancellationToken::new();
                 let mut ctx = ctx.with_cancellation(stop.clone());
@@ -652,45 +708,140 @@ impl McpServer {
                     let session = session.clone().asking(Channel::Task(task.clone()), offers);
                     ctx = ctx.with_state(session);
                 }
-                let arguments = Value::Object(request.arguments.unwrap_or_default());
-                let pipeline = server.pipeline();
-                let call =
-                    pipeline.try_call(&server.shared.registry, &request.name, arguments, &ctx);
-                let outcome = tokio::select! {
-                    outcome = call => outcome,
-                    () = task.cancelled() => {
-                        stop.cancel();
-                        return Err(TaskExit::Cancelled);
-                    }
-                };
-                // A tool's failure is a result marked as an error; a crash
-                // or a fault of the program fails the task itself.
-                if let Err(e) = &outcome
-                    && matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal)
-                {
-                    let message = error_output(e).content;
-                    return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
-                }
-                // Kept as a direct call's result is given: shaped (cut or
-                // saved) by the pipeline's rules.
-                let id = ctx.call_id().unwrap_or_default().to_owned();
-                let output = pipeline.finish(outcome, &request.name, &id, &ctx).await;
-                typed(call_result_from_output(&output)).map_err(TaskExit::Error)
-            })
-        })?;
+                let call = server.owned_call(request, ctx.clone());
+                Box::pin(server.run_task(task, stop, call, ctx))
+            })?;
         Ok(CreateTaskResult::new(task))
     }
 
+    /// The call of a tool that asks first (`ToolSpec::asks_first`), from a
+    /// client of protocol 2026-07-28 that takes tasks: run at once, its
+    /// questions asked in rounds, until it leaves one open (the round ends
+    /// with an input-required result and the call with it), or it has run
+    /// a poll interval without asking, or it is done: then the running
+    /// call is handed to a task, which its later questions wait in, and
+    /// the client is answered with the task.
+    async fn ask_then_task(
+        &self,
+        request: CallToolRequestParams,
+        ctx: ToolContext,
+        offers: Offers,
+        owner: Owner,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let rounds = Arc::new(self.rounds_of(&request)?);
+        // The call outlives the request once it is a task.
+        let stop = CancellationToken::new();
+        let mut ctx = ctx.with_cancellation(stop.clone());
+        if let Some(session) = ctx.state::<ClientSession>() {
+            let session = session
+                .clone()
+                .asking(Channel::Rounds(Arc::clone(&rounds)), offers);
+            ctx = ctx.with_state(session);
+        }
+        let binding = round_binding(&request.name, request.arguments.as_ref());
+        let mut call = Box::pin(self.owned_call(request, ctx.clone()));
+        let mut done = None;
+        let left_open = tokio::select! {
+            biased;
+            outcome = &mut call => {
+                done = Some(outcome);
+                false
+            }
+            () = rounds.asked() => true,
+            () = tokio::time::sleep(QUESTIONS_BEFORE_TASK) => false,
+            // The client gave up on the call before it became a task.
+            () = context.ct.cancelled() => {
+                stop.cancel();
+                return Err(ErrorData::invalid_request("the call was cancelled", None));
+            }
+        };
+        if !left_open {
+            let call: OwnedCall = match done {
+                Some(outcome) => Box::pin(std::future::ready(outcome)),
+                None => call,
+            };
+            let started = rounds.hand_over(|| {
+                let mut handed = None;
+                let task = self.shared.tasks.spawn(owner, task_options(), |task| {
+                    handed = Some(task.clone());
+                    Box::pin(self.clone().run_task(task, stop, call, ctx))
+                })?;
+                let handed = handed.expect("the task's future is made as it is spawned");
+                Ok::<_, ErrorData>((task, handed))
+            });
+            if let Some(started) = started {
+                return Ok(CreateTaskResult::new(started?).into());
+            }
+        }
+        if let Some(capability) = rounds.missing() {
+            return Err(missing_capability("tool", capability));
+        }
+        self.input_required(&binding, &rounds).map(Into::into)
+    }
+
+    /// A call of `request`'s tool owning all it needs, so it can run
+    /// beyond the request: the pipeline's typed outcome, and the context
+    /// it ran in.
+    fn owned_call(&self, request: CallToolRequestParams, ctx: ToolContext) -> OwnedCall {
+        let server = self.clone();
+        Box::pin(async move {
+            let arguments = Value::Object(request.arguments.unwrap_or_default());
+            let outcome = server
+                .pipeline()
+                .try_call(&server.shared.registry, &request.name, arguments, &ctx)
+                .await;
+            (outcome, request.name.into_owned())
+        })
+    }
+
+    /// A task's work: `call` until it ends or the task is cancelled (then
+    /// `stop` tells the tool), its outcome kept as the task's result.
+    async fn run_task(
+        self,
+        task: TaskContext,
+        stop: CancellationToken,
+        call: OwnedCall,
+        ctx: ToolContext,
+    ) -> Result<rmcp::model::CallToolResult, TaskExit> {
+        let (outcome, name) = tokio::select! {
+            outcome = call => outcome,
+            () = task.cancelled() => {
+                stop.cancel();
+                return Err(TaskExit::Cancelled);
+            }
+        };
+        // Cancelled while it waited for an answer, the tool may end first,
+        // with the cancellation as its error: the task was still cancelled.
+        if task.is_cancel_requested() {
+            return Err(TaskExit::Cancelled);
+        }
+        // A tool's failure is a result marked as an error; a crash or a
+        // fault of the program fails the task itself.
+        if let Err(e) = &outcome
+            && matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal)
+        {
+            let message = error_output(e).content;
+            return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
+        }
+        // Kept as a direct call's result is given: shaped (cut or saved)
+        // by the pipeline's rules.
+        let id = ctx.call_id().unwrap_or_default().to_owned();
+        let output = self.pipeline().finish(outcome, &name, &id, &ctx).await;
+        typed(call_result_from_output(&output)).map_err(TaskExit::Error)
+    }
+
     /// The result that ends a round with questions open: them, and the
-    /// answers so far, signed, for the next round.
+    /// answers so far, signed for the next round of the same call
+    /// (`binding`, see [`round_binding`]).
     fn input_required(
         &self,
-        tool: &str,
+        binding: &str,
         rounds: &Rounds,
     ) -> Result<InputRequiredResult, ErrorData> {
         let (open, used) = rounds.take();
         let options = SealOptions::new()
-            .associated_data(tool.as_bytes())
+            .associated_data(binding.as_bytes())
             .ttl(ROUND_STATE_TTL);
         let round = RoundState {
             answers: used,
@@ -755,16 +906,21 @@ impl ServerHandler for McpServer {
         let mut ctx = self.call_context(&context);
         let capabilities = context.client_capabilities();
         let offers = Offers::from_capabilities(capabilities.as_ref());
-        let support = self
+        let (support, asks_first) = self
             .shared
             .registry
             .get(&request.name)
-            .map(|tool| tool.spec().task_support)
+            .map(|tool| (tool.spec().task_support, tool.spec().asks_first))
             .unwrap_or_default();
         let takes_tasks = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
         match support {
             TaskSupport::Optional | TaskSupport::Required if takes_tasks => {
                 let owner = self.owner(&context);
+                if asks_first && is_2026_or_later(&context) {
+                    return self
+                        .ask_then_task(request, ctx, offers, owner, &context)
+                        .await;
+                }
                 return Ok(self.start_task(request, ctx, offers, owner)?.into());
             }
             TaskSupport::Required => {
@@ -804,6 +960,10 @@ impl ServerHandler for McpServer {
             ctx = ctx.clone().with_progress_reporter(relay);
             task
         });
+        // Only a call in rounds signs a state.
+        let binding = rounds
+            .as_ref()
+            .map(|_| round_binding(&request.name, request.arguments.as_ref()));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let output = {
             let call = self
@@ -828,15 +988,10 @@ impl ServerHandler for McpServer {
         let Some(output) = output else {
             let rounds = rounds.expect("only rounds leave questions open");
             if let Some(capability) = rounds.missing() {
-                return Err(ErrorData::new(
-                    rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    format!(
-                        "the tool needs the client's {capability} capability, which the request does not declare"
-                    ),
-                    Some(json!({"requiredCapabilities": {capability: {}}})),
-                ));
+                return Err(missing_capability("tool", capability));
             }
-            return self.input_required(&request.name, &rounds).map(Into::into);
+            let binding = binding.unwrap_or_default();
+            return self.input_required(&binding, &rounds).map(Into::into);
         };
         let result: rmcp::model::CallToolResult = typed(call_result_from_output(&output))?;
         Ok(result.into())
@@ -950,7 +1105,10 @@ impl ServerHandler for McpServer {
             ));
         };
         // A prompt asks the client as a tool does (see `ClientSession`).
-        let key = format!("prompt:{}", request.name);
+        let key = round_binding(
+            &format!("prompt:{}", request.name),
+            request.arguments.as_ref(),
+        );
         let offers = Offers::from_capabilities(context.client_capabilities().as_ref());
         let session = ClientSession::new(context.peer.clone(), Arc::clone(&self.session.log_level));
         let (session, rounds) = if is_2026_or_later(&context) {
@@ -977,11 +1135,7 @@ impl ServerHandler for McpServer {
                 result = filled => result,
                 () = rounds.asked() => {
                     if let Some(capability) = rounds.missing() {
-                        return Err(ErrorData::new(
-                            rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                            format!("the prompt needs the client's {capability} capability, which the request does not declare"),
-                            Some(json!({"requiredCapabilities": {capability: {}}})),
-                        ));
+                        return Err(missing_capability("prompt", capability));
                     }
                     return self.input_required(&key, rounds).map(Into::into);
                 }

@@ -42,6 +42,9 @@ use crate::error::ToolError;
 ///   next round;
 /// - in a task, the task waits in `input_required` until the client
 ///   answers with `tasks/update`;
+/// - in the call of a task tool that asks first
+///   ([`ToolSpec::asks_first`](crate::ToolSpec::asks_first)), in rounds
+///   until the call becomes a task, then in the task;
 /// - when nothing can reach the client (a stateless HTTP request of an
 ///   older protocol), or the client does not offer what is asked, the
 ///   question fails at once with an error saying why.
@@ -151,18 +154,30 @@ impl Need {
 
 /// One round of a call on protocol 2026-07-28: the answers the client gave
 /// (in this request and, through the signed state, in earlier ones), and
-/// the questions still open.
+/// the questions still open. A call of a tool that asks first may become a
+/// task in the middle of its round ([`Rounds::hand_over`]); its questions
+/// from then on wait in the task.
 #[derive(Default)]
 pub(crate) struct Rounds {
     answers: Map<String, Value>,
     /// The answers the tool used this round: carried to the next one.
     used: Mutex<Map<String, Value>>,
-    /// The questions without an answer, by key.
-    open: Mutex<InputRequests>,
-    /// A capability the tool needed and the client did not declare.
-    missing: Mutex<Option<&'static str>>,
+    /// Where the next question goes; one lock, so a question and the hand
+    /// over to a task never cross.
+    state: Mutex<Asking>,
     /// Told when a question is left open.
     asked: Notify,
+}
+
+/// Where a round stands.
+#[derive(Default)]
+struct Asking {
+    /// The questions without an answer, by key.
+    open: InputRequests,
+    /// A capability the tool needed and the client did not declare.
+    missing: Option<&'static str>,
+    /// The task the call became, once it did.
+    task: Option<TaskContext>,
 }
 
 impl Rounds {
@@ -174,29 +189,39 @@ impl Rounds {
         }
     }
 
-    /// The answer to `key`, or (never returning) the question left open.
+    /// The answer to `key`, or (never returning) the question left open;
+    /// once the call is a task, the task's answer.
     async fn ask(&self, key: &str, need: Need, params: Value) -> Result<Value, ToolError> {
         if let Some(answer) = self.answers.get(key).filter(|a| need.answered_by(a)) {
             lock(&self.used).insert(key.to_owned(), answer.clone());
             return Ok(answer.clone());
         }
-        let request = if need == Need::Roots {
-            json!({"method": need.method()})
-        } else {
-            json!({"method": need.method(), "params": params})
+        let request = input_request(need, params)?;
+        let task = {
+            let mut state = lock(&self.state);
+            if state.task.is_none() {
+                state.open.insert(key.to_owned(), request.clone());
+            }
+            state.task.clone()
         };
-        let request: InputRequest = serde_json::from_value(request).map_err(|e| {
-            ToolError::internal(format!("the {} request is malformed: {e}", need.what()))
-        })?;
-        lock(&self.open).insert(key.to_owned(), request);
+        if let Some(task) = task {
+            return ask_task(&task, key, request).await;
+        }
         self.asked.notify_one();
         // The server ends the call here and answers with the open questions.
         std::future::pending().await
     }
 
-    /// End the call: the tool needs what the client did not declare.
+    /// End the call: the tool needs what the client did not declare (once
+    /// the call is a task, the question fails).
     async fn refuse(&self, need: Need) -> Result<Value, ToolError> {
-        *lock(&self.missing) = Some(need.what());
+        {
+            let mut state = lock(&self.state);
+            if state.task.is_some() {
+                return Err(not_offered(need));
+            }
+            state.missing = Some(need.what());
+        }
         self.asked.notify_one();
         std::future::pending().await
     }
@@ -204,7 +229,7 @@ impl Rounds {
     /// The capability the tool needed and the client did not declare, if
     /// that is what ended the call.
     pub(crate) fn missing(&self) -> Option<&'static str> {
-        *lock(&self.missing)
+        lock(&self.state).missing
     }
 
     /// Resolves once a question is left open.
@@ -212,13 +237,65 @@ impl Rounds {
         self.asked.notified().await;
     }
 
+    /// Make the call a task with `start`, unless a question is open or a
+    /// capability missing (then `None`: the round ends with them). Its
+    /// later questions wait in the task `start` gives the context of.
+    pub(crate) fn hand_over<T, E>(
+        &self,
+        start: impl FnOnce() -> Result<(T, TaskContext), E>,
+    ) -> Option<Result<T, E>> {
+        let mut state = lock(&self.state);
+        if !state.open.is_empty() || state.missing.is_some() {
+            return None;
+        }
+        Some(start().map(|(started, task)| {
+            state.task = Some(task);
+            started
+        }))
+    }
+
     /// The questions left open, and the answers to carry to the next round.
     pub(crate) fn take(&self) -> (InputRequests, Map<String, Value>) {
         (
-            std::mem::take(&mut *lock(&self.open)),
+            std::mem::take(&mut lock(&self.state).open),
             std::mem::take(&mut *lock(&self.used)),
         )
     }
+}
+
+/// `need`'s request with `params`, as an input request names it.
+fn input_request(need: Need, params: Value) -> Result<InputRequest, ToolError> {
+    let request = if need == Need::Roots {
+        json!({"method": need.method()})
+    } else {
+        json!({"method": need.method(), "params": params})
+    };
+    serde_json::from_value(request)
+        .map_err(|e| ToolError::internal(format!("the {} request is malformed: {e}", need.what())))
+}
+
+/// Ask through `task`: it waits in `input_required` for `tasks/update`.
+async fn ask_task(
+    task: &TaskContext,
+    key: &str,
+    request: InputRequest,
+) -> Result<Value, ToolError> {
+    task.request_input(key, request)
+        .await
+        .map_err(|exit| match exit {
+            TaskExit::Cancelled => ToolError::Cancelled,
+            TaskExit::Error(e) => {
+                ToolError::failed(format!("the client did not answer: {}", e.message))
+            }
+        })
+}
+
+/// The failure of a question the client said it does not answer.
+fn not_offered(need: Need) -> ToolError {
+    ToolError::failed(format!(
+        "the client does not offer {}, so it cannot be asked",
+        need.what()
+    ))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -361,10 +438,7 @@ impl ClientSession {
             if let Channel::Rounds(rounds) = &self.channel {
                 return rounds.refuse(need).await;
             }
-            return Err(ToolError::failed(format!(
-                "the client does not offer {}, so it cannot be asked",
-                need.what()
-            )));
+            return Err(not_offered(need));
         }
         let malformed = |e: serde_json::Error| {
             ToolError::internal(format!("the {} request is malformed: {e}", need.what()))
@@ -372,22 +446,7 @@ impl ClientSession {
         match &self.channel {
             Channel::Closed(_) => unreachable!("handled above"),
             Channel::Rounds(rounds) => rounds.ask(key, need, params).await,
-            Channel::Task(task) => {
-                let request = if need == Need::Roots {
-                    json!({"method": need.method()})
-                } else {
-                    json!({"method": need.method(), "params": params})
-                };
-                let request: InputRequest = serde_json::from_value(request).map_err(malformed)?;
-                task.request_input(key, request)
-                    .await
-                    .map_err(|exit| match exit {
-                        TaskExit::Cancelled => ToolError::Cancelled,
-                        TaskExit::Error(e) => {
-                            ToolError::failed(format!("the client did not answer: {}", e.message))
-                        }
-                    })
-            }
+            Channel::Task(task) => ask_task(task, key, input_request(need, params)?).await,
             Channel::Push => {
                 let failed = |e: rmcp::ServiceError| {
                     ToolError::failed(format!("the client did not answer: {e}"))
