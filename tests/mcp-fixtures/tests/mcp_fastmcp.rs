@@ -5,8 +5,12 @@
 //! FastMCP comes from `scripts/mcp_peers.sh`. Outside CI a machine without
 //! it skips these tests, saying so; in CI a missing FastMCP fails them.
 //!
-//! FastMCP's client runs tasks only with the `fastmcp-tasks` package, which
-//! has no release for the FastMCP pinned here: no task is tried from it.
+//! Tasks need FastMCP's `fastmcp-tasks` package, whose newest release goes
+//! with FastMCP 4.1.4: the task round trips run with that pair, from a
+//! second virtualenv (`fastmcp_task_server.py`, `fastmcp_task_client.py`).
+//! FastMCP's task client sends no `Mcp-Name` header on `tasks/get`, which
+//! streamable HTTP requires (our server refuses such a request with
+//! `-32020`), so its task round trip with our server runs over stdio.
 
 #[path = "../peers.rs"]
 mod peers;
@@ -183,8 +187,14 @@ async fn our_client_mounts_a_fastmcp_server_over_streamable_http() {
 /// What FastMCP's client saw of our server, run with `args`; killed after
 /// 120 s.
 fn fastmcp_client(args: &[&str]) -> Value {
-    let script = peers::root().join("tests/mcp-fixtures/fastmcp_client.py");
-    let mut child = Command::new(peers::python())
+    run_client(&peers::python(), "fastmcp_client.py", args)
+}
+
+/// What the client `script` (in `tests/mcp-fixtures`), run by `python`
+/// with `args`, printed as JSON; killed after 120 s.
+fn run_client(python: &std::path::Path, script: &str, args: &[&str]) -> Value {
+    let script = peers::root().join("tests/mcp-fixtures").join(script);
+    let mut child = Command::new(python)
         .arg(script)
         .args(args)
         .stdout(Stdio::piped())
@@ -267,4 +277,106 @@ fn fastmcps_client_drives_our_server_over_streamable_http() {
         let seen = fastmcp_client(&["http", &server.url]);
         check_fastmcp_session(&seen);
     }
+}
+
+/// Mounts the FastMCP task server described by `entry` as `fast`: a call
+/// of its task tool waits for the task, and a task started by the host is
+/// polled and cancelled.
+async fn mount_and_drive_tasks(entry: Value) {
+    let config = McpConfig::from_json(&json!({"mcpServers": {"fast": entry}})).unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    for (server, outcome) in clients.connect().await {
+        outcome.unwrap_or_else(|e| panic!("{server}: {e}"));
+    }
+    let out = registry
+        .call(
+            "mcp_fast_work",
+            json!({"seconds": 0.2, "label": "x"}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("worked on x"), "{}", out.content);
+
+    let link = clients.server("fast").unwrap();
+    let id = link
+        .start_task("work", json!({"seconds": 60, "label": "y"}))
+        .await
+        .unwrap();
+    assert_eq!(link.task(&id).await.unwrap()["status"], "working");
+    link.cancel_task(&id).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = link.task(&id).await.unwrap()["status"].clone();
+        if status == "cancelled" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task stayed {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    clients.disconnect().await;
+}
+
+fn fastmcp_task_server_script() -> std::path::PathBuf {
+    peers::root().join("tests/mcp-fixtures/fastmcp_task_server.py")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_drives_fastmcp_tasks_over_stdio() {
+    if !peers::fastmcp_tasks_installed() {
+        return;
+    }
+    bounded(mount_and_drive_tasks(json!({
+        "command": peers::python_tasks(),
+        "args": [fastmcp_task_server_script(), "stdio"],
+        "toolTimeout": 30
+    })))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_drives_fastmcp_tasks_over_streamable_http() {
+    if !peers::fastmcp_tasks_installed() {
+        return;
+    }
+    let port = peers::free_port();
+    let server = peers::python_tasks_http(
+        &fastmcp_task_server_script(),
+        &["http", &port.to_string()],
+        port,
+        "/mcp",
+    );
+    bounded(mount_and_drive_tasks(json!({
+        "url": server.url,
+        "type": "streamableHttp",
+        "toolTimeout": 30
+    })))
+    .await;
+}
+
+#[test]
+fn fastmcps_task_client_drives_our_task_tools_over_stdio() {
+    if !peers::fastmcp_tasks_installed() {
+        return;
+    }
+    let seen = run_client(
+        &peers::python_tasks(),
+        "fastmcp_task_client.py",
+        &["stdio", peers::fixture_server(), "--stdio"],
+    );
+    assert_eq!(
+        seen,
+        json!({
+            "created": "working",
+            "result": ["computed x"],
+            "cancelled": "cancelled",
+            "asked": "input_required",
+            "answered": ["deleted a.txt"],
+            "waited": ["computed z"]
+        })
+    );
 }
