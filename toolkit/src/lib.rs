@@ -230,7 +230,9 @@ pub use tool::{
 /// `destructive`, `idempotent`, `open_world`, `category = ...` (one of
 /// [`ToolCategory`]'s snake_case names), `risk = low | medium | high`,
 /// `timeout = 30` (seconds) or `"500ms"`, `task` (or `task = required`) to
-/// run as a task when served over MCP ([`ToolSpec::task_support`]),
+/// run as a task when served over MCP ([`ToolSpec::task_support`]), with
+/// `asks_first` for a task tool that asks the client before it becomes a
+/// task ([`ToolSpec::asks_first`]),
 /// `strict` to ask providers to enforce the schema ([`ToolSpec::strict`]),
 /// and `crate = path` when this crate is reachable only through a
 /// re-export.
