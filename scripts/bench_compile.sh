@@ -17,7 +17,13 @@
 # of the wall time and of the CPU time (user + system), and the ratios
 # ours / rmcp. Debug profile, as while developing.
 #
+# With BASELINE=<commit>, a third crate, base100, holds the same 100 tools
+# built with the toolkit of that commit (exported into the cache, in a
+# workspace of its own, sharing the target directory), measured in the same
+# runs: a change is then compared with what it changes under the same load.
+#
 # Usage: scripts/bench_compile.sh            (RUNS=3 scripts/bench_compile.sh)
+#        BASELINE=HEAD~1 scripts/bench_compile.sh
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -76,10 +82,34 @@ fn main() {
     println!("{}", rmcp100::Tools::tool_router().list_all().len());
 }'
 
+crates=(ours100 rmcp100)
+declare -A manifest=([ours100]="$bench/Cargo.toml" [rmcp100]="$bench/Cargo.toml")
+if [[ -n "${BASELINE:-}" ]]; then
+    base="$bench/baseline"
+    # Beside the baseline's workspace, not in it: a path dependency inside a
+    # workspace's folder becomes one of its members, and the exported
+    # toolkit must read its settings from its own workspace.
+    export_dir="$bench/baseline-src"
+    rm -rf "$base" "$export_dir"
+    mkdir -p "$base" "$export_dir"
+    git -C "$root" archive "$BASELINE" | tar -x -C "$export_dir"
+    printf '[workspace]\nresolver = "3"\nmembers = ["base100"]\n' >"$base/Cargo.toml"
+    cp "$peers/Cargo.lock" "$base/Cargo.lock"
+    main_rs="$(sed 's/use ours100 as _;/use base100 as _;/' "$bench/ours100/src/main.rs")"
+    (
+        bench="$base"
+        write_crate base100 ours "toolsmith = { path = \"$export_dir/toolkit\" }" "$main_rs"
+    )
+    crates=(ours100 base100 rmcp100)
+    manifest[base100]="$base/Cargo.toml"
+fi
+
 cd "$bench"
 echo "building the dependencies once (not timed)"
-cargo build --quiet -p ours100 -p rmcp100
-for crate in ours100 rmcp100; do
+for crate in "${crates[@]}"; do
+    cargo build --quiet --manifest-path "${manifest[$crate]}" -p "$crate"
+done
+for crate in "${crates[@]}"; do
     count="$("$CARGO_TARGET_DIR/debug/$crate")"
     [[ "$count" == "$tools" ]] || { echo "$crate lists $count tools, not $tools" >&2; exit 1; }
 done
@@ -111,13 +141,14 @@ measure() { # key, command...
     cpu[$key]+="${both#* } "
 }
 for run in $(seq 1 "$runs"); do
-    for crate in ours100 rmcp100; do
-        cargo clean --quiet -p "$crate"
-        measure "clean_lib_$crate" cargo build --quiet -p "$crate" --lib
-        measure "clean_bin_$crate" cargo build --quiet -p "$crate"
-        edit_one_tool "$crate" "$run"
-        measure "incr_lib_$crate" cargo build --quiet -p "$crate" --lib
-        measure "incr_bin_$crate" cargo build --quiet -p "$crate"
+    for crate in "${crates[@]}"; do
+        m=(--manifest-path "${manifest[$crate]}")
+        cargo clean --quiet "${m[@]}" -p "$crate"
+        measure "clean_lib_$crate" cargo build --quiet "${m[@]}" -p "$crate" --lib
+        measure "clean_bin_$crate" cargo build --quiet "${m[@]}" -p "$crate"
+        edit_one_tool "$(dirname "${manifest[$crate]}")/$crate" "$run"
+        measure "incr_lib_$crate" cargo build --quiet "${m[@]}" -p "$crate" --lib
+        measure "incr_bin_$crate" cargo build --quiet "${m[@]}" -p "$crate"
     done
     echo "run $run/$runs done" >&2
 done
@@ -125,29 +156,42 @@ done
 median() { # numbers...
     printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
 }
-row() { # label, ours seconds, rmcp seconds
-    printf '%-48s %9.2f s %9.2f s   x%s\n' "$1" "$2" "$3" \
-        "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')"
+# The crates measured against rmcp's: ours, and the baseline if any.
+compared=("${crates[@]/rmcp100/}")
+row() { # label, rmcp seconds, then (seconds) for each compared crate
+    local label="$1" rmcp="$2" t
+    shift 2
+    printf '%-42s %8.2f s' "$label" "$rmcp"
+    for t in "$@"; do
+        printf ' %8.2f s x%s' "$t" "$(awk -v a="$t" -v b="$rmcp" 'BEGIN { printf "%.2f", a / b }')"
+    done
+    echo
 }
 table() { # name of the array of times
     local -n times="$1"
-    local kind step label ours rmcp total_ours total_rmcp
-    printf '%-48s %11s %11s   %s\n' "build" "#[tool]" "rmcp" "ratio"
+    local kind step label crate
+    local -A total
+    printf '%-42s %10s' "build" "rmcp"
+    for crate in ${compared[*]}; do
+        [[ "$crate" == ours100 ]] && printf ' %16s' "#[tool] / rmcp" || printf ' %16s' "$BASELINE / rmcp"
+    done
+    echo
     for kind in clean incr; do
         label="clean"
         [[ "$kind" == incr ]] && label="incremental (one tool edited)"
-        total_ours=0
-        total_rmcp=0
+        total=()
         for step in lib bin; do
-            # shellcheck disable=SC2086 # the times are one word each
-            ours="$(median ${times[${kind}_${step}_ours100]})"
-            # shellcheck disable=SC2086
-            rmcp="$(median ${times[${kind}_${step}_rmcp100]})"
-            row "$label, $step" "$ours" "$rmcp"
-            total_ours="$(awk -v a="$total_ours" -v b="$ours" 'BEGIN { print a + b }')"
-            total_rmcp="$(awk -v a="$total_rmcp" -v b="$rmcp" 'BEGIN { print a + b }')"
+            local cells=()
+            for crate in rmcp100 ${compared[*]}; do
+                # shellcheck disable=SC2086 # the times are one word each
+                cells+=("$(median ${times[${kind}_${step}_${crate}]})")
+                total[$crate]="$(awk -v a="${total[$crate]:-0}" -v b="${cells[-1]}" 'BEGIN { print a + b }')"
+            done
+            row "$label, $step" "${cells[@]}"
         done
-        row "$label, library + binary" "$total_ours" "$total_rmcp"
+        local sums=()
+        for crate in rmcp100 ${compared[*]}; do sums+=("${total[$crate]}"); done
+        row "$label, library + binary" "${sums[@]}"
     done
 }
 
