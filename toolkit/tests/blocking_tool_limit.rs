@@ -78,8 +78,7 @@ async fn stuck_sync_tools_hold_at_most_the_limit_and_later_calls_say_why() {
         let out = registry.call("stuck", json!({}), &ctx).await;
         assert_eq!(kind(&out), Some(ErrorKind::Unavailable), "{}", out.content);
         assert!(
-            out.content
-                .contains("synchronous tools may use 2 threads at once"),
+            out.content.contains("may use 2 threads at once"),
             "{}",
             out.content
         );

@@ -89,7 +89,8 @@ pub async fn run_blocking<R: Send + 'static>(
 /// timeout still applies while it waits), then fails with an
 /// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) error telling
 /// the model that the tool cannot start now and why. Asynchronous tools
-/// take no slot and are not affected.
+/// take no slot, except for the blocking work they hand to
+/// [`run_blocking`] (the built-in file and search tools do).
 ///
 /// Put one in the context's state to give the calls made with that
 /// context (and its clones: every call of a runner, a registry or an MCP
@@ -181,7 +182,7 @@ impl BlockingLimit {
     fn busy(&self) -> ToolError {
         let threads = if self.max == 1 { "thread" } else { "threads" };
         ToolError::unavailable(format!(
-            "this tool cannot start now: synchronous tools may use {} {threads} at once, and \
+            "this tool cannot start now: blocking work (synchronous tools, file access) may use {} {threads} at once, and \
              earlier calls that have not returned hold them all (a call that timed out keeps \
              its thread until it finishes). Try again later, or use another tool.",
             self.max
