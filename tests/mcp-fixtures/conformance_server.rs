@@ -108,6 +108,14 @@ async fn test_tool_with_logging(session: &ClientSession) -> &'static str {
     "Tool with logging executed successfully"
 }
 
+/// Tests SSE polling: ends the event stream of its call and answers at
+/// once; the answer waits for the client to come back for it.
+#[tool(read_only)]
+async fn test_reconnection(session: &ClientSession) -> &'static str {
+    session.close_stream();
+    "Reconnection test completed"
+}
+
 /// Tests tool that reports progress notifications.
 #[tool(read_only)]
 async fn test_tool_with_progress(ctx: &ToolContext) -> &'static str {
@@ -540,6 +548,7 @@ fn registry() -> Arc<ToolRegistry> {
         Arc::new(TestMultipleContentTypesTool),
         Arc::new(TestToolWithLoggingTool),
         Arc::new(TestToolWithProgressTool),
+        Arc::new(TestReconnectionTool),
         Arc::new(TestErrorHandlingTool),
         Arc::new(TestSamplingTool),
         Arc::new(TestElicitationTool),

@@ -16,6 +16,7 @@ use tower_service::Service;
 
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
+use super::stream::{Resumptions, StreamRelease, releasable};
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -164,6 +165,7 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
+    let resumptions = Resumptions::default();
     loop {
         let (stream, _) = tokio::select! {
             () = shutdown.cancelled() => return Ok(()),
@@ -181,14 +183,16 @@ where
         let path = Arc::clone(&path);
         let gate = Arc::clone(&gate);
         let shutdown = shutdown.clone();
+        let resumptions = resumptions.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                 let service = service.clone();
                 let known = request.uri().path() == &*path;
                 let gate = Arc::clone(&gate);
+                let resumptions = resumptions.clone();
                 async move {
                     if known {
-                        gate.serve(request, service).await
+                        serve_endpoint(request, service, &gate, &resumptions).await
                     } else if let Some(answer) = gate.answer(&request) {
                         Ok(answer)
                     } else {
@@ -208,4 +212,48 @@ where
             }
         });
     }
+}
+
+/// A request to the endpoint. A POST of a session may have its event stream
+/// ended early by its call, and a GET that resumes such a stream tells the
+/// call it may answer (see `stream`).
+async fn serve_endpoint<S>(
+    mut request: hyper::Request<Incoming>,
+    service: S,
+    gate: &Gate,
+    resumptions: &Resumptions,
+) -> Result<Response, std::convert::Infallible>
+where
+    S: Service<hyper::Request<GateBody>, Response = Response, Error = std::convert::Infallible>,
+{
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let session = header("mcp-session-id");
+    let resumed = header("last-event-id");
+    let is_post = request.method() == hyper::Method::POST;
+    let release = match &session {
+        Some(session) if is_post => {
+            let release = StreamRelease::new(session.clone(), resumptions.clone());
+            request.extensions_mut().insert(release.clone());
+            Some(release)
+        }
+        _ => None,
+    };
+    let response = gate.serve(request, service).await?;
+    if let (Some(session), Some(last_event_id), true) = (
+        &session,
+        &resumed,
+        response.status().is_success() && !is_post,
+    ) {
+        resumptions.came_back(session, last_event_id);
+    }
+    Ok(match release {
+        Some(release) => releasable(response, release),
+        None => response,
+    })
 }

@@ -10,6 +10,7 @@ mod identity;
 mod listeners;
 mod session;
 mod sources;
+mod stream;
 mod tasks;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -413,22 +414,27 @@ impl McpServer {
     }
 
     fn call_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
-        let ctx = self
-            .shared
-            .context
-            .clone()
-            .with_cancellation(context.ct.clone())
-            .with_call_id(context.id.to_string())
-            .with_state(ClientSession::new(
-                context.peer.clone(),
-                Arc::clone(&self.session.log_level),
-            ));
         let mut caller = identity::Caller::of_request(context);
         if self.session.stateless {
             // A stateless server issues no session ids: one a client sends
             // is its own choice, not a session.
             caller = caller.without_session_id();
         }
+        // Only a session of protocol 2025-11-25 or older can resume an
+        // event stream the call ends (`GET` with `Last-Event-ID`).
+        let stream = (caller.session_id().is_some() && !is_2026_or_later(context))
+            .then(|| stream::release_of(context))
+            .flatten();
+        let ctx = self
+            .shared
+            .context
+            .clone()
+            .with_cancellation(context.ct.clone())
+            .with_call_id(context.id.to_string())
+            .with_state(
+                ClientSession::new(context.peer.clone(), Arc::clone(&self.session.log_level))
+                    .on_stream(stream),
+            );
         let ctx = match self.session_key_for(&caller) {
             Some(key) => ctx.with_session_key(key),
             None => ctx,
@@ -981,9 +987,20 @@ impl ServerHandler for McpServer {
                 },
             }
         };
+        let stream = ctx
+            .state::<ClientSession>()
+            .and_then(|session| session.stream().cloned());
         drop(ctx);
         if let Some(relay) = relay {
             relay.finish().await;
+        }
+        if let Some(stream) = stream {
+            // A stream the tool ended: the result waits for the client to
+            // come back for it, or it would be sent where nobody listens.
+            tokio::select! {
+                () = stream.until_resumed() => {}
+                () = context.ct.cancelled() => {}
+            }
         }
         let Some(output) = output else {
             let rounds = rounds.expect("only rounds leave questions open");

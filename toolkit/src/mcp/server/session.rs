@@ -18,6 +18,7 @@ use rmcp::task_manager::{TaskContext, TaskExit};
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, mpsc};
 
+use super::stream::StreamRelease;
 use crate::context::{Progress, ProgressReporter};
 use crate::error::ToolError;
 
@@ -60,6 +61,9 @@ pub struct ClientSession {
     /// How many questions of each kind were asked without a key, for the
     /// keys they are given.
     counts: Arc<[AtomicUsize; 3]>,
+    /// The event stream this call is answered on, when the client can
+    /// resume it (see [`close_stream`](Self::close_stream)).
+    stream: Option<StreamRelease>,
 }
 
 /// How a call's questions reach the client.
@@ -336,6 +340,38 @@ impl ClientSession {
             channel: Channel::Push,
             offers,
             counts: Arc::default(),
+            stream: None,
+        }
+    }
+
+    /// The same client, answered on a stream it can resume once ended.
+    pub(crate) fn on_stream(mut self, stream: Option<StreamRelease>) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// The stream this call is answered on, when it can be ended.
+    pub(crate) fn stream(&self) -> Option<&StreamRelease> {
+        self.stream.as_ref()
+    }
+
+    /// End the HTTP event stream this call is answered on, now, and go on
+    /// working: the client comes back for the rest (protocol 2025-11-25
+    /// `GET` with `Last-Event-ID`, after the `retry` delay the stream
+    /// carried) and receives what was sent since from the session's cache;
+    /// the result is held back until the client has come back for it (30
+    /// seconds at most). A long call then holds no connection while
+    /// it works, and a client or a proxy that drops idle connections loses
+    /// nothing. Returns whether there was such a stream: `false` over stdio,
+    /// on a stateless server, and on protocol 2026-07-28 (whose calls carry
+    /// no session to resume).
+    pub fn close_stream(&self) -> bool {
+        match &self.stream {
+            Some(stream) => {
+                stream.release();
+                true
+            }
+            None => false,
         }
     }
 
