@@ -6,24 +6,24 @@
 
 #![cfg(all(feature = "mcp", feature = "mcp-jwt"))]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod mcp_http;
 
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_http::{HEALTHY, ISSUER, Jwks, Key, Reply, claims, jwks, now, post, post_text, serve};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-use toolsmith::mcp::{Caller, Claims, HttpOptions, JwtVerifier, McpServer, OAuthResource};
+use tokio::io::AsyncWriteExt;
+use toolsmith::mcp::{Caller, Claims, JwtVerifier, McpServer, OAuthResource};
 use toolsmith::{
     Arguments, CancellationToken, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
     async_trait, tool,
 };
 
-const ISSUER: &str = "https://as.test";
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// Say who is calling.
@@ -73,97 +73,13 @@ impl Tool for Place {
     }
 }
 
-/// A signing key and the JWKS that publishes it.
-struct Key {
-    kid: String,
-    encoding: EncodingKey,
-    jwk: Value,
-}
-
-impl Key {
-    fn new(kid: &str) -> Self {
-        let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).unwrap();
-        let der = pair.to_pkcs8v1().unwrap();
-        let point = pair.public_key().as_ref().to_vec();
-        assert_eq!(point.len(), 65);
-        Self {
-            kid: kid.into(),
-            encoding: EncodingKey::from_ec_der(der.as_ref()),
-            jwk: json!({"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-                "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
-                "y": URL_SAFE_NO_PAD.encode(&point[33..])}),
-        }
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
-    }
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// A JWKS served on loopback; what it serves can change, and it counts fetches.
-struct Jwks {
-    url: String,
-    keys: Arc<Mutex<Vec<Value>>>,
-    fetches: Arc<AtomicUsize>,
-}
-
-async fn jwks(keys: Vec<Value>, stop: CancellationToken) -> Jwks {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
-    let keys = Arc::new(Mutex::new(keys));
-    let fetches = Arc::new(AtomicUsize::new(0));
-    let (served, counted) = (Arc::clone(&keys), Arc::clone(&fetches));
-    tokio::spawn(async move {
-        loop {
-            let (mut stream, _) = tokio::select! {
-                () = stop.cancelled() => return,
-                accepted = listener.accept() => accepted.unwrap(),
-            };
-            counted.fetch_add(1, Ordering::SeqCst);
-            let body = json!({"keys": *served.lock().unwrap()}).to_string();
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                let _ = stream.read(&mut buffer).await;
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    Jwks { url, keys, fetches }
-}
-
-/// A served registry behind `auth`; its endpoint's URL.
-async fn serve(
-    stateless: bool,
-    auth: impl FnOnce(String) -> Option<OAuthResource>,
-    stop: &CancellationToken,
-) -> String {
+/// The registry these tests serve.
+fn server() -> McpServer {
     let registry = Arc::new(ToolRegistry::new());
     registry.register(WhoamiTool).unwrap();
     registry.register(ScopesTool).unwrap();
     registry.register(Place::new()).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let mut options = HttpOptions::default()
-        .stateless(stateless)
-        .shutdown(stop.clone());
-    if let Some(auth) = auth(url.clone()) {
-        options = options.auth(auth);
-    }
-    tokio::spawn(McpServer::new(registry).serve_http(listener, options));
-    url
+    McpServer::new(registry)
 }
 
 /// A server whose tokens `key` signs, for the audience of its own URL;
@@ -171,6 +87,7 @@ async fn serve(
 async fn protected(jwks: &Jwks, stop: &CancellationToken) -> String {
     let jwks_url = jwks.url.clone();
     serve(
+        server(),
         true,
         |url| {
             let verifier =
@@ -183,62 +100,7 @@ async fn protected(jwks: &Jwks, stop: &CancellationToken) -> String {
 }
 
 fn good_claims(url: &str) -> Value {
-    json!({"iss": ISSUER, "aud": url, "sub": "alice", "scope": "mcp",
-           "exp": now() + 300, "iat": now()})
-}
-
-struct Reply {
-    status: u16,
-    challenge: Option<String>,
-    headers: reqwest::header::HeaderMap,
-    body: Value,
-}
-
-/// POST one JSON-RPC message with these headers; the answer's status,
-/// `WWW-Authenticate` and body (JSON, or the JSON of its SSE data line).
-async fn post(url: &str, token: Option<&str>, headers: &[(&str, &str)], message: &Value) -> Reply {
-    post_text(url, token, headers, message.to_string()).await
-}
-
-/// [`post`] with the body as written, for spellings a `Value` would not keep.
-async fn post_text(
-    url: &str,
-    token: Option<&str>,
-    headers: &[(&str, &str)],
-    body: String,
-) -> Reply {
-    let client = reqwest::Client::builder().timeout(LIMIT).build().unwrap();
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body);
-    if let Some(token) = token {
-        request = request.header("authorization", format!("Bearer {token}"));
-    }
-    for (k, v) in headers {
-        request = request.header(*k, *v);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let challenge = headers
-        .get("www-authenticate")
-        .map(|v| v.to_str().unwrap().to_owned());
-    let text = response.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or_else(|_| {
-        text.lines()
-            .rev()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str(d.trim()).ok())
-            .unwrap_or(Value::String(text.clone()))
-    });
-    Reply {
-        status,
-        challenge,
-        headers,
-        body,
-    }
+    claims(url, ISSUER, Some("alice"))
 }
 
 fn call(name: &str, arguments: Value) -> Value {
@@ -264,7 +126,7 @@ async fn a_good_token_passes_and_the_tool_sees_who_calls() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let url = protected(&jwks, &stop).await;
         let token = key.sign(&good_claims(&url));
         let headers = [("x-tenant", "acme"), ("mcp-protocol-version", "2025-11-25")];
@@ -291,7 +153,7 @@ async fn without_a_token_the_client_is_told_where_the_metadata_is() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let url = protected(&jwks, &stop).await;
         let reply = post(&url, None, &[], &initialize()).await;
         assert_eq!(reply.status, 401);
@@ -351,7 +213,7 @@ async fn every_kind_of_bad_token_is_refused() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let url = protected(&jwks, &stop).await;
         let good = good_claims(&url);
         let with = |change: &dyn Fn(&mut Value)| {
@@ -379,7 +241,7 @@ async fn every_kind_of_bad_token_is_refused() {
 
         // Signed by another key under the known key's name.
         let mut impostor = Key::new("k1");
-        impostor.kid = "k1".into();
+        impostor.kid = Some("k1".into());
         assert!(
             refused(&url, &impostor.sign(&good))
                 .await
@@ -424,7 +286,7 @@ async fn a_rotated_key_is_fetched_when_a_token_names_it() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let old = Key::new("old");
-        let jwks = jwks(vec![old.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![old.jwk.clone()], HEALTHY, stop.clone()).await;
         let url = protected(&jwks, &stop).await;
         let call_whoami = call("whoami", json!({}));
         let reply = post(&url, Some(&old.sign(&good_claims(&url))), &[], &call_whoami).await;
@@ -446,9 +308,10 @@ async fn unknown_keys_do_not_flood_the_authorization_server() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let jwks_url = jwks.url.clone();
         let url = serve(
+            server(),
             true,
             |url| {
                 let verifier = JwtVerifier::new(jwks_url, ISSUER, url.clone());
@@ -473,7 +336,7 @@ async fn missing_scopes_are_named_in_a_403() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let url = protected(&jwks, &stop).await;
         // Without the scope every request needs.
         let mut claims = good_claims(&url);
@@ -535,9 +398,10 @@ async fn a_host_map_of_scopes_overrides_the_tools_own() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let jwks_url = jwks.url.clone();
         let url = serve(
+            server(),
             true,
             |url| {
                 let verifier = JwtVerifier::new(jwks_url, ISSUER, url.clone());
@@ -573,9 +437,10 @@ async fn a_session_is_its_openers_and_the_tool_sees_its_id() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
-        let jwks = jwks(vec![key.jwk.clone()], stop.clone()).await;
+        let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
         let jwks_url = jwks.url.clone();
         let url = serve(
+            server(),
             false,
             |url| {
                 let verifier = JwtVerifier::new(jwks_url, ISSUER, url.clone());
@@ -616,7 +481,7 @@ async fn a_session_is_its_openers_and_the_tool_sees_its_id() {
 async fn mirrored_parameters_are_checked_as_the_conformance_scenario_expects() {
     tokio::time::timeout(LIMIT, async {
         let stop = CancellationToken::new();
-        let url = serve(true, |_| None, &stop).await;
+        let url = serve(server(), true, |_| None, &stop).await;
         let new = ("mcp-protocol-version", "2026-07-28");
         let cases: [(&str, Option<&str>, bool); 7] = [
             ("Hello", Some("=?base64?SGVsbG8=?="), true),

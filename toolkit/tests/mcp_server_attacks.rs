@@ -9,19 +9,18 @@
 
 #![cfg(all(feature = "mcp", feature = "mcp-jwt"))]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod mcp_http;
 
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_http::{
+    FAILING, GARBAGE, HEALTHY, ISSUER, Key, Reply, claims, jwks, no_auth, post, post_text, serve,
+};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use toolsmith::mcp::OAuthResource;
-use toolsmith::mcp::{ClientSession, HttpOptions, JwtVerifier, McpClients, McpConfig, McpServer};
+use toolsmith::mcp::{ClientSession, JwtVerifier, McpClients, McpConfig, McpServer};
 use toolsmith::pipeline::{CallLimits, Pipeline};
 use toolsmith::toolset::{ArgTransform, Toolset};
 use toolsmith::{
@@ -29,7 +28,6 @@ use toolsmith::{
     async_trait, tool,
 };
 
-const ISSUER: &str = "https://as.test";
 const OTHER_ISSUER: &str = "https://other-as.test";
 const LIMIT: Duration = Duration::from_secs(60);
 const NEW: &str = "2026-07-28";
@@ -67,167 +65,15 @@ impl Tally {
     }
 }
 
-// ---------------------------------------------------------------- tokens
-
-/// A signing key and the JWK that publishes it.
-struct Key {
-    kid: Option<String>,
-    encoding: EncodingKey,
-    jwk: Value,
-}
-
-impl Key {
-    fn new(kid: &str) -> Self {
-        let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).unwrap();
-        let der = pair.to_pkcs8v1().unwrap();
-        let point = pair.public_key().as_ref().to_vec();
-        Self {
-            kid: Some(kid.into()),
-            encoding: EncodingKey::from_ec_der(der.as_ref()),
-            jwk: json!({"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-                "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
-                "y": URL_SAFE_NO_PAD.encode(&point[33..])}),
-        }
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = self.kid.clone();
-        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
-    }
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn claims(url: &str, issuer: &str, subject: Option<&str>) -> Value {
-    let mut claims = json!({"iss": issuer, "aud": url, "scope": "mcp",
-           "exp": now() + 300, "iat": now()});
-    if let Some(subject) = subject {
-        claims["sub"] = json!(subject);
-    }
-    claims
-}
-
-/// How the loopback JWKS answers.
-const HEALTHY: usize = 0;
-const FAILING: usize = 1;
-const GARBAGE: usize = 2;
-
-/// A JWKS on loopback that can fail on demand, and counts fetches.
-struct Jwks {
-    url: String,
-    mode: Arc<AtomicUsize>,
-    fetches: Arc<AtomicUsize>,
-}
-
-async fn jwks(keys: Vec<Value>, mode: usize, stop: CancellationToken) -> Jwks {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
-    let mode = Arc::new(AtomicUsize::new(mode));
-    let fetches = Arc::new(AtomicUsize::new(0));
-    let (answering, counted) = (Arc::clone(&mode), Arc::clone(&fetches));
-    tokio::spawn(async move {
-        loop {
-            let (mut stream, _) = tokio::select! {
-                () = stop.cancelled() => return,
-                accepted = listener.accept() => accepted.unwrap(),
-            };
-            counted.fetch_add(1, Ordering::SeqCst);
-            let (status, body) = match answering.load(Ordering::SeqCst) {
-                HEALTHY => ("200 OK", json!({"keys": keys}).to_string()),
-                FAILING => ("500 Internal Server Error", "down".to_owned()),
-                _ => ("200 OK", "{\"keys\": [".to_owned()),
-            };
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                let _ = stream.read(&mut buffer).await;
-                let response = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    Jwks { url, mode, fetches }
-}
-
 // ---------------------------------------------------------------- serving
-
-/// Serve `server` on loopback; its endpoint's URL. `auth` makes the
-/// resource server for that URL when given.
-async fn serve(
-    server: McpServer,
-    stateless: bool,
-    auth: Option<&dyn Fn(String) -> OAuthResource>,
-    stop: &CancellationToken,
-) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let mut options = HttpOptions::default()
-        .stateless(stateless)
-        .shutdown(stop.clone());
-    if let Some(auth) = auth {
-        options = options.auth(auth(url.clone()));
-    }
-    tokio::spawn(server.serve_http(listener, options));
-    url
-}
 
 /// The resource server of `url` whose tokens `jwks` publishes the keys of,
 /// from either issuer.
-fn resource(jwks_url: &str) -> impl Fn(String) -> OAuthResource + use<> {
+fn resource(jwks_url: &str) -> impl FnOnce(String) -> Option<OAuthResource> + use<> {
     let jwks_url = jwks_url.to_owned();
     move |url: String| {
-        let verifier = JwtVerifier::new(jwks_url.clone(), ISSUER, url.clone()).issuer(OTHER_ISSUER);
-        OAuthResource::new(url, ISSUER, verifier)
-    }
-}
-
-struct Reply {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: Value,
-}
-
-/// POST a body as written, with a bearer token and headers; the answer's
-/// status, headers and body (JSON, or the JSON of its last SSE data line).
-async fn post(url: &str, token: Option<&str>, headers: &[(&str, &str)], body: String) -> Reply {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(20))
-        .build()
-        .unwrap();
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body);
-    if let Some(token) = token {
-        request = request.header("authorization", format!("Bearer {token}"));
-    }
-    for (k, v) in headers {
-        request = request.header(*k, *v);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let text = response.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or_else(|_| {
-        text.lines()
-            .rev()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str(d.trim()).ok())
-            .unwrap_or(Value::String(text.clone()))
-    });
-    Reply {
-        status,
-        headers,
-        body,
+        let verifier = JwtVerifier::new(jwks_url, ISSUER, url.clone()).issuer(OTHER_ISSUER);
+        Some(OAuthResource::new(url, ISSUER, verifier))
     }
 }
 
@@ -243,7 +89,7 @@ async fn open_session(url: &str, token: Option<&str>, capabilities: Value) -> St
         json!({"protocolVersion": OLD, "capabilities": capabilities,
                "clientInfo": {"name": "raw", "version": "0"}}),
     );
-    let reply = post(url, token, &[], init.to_string()).await;
+    let reply = post(url, token, &[], &init).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     let session = reply.headers["mcp-session-id"].to_str().unwrap().to_owned();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -251,7 +97,7 @@ async fn open_session(url: &str, token: Option<&str>, capabilities: Value) -> St
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", OLD),
     ];
-    let reply = post(url, token, &headers, initialized.to_string()).await;
+    let reply = post(url, token, &headers, &initialized).await;
     assert!(reply.status < 300, "{}", reply.status);
     session
 }
@@ -378,7 +224,7 @@ async fn start_task(
         Some(session) => {
             let headers = [("mcp-session-id", session), ("mcp-protocol-version", OLD)];
             let call = request(7, "tools/call", json!({"name": tool, "arguments": {}}));
-            post(url, token, &headers, call.to_string()).await
+            post(url, token, &headers, &call).await
         }
         None => {
             let call = request(
@@ -386,13 +232,7 @@ async fn start_task(
                 "tools/call",
                 json!({"name": tool, "arguments": {}, "_meta": new_meta(tasks)}),
             );
-            post(
-                url,
-                token,
-                &new_headers("tools/call", Some(tool)),
-                call.to_string(),
-            )
-            .await
+            post(url, token, &new_headers("tools/call", Some(tool)), &call).await
         }
     };
     task_id(&reply.body["result"]).ok_or(reply.body)
@@ -423,7 +263,7 @@ async fn on_task(
     };
     let body =
         format!(r#"{{"jsonrpc": "2.0", "id": 9, "method": "{method}", "params": {params}}}"#);
-    post(url, token, &headers, body).await.body
+    post_text(url, token, &headers, body).await.body
 }
 
 /// The spellings of a task's params an attacker may try, `{id}` for the id.
@@ -456,7 +296,7 @@ async fn a_task_is_its_starters_alone() {
         registry.register(WaitLongTool).unwrap();
         let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
         let mut tally = Tally::new("tasks of another session");
-        let url = serve(McpServer::new(Arc::clone(&registry)), false, None, &stop).await;
+        let url = serve(McpServer::new(Arc::clone(&registry)), false, no_auth, &stop).await;
         let alice = open_session(&url, None, tasks.clone()).await;
         let mallory = open_session(&url, None, tasks.clone()).await;
         let id = start_task(&url, None, Some(&alice), "wait_long")
@@ -482,8 +322,7 @@ async fn a_task_is_its_starters_alone() {
         // Without sessions, the verified issuer and subject own a task.
         let key = Key::new("k1");
         let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
-        let auth = resource(&jwks.url);
-        let url = serve(McpServer::new(registry), true, Some(&auth), &stop).await;
+        let url = serve(McpServer::new(registry), true, resource(&jwks.url), &stop).await;
         let alice = key.sign(&claims(&url, ISSUER, Some("alice")));
         let others = [
             key.sign(&claims(&url, ISSUER, Some("bob"))),
@@ -521,7 +360,7 @@ async fn tasks_are_capped_per_caller_and_in_all() {
         let registry = Arc::new(ToolRegistry::new());
         registry.register(WaitLongTool).unwrap();
         let server = McpServer::new(registry).with_task_limits(3, 5);
-        let url = serve(server, false, None, &stop).await;
+        let url = serve(server, false, no_auth, &stop).await;
         let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
         let first = open_session(&url, None, tasks.clone()).await;
         let second = open_session(&url, None, tasks.clone()).await;
@@ -567,7 +406,7 @@ async fn a_tasks_result_is_shaped_as_a_direct_calls() {
         let stop = CancellationToken::new();
         let registry = Arc::new(ToolRegistry::new());
         registry.register(LongReportTool).unwrap();
-        let url = serve(McpServer::new(registry), false, None, &stop).await;
+        let url = serve(McpServer::new(registry), false, no_auth, &stop).await;
         let plain = open_session(&url, None, json!({})).await;
         let headers = [
             ("mcp-session-id", plain.as_str()),
@@ -578,7 +417,7 @@ async fn a_tasks_result_is_shaped_as_a_direct_calls() {
             "tools/call",
             json!({"name": "long_report", "arguments": {}}),
         );
-        let direct = post(&url, None, &headers, call.to_string()).await;
+        let direct = post(&url, None, &headers, &call).await;
         let direct = result_text(&direct).expect("a direct result");
         assert!(direct.len() < 20_000, "a direct call's result is cut");
         let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
@@ -612,10 +451,9 @@ async fn a_failing_jwks_is_asked_once_per_interval_however_many_tokens_come() {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
         let jwks = jwks(vec![key.jwk.clone()], FAILING, stop.clone()).await;
-        let auth = resource(&jwks.url);
         let registry = Arc::new(ToolRegistry::new());
         registry.register(session_key_tool()).unwrap();
-        let url = serve(McpServer::new(registry), true, Some(&auth), &stop).await;
+        let url = serve(McpServer::new(registry), true, resource(&jwks.url), &stop).await;
         let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
         let kids = [
             Some("k1"),
@@ -635,7 +473,7 @@ async fn a_failing_jwks_is_asked_once_per_interval_however_many_tokens_come() {
                     let mut signer = Key::new("any");
                     signer.kid = kid.map(str::to_owned);
                     let token = signer.sign(&claims(&url, ISSUER, Some("alice")));
-                    let reply = post(&url, Some(&token), &[], call.to_string()).await;
+                    let reply = post(&url, Some(&token), &[], &call).await;
                     tally.count(reply.status == 503 || reply.status == 401);
                 }
             }
@@ -660,21 +498,21 @@ async fn the_jwks_is_tried_again_once_the_interval_has_passed() {
         let auth = move |url: String| {
             let verifier = JwtVerifier::new(jwks_url.clone(), ISSUER, url.clone())
                 .refresh_interval(Duration::from_millis(200));
-            OAuthResource::new(url, ISSUER, verifier)
+            Some(OAuthResource::new(url, ISSUER, verifier))
         };
         let registry = Arc::new(ToolRegistry::new());
         registry.register(session_key_tool()).unwrap();
-        let url = serve(McpServer::new(registry), true, Some(&auth), &stop).await;
+        let url = serve(McpServer::new(registry), true, auth, &stop).await;
         let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
         let token = key.sign(&claims(&url, ISSUER, Some("alice")));
         for _ in 0..3 {
-            let reply = post(&url, Some(&token), &[], call.to_string()).await;
+            let reply = post(&url, Some(&token), &[], &call).await;
             assert_eq!(reply.status, 503, "{}", reply.body);
         }
         assert_eq!(jwks.fetches.load(Ordering::SeqCst), 1);
         jwks.mode.store(HEALTHY, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let reply = post(&url, Some(&token), &[], call.to_string()).await;
+        let reply = post(&url, Some(&token), &[], &call).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
         assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
         stop.cancel();
@@ -711,7 +549,7 @@ async fn a_mirrored_header_says_what_the_tool_receives() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let registry = Arc::new(ToolRegistry::new());
         registry.register(mirrored_tool(&seen)).unwrap();
-        let url = serve(McpServer::new(registry), true, None, &stop).await;
+        let url = serve(McpServer::new(registry), true, no_auth, &stop).await;
         // (class, arguments as written, headers): each would have the tool
         // receive a value its header does not say.
         let cases: &[MirrorCase] = &[
@@ -742,7 +580,7 @@ async fn a_mirrored_header_says_what_the_tool_receives() {
             let body = format!(
                 r#"{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"name": "place", "arguments": {arguments}, "_meta": {meta}}}}}"#
             );
-            let reply = post(&url, None, &headers, body).await;
+            let reply = post_text(&url, None, &headers, body).await;
             let ran = seen.lock().unwrap().get(before).cloned();
             // Refused (the tool never ran), or the tool received what the
             // headers say: either way the attack failed.
@@ -792,7 +630,7 @@ async fn a_mirrored_header_says_what_the_tool_receives() {
             let body = format!(
                 r#"{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"name": "place", "arguments": {arguments}, "_meta": {meta}}}}}"#
             );
-            let reply = post(&url, None, &headers, body).await;
+            let reply = post_text(&url, None, &headers, body).await;
             assert!(result_text(&reply).is_some(), "{}", reply.body);
         }
         stop.cancel();
@@ -809,17 +647,16 @@ async fn a_stateless_request_cannot_choose_its_session_key() {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
         let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
-        let auth = resource(&jwks.url);
         let registry = Arc::new(ToolRegistry::new());
         registry.register(session_key_tool()).unwrap();
         let limited = Pipeline::new().layer(CallLimits::new().per_session(3));
         let server = McpServer::new(Arc::clone(&registry)).with_pipeline(limited);
-        let url = serve(server, true, Some(&auth), &stop).await;
+        let url = serve(server, true, resource(&jwks.url), &stop).await;
         let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
         let alice = key.sign(&claims(&url, ISSUER, Some("alice")));
         let bob = key.sign(&claims(&url, ISSUER, Some("bob")));
         let key_of = async |token: &str, headers: &[(&str, &str)]| {
-            let reply = post(&url, Some(token), headers, call.to_string()).await;
+            let reply = post(&url, Some(token), headers, &call).await;
             result_text(&reply)
         };
         let alices = key_of(&alice, &[]).await.expect("alice's key");
@@ -852,10 +689,10 @@ async fn a_stateless_request_cannot_choose_its_session_key() {
 
         // Without a token, requests of no session cannot be told apart: no
         // key at all, whatever they send.
-        let url = serve(McpServer::new(registry), true, None, &stop).await;
+        let url = serve(McpServer::new(registry), true, no_auth, &stop).await;
         let mut tally = Tally::new("chosen session keys, without a token");
         for headers in &chosen {
-            let reply = post(&url, None, headers, call.to_string()).await;
+            let reply = post(&url, None, headers, &call).await;
             tally.count(result_text(&reply).as_deref() == Some("null"));
         }
         tally.all_refused();
@@ -873,10 +710,9 @@ async fn a_session_is_kept_to_its_issuer_and_subject() {
         let stop = CancellationToken::new();
         let key = Key::new("k1");
         let jwks = jwks(vec![key.jwk.clone()], HEALTHY, stop.clone()).await;
-        let auth = resource(&jwks.url);
         let registry = Arc::new(ToolRegistry::new());
         registry.register(session_key_tool()).unwrap();
-        let url = serve(McpServer::new(registry), false, Some(&auth), &stop).await;
+        let url = serve(McpServer::new(registry), false, resource(&jwks.url), &stop).await;
         let alice = key.sign(&claims(&url, ISSUER, Some("alice")));
         let session = open_session(&url, Some(&alice), json!({})).await;
         let headers = [
@@ -884,7 +720,7 @@ async fn a_session_is_kept_to_its_issuer_and_subject() {
             ("mcp-protocol-version", OLD),
         ];
         let call = request(7, "tools/call", json!({"name": "my_key", "arguments": {}}));
-        let own = post(&url, Some(&alice), &headers, call.to_string()).await;
+        let own = post(&url, Some(&alice), &headers, &call).await;
         assert!(result_text(&own).is_some(), "{}", own.body);
         let mut client_alice = claims(&url, ISSUER, None);
         client_alice["client_id"] = json!("alice");
@@ -901,7 +737,7 @@ async fn a_session_is_kept_to_its_issuer_and_subject() {
         ];
         let mut tally = Tally::new("another identity in the session");
         for (what, claims) in &others {
-            let reply = post(&url, Some(&key.sign(claims)), &headers, call.to_string()).await;
+            let reply = post(&url, Some(&key.sign(claims)), &headers, &call).await;
             if reply.status != 404 {
                 println!("{what}: {} {}", reply.status, reply.body);
             }
@@ -929,7 +765,7 @@ async fn two_names_round(url: &str, state: Option<&str>, responses: &str) -> Val
     params.push('}');
     let body =
         format!(r#"{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {params}}}"#);
-    post(
+    post_text(
         url,
         None,
         &new_headers("tools/call", Some("two_names")),
@@ -949,7 +785,7 @@ async fn answers_count_only_for_the_questions_asked() {
         let stop = CancellationToken::new();
         let registry = Arc::new(ToolRegistry::new());
         registry.register(TwoNamesTool).unwrap();
-        let url = serve(McpServer::new(registry), true, None, &stop).await;
+        let url = serve(McpServer::new(registry), true, no_auth, &stop).await;
         let (ada, bob, evil) = (named("Ada"), named("Bob"), named("Evil"));
         // The honest rounds: `first` asked, answered; `second` asked, answered.
         let round = two_names_round(&url, None, "").await;
@@ -1066,7 +902,7 @@ async fn a_hidden_parameter_of_a_mounted_tool_stays_hidden_in_any_envelope() {
                 seen: Arc::clone(&seen),
             })
             .unwrap();
-        let url = serve(McpServer::new(served), false, None, &stop).await;
+        let url = serve(McpServer::new(served), false, no_auth, &stop).await;
         let config = McpConfig::from_json(
             &json!({"mcpServers": {"srv": {"url": url, "type": "streamableHttp"}}}),
         )
