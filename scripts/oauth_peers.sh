@@ -7,21 +7,15 @@
 # without a TTY and as root. Prints the folder it filled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/npm.sh
+source scripts/lib/npm.sh
 
 PEERS="$PWD/.cache/oauth-peers"
 NPM_PKGS=("oidc-provider@9.13.3")
 
 want="${NPM_PKGS[*]}"
-if [[ -f "$PEERS/.installed" && "$(cat "$PEERS/.installed")" == "$want" ]]; then
-  echo "$PEERS"
-  exit 0
-fi
+exit_if_installed "$PEERS" "$want"
 
-mkdir -p "$PEERS"
-cd "$PEERS"
-[[ -f package.json ]] || echo '{"name":"oauth-peers","private":true,"type":"module"}' >package.json
-export npm_config_yes=true npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
-npm install --save-exact --loglevel=error "${NPM_PKGS[@]}" >&2
+npm_install_pinned "$PEERS" '{"name":"oauth-peers","private":true,"type":"module"}' "${NPM_PKGS[@]}"
 
-echo "$want" >"$PEERS/.installed"
-echo "$PEERS"
+mark_installed "$PEERS" "$want"
