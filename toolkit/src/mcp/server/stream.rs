@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -75,6 +76,9 @@ struct Release {
     request: OnceLock<u64>,
     released: CancellationToken,
     resumed: CancellationToken,
+    /// The call no longer waits (it answered, was cancelled, or went away):
+    /// a stream that ends from now on is not waited for.
+    over: AtomicBool,
 }
 
 impl StreamRelease {
@@ -86,6 +90,7 @@ impl StreamRelease {
             request: OnceLock::new(),
             released: CancellationToken::new(),
             resumed: CancellationToken::new(),
+            over: AtomicBool::new(false),
         }))
     }
 
@@ -101,20 +106,25 @@ impl StreamRelease {
         if !self.0.released.is_cancelled() {
             return;
         }
+        // Forgotten however the wait ends, even when the call is cancelled
+        // or dropped mid-wait: the map never outlives the calls in it.
+        let _forget = Forget(self);
         let _ = tokio::time::timeout(RESUME_WAIT, self.0.resumed.cancelled()).await;
-        if let Some(request) = self.0.request.get() {
-            let key = (self.0.session.clone(), *request);
-            self.0.resumptions.lock().remove(&key);
-        }
     }
 
     /// The stream has ended with its first event sent: wait for the
     /// client under that event's id.
     fn ended(&self) {
+        let mut waiting = self.0.resumptions.lock();
+        // A stream ending after the call stopped waiting (its body was
+        // held up longer than the wait): nobody would ever remove it.
+        if self.0.over.load(Ordering::SeqCst) {
+            return;
+        }
         match self.0.request.get() {
             Some(request) => {
                 let key = (self.0.session.clone(), *request);
-                self.0.resumptions.lock().insert(key, self.clone());
+                waiting.insert(key, self.clone());
             }
             // No id to come back with: nothing to wait for.
             None => self.0.resumed.cancel(),
@@ -129,6 +139,20 @@ impl StreamRelease {
         });
         if let Some(request) = id.and_then(request_of) {
             let _ = self.0.request.set(request);
+        }
+    }
+}
+
+/// Ends a call's wait: the call is over, its stream is waited for no more.
+struct Forget<'a>(&'a StreamRelease);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        let release = &self.0.0;
+        let mut waiting = release.resumptions.lock();
+        release.over.store(true, Ordering::SeqCst);
+        if let Some(request) = release.request.get() {
+            waiting.remove(&(release.session.clone(), *request));
         }
     }
 }
@@ -209,5 +233,66 @@ impl Body for Releasable {
 
     fn is_end_stream(&self) -> bool {
         self.inner.is_end_stream()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release_of_post(resumptions: &Resumptions) -> StreamRelease {
+        let release = StreamRelease::new("s".to_owned(), resumptions.clone());
+        release.first_event(&Frame::data(Bytes::from_static(b"id: 0/7\nretry: 10\n\n")));
+        release.release();
+        release
+    }
+
+    fn waiting(resumptions: &Resumptions) -> usize {
+        resumptions.lock().len()
+    }
+
+    /// A call cancelled (or dropped) while its result is held leaves no
+    /// entry behind.
+    #[tokio::test]
+    async fn a_wait_dropped_midway_forgets_its_stream() {
+        let resumptions = Resumptions::default();
+        let release = release_of_post(&resumptions);
+        release.ended();
+        assert_eq!(waiting(&resumptions), 1);
+        let wait = release.until_resumed();
+        let dropped = tokio::time::timeout(Duration::from_millis(50), wait).await;
+        assert!(dropped.is_err(), "the client never came back");
+        assert_eq!(waiting(&resumptions), 0);
+    }
+
+    /// A stream whose body ends only after the wait is over is not waited
+    /// for: nothing would remove it.
+    #[tokio::test]
+    async fn a_stream_ending_after_the_wait_is_not_kept() {
+        let resumptions = Resumptions::default();
+        let release = release_of_post(&resumptions);
+        let waited = tokio::time::timeout(Duration::from_millis(50), release.until_resumed());
+        assert!(waited.await.is_err(), "the stream had not ended yet");
+        release.ended();
+        assert_eq!(waiting(&resumptions), 0);
+    }
+
+    /// The client came back: the wait ends and the entry is gone.
+    #[tokio::test]
+    async fn a_resumption_ends_the_wait() {
+        let resumptions = Resumptions::default();
+        let release = release_of_post(&resumptions);
+        release.ended();
+        for forged in ["", "0", "x/y", "0/8", "0/-7", &"9".repeat(10_000)] {
+            resumptions.came_back("s", forged);
+            assert_eq!(waiting(&resumptions), 1, "{forged:.20}");
+        }
+        resumptions.came_back("other", "0/7");
+        assert_eq!(waiting(&resumptions), 1);
+        resumptions.came_back("s", "3/7");
+        tokio::time::timeout(Duration::from_secs(10), release.until_resumed())
+            .await
+            .expect("resumed");
+        assert_eq!(waiting(&resumptions), 0);
     }
 }
