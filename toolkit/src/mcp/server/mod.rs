@@ -711,7 +711,12 @@ impl McpServer {
                 let stop = CancellationToken::new();
                 let mut ctx = ctx.with_cancellation(stop.clone());
                 if let Some(session) = ctx.state::<ClientSession>() {
-                    let session = session.clone().asking(Channel::Task(task.clone()), offers);
+                    // The POST was answered with the task: no stream is left
+                    // for the tool to end.
+                    let session = session
+                        .clone()
+                        .asking(Channel::Task(task.clone()), offers)
+                        .on_stream(None);
                     ctx = ctx.with_state(session);
                 }
                 let call = server.owned_call(request, ctx.clone());
