@@ -198,3 +198,41 @@ async fn without_a_resumable_stream_the_result_comes_on_the_post() {
     .await
     .expect("the test ran within its time");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_result_holds_up_nothing_else_of_its_session() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let served = serve(false).await;
+        let url = served.url.clone();
+        let go = Arc::clone(&served.go);
+        let (resumed, listed) = tokio::task::spawn_blocking(move || {
+            let session = raw_http::open_session(&url);
+            let headers = [
+                ("Mcp-Session-Id", session.as_str()),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ];
+            let (_, stream) = raw_http::post(&url, &headers, &call());
+            let last = event_ids(&stream).pop().expect("an event id");
+            // The tool answers; its result waits for the client, which
+            // first asks for something else in the same session.
+            go.notify_one();
+            let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+            let listed = raw_http::post(&url, &headers, &list);
+            let resumed = resume(&url, &session, &last, "closed=true");
+            (resumed, listed)
+        })
+        .await
+        .unwrap();
+        let (status, listed) = listed;
+        assert_eq!(status, 200, "{listed}");
+        assert!(listed.contains("\"name\":\"hold\""), "{listed}");
+        assert!(
+            resumed.contains("closed=true"),
+            "the held result was lost: {resumed}"
+        );
+        served.shutdown.cancel();
+        served.server.await.unwrap().unwrap();
+    })
+    .await
+    .expect("the test ran within its time");
+}
