@@ -390,44 +390,39 @@ mod tests {
         // Writes refuse it too: its tokens may have been planted.
         assert!(store.save("u", tokens("c")).await.is_err());
 
-        // Not a regular file: a directory, a symbolic link, a FIFO.
+        // Not a regular file: a directory, a symbolic link, a FIFO (which
+        // would block a reader until a writer came).
+        let refusal = async || store.load("u").await.unwrap_err().to_string();
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
-        assert!(
-            store
-                .load("u")
-                .await
-                .unwrap_err()
-                .to_string()
-                .contains("not a regular file")
-        );
+        let err = refusal().await;
+        assert!(err.contains("not a regular file"), "{err}");
         std::fs::remove_dir(&path).unwrap();
         let target = dir.join("elsewhere.json");
         std::fs::write(&target, "{}").unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::os::unix::fs::symlink(&target, &path).unwrap();
-        assert!(
-            store
-                .load("u")
-                .await
-                .unwrap_err()
-                .to_string()
-                .contains("not a regular file")
-        );
+        let err = refusal().await;
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .args(["-m", "600"])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = tokio::time::timeout(std::time::Duration::from_secs(10), refusal())
+            .await
+            .expect("a FIFO is refused without being opened");
+        assert!(err.contains("not a regular file"), "{err}");
         std::fs::remove_file(&path).unwrap();
 
         // Too large, and not JSON.
         let big = std::fs::File::create(&path).unwrap();
         big.set_len(MAX_TOKEN_FILE_BYTES + 10).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(
-            store
-                .load("u")
-                .await
-                .unwrap_err()
-                .to_string()
-                .contains("larger than")
-        );
+        let err = refusal().await;
+        assert!(err.contains("larger than"), "{err}");
         std::fs::write(&path, "{not json").unwrap();
         assert!(store.load("u").await.is_err());
         std::fs::remove_dir_all(dir).unwrap();
