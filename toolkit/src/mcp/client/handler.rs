@@ -207,13 +207,7 @@ impl ClientSide {
 
     fn refresh(&self) {
         if let Some(link) = self.link.upgrade() {
-            // The refresh asks the server for its lists, which needs this
-            // handler to return first: run it beside.
-            tokio::spawn(async move {
-                if let Err(e) = link.refresh().await {
-                    tracing::warn!(server = %link.name(), "refreshing MCP tools failed: {e}");
-                }
-            });
+            link.changed_on_server();
         }
     }
 }

@@ -78,6 +78,13 @@ pub struct ServerLink {
     retired: AtomicBool,
     /// The names this server has in the registry now.
     mounted: Mutex<Vec<String>>,
+    /// Held while listing and mounting, so refreshes land in the order
+    /// they started: a listing taken before a change never overwrites one
+    /// taken after it.
+    refreshing: tokio::sync::Mutex<()>,
+    /// Set while a refresh asked for by the server waits for its turn:
+    /// further word of changes until it starts is answered by that one.
+    refresh_waiting: AtomicBool,
     /// Calls waiting for progress, by the token sent with them.
     progress: Mutex<ProgressRoutes>,
     /// The host's model, for servers that ask to sample; read when connecting.
@@ -150,6 +157,8 @@ impl ServerLink {
             session: tokio::sync::Mutex::new(None),
             retired: AtomicBool::new(false),
             mounted: Mutex::new(Vec::new()),
+            refreshing: tokio::sync::Mutex::new(()),
+            refresh_waiting: AtomicBool::new(false),
             progress: Mutex::new(ProgressRoutes::default()),
             sampler: Mutex::new(None),
             elicitor: Mutex::new(None),
@@ -780,11 +789,14 @@ impl ServerLink {
                 let Ok(mut subscription) = peer.listen(filter).await else {
                     return;
                 };
+                // A change made after the first listing but before the
+                // stream was acknowledged was told to no one: list again.
+                let Some(first) = link.upgrade() else { return };
+                first.changed_on_server();
+                drop(first);
                 while let Ok(Some(_changed)) = subscription.next().await {
                     let Some(link) = link.upgrade() else { return };
-                    if let Err(e) = link.refresh().await {
-                        tracing::warn!(server = %link.name(), "refreshing MCP tools failed: {e}");
-                    }
+                    link.changed_on_server();
                 }
             };
             tokio::select! {
@@ -809,6 +821,34 @@ impl ServerLink {
     /// the registry in place of what it had there, in one step. Returns how
     /// many tools it has mounted.
     pub async fn refresh(&self) -> Result<usize, String> {
+        let _turn = self.refreshing.lock().await;
+        self.list_and_mount().await
+    }
+
+    /// Refresh because the server said its lists changed, beside the
+    /// caller (the word arrives while the session is busy delivering it).
+    /// While one such refresh waits for its turn, further word is answered
+    /// by it, since it lists after that word arrived: a server announcing
+    /// changes in a burst, or without end, costs one listing at a time.
+    pub(crate) fn changed_on_server(&self) {
+        if self.refresh_waiting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let Some(link) = self.me.upgrade() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let _turn = link.refreshing.lock().await;
+            link.refresh_waiting.store(false, Ordering::SeqCst);
+            if let Err(e) = link.list_and_mount().await {
+                tracing::warn!(server = %link.name(), "refreshing MCP tools failed: {e}");
+            }
+        });
+    }
+
+    /// List the server's tools and put them in the registry in place of
+    /// what it had there; the caller holds `refreshing`.
+    async fn list_and_mount(&self) -> Result<usize, String> {
         let session = self.session().await?;
         let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
         let tools: Vec<Arc<dyn Tool>> = match mount_all(&me, &session).await {
