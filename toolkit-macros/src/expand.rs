@@ -1,4 +1,5 @@
-//! Generate the tool type, its `Tool` impl and its `inventory` registration.
+//! Generate the tool type, its `GeneratedTool` impl (which makes it a
+//! `Tool`) and its `inventory` registration.
 //!
 //! Everything but the tool type (with its module and name marker, see
 //! `tool_type`) lives in an anonymous `const _: () = {...}` block, so
@@ -11,6 +12,7 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
 use crate::one_of::Holds;
+use crate::spans::{self, Anchors};
 use crate::tool_type;
 use crate::valid::{borrow_inside, borrowed_argument, impl_trait};
 
@@ -19,24 +21,24 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     // The generated code names the type by a path the user's own type of
     // the same name cannot shadow; see `tool_type`.
     let type_path = tool_type::path(tool);
+    let hidden = quote!(__ToolsmithTool);
     // The type is declared in a module below the function's.
     let type_doc = format!(
         "The tool made by `#[tool]` from [`{0}`](super::{0}): register it, or let a `ToolRegistry` collect it.",
         item.sig.ident
     );
-    let declare_type = tool_type::declare(tool, Some(type_doc));
+    let anchors = spans::Anchors::of(item);
+    let declare_type = tool_type::declare(tool, Some(type_doc), anchors);
     let private = quote!(#krate::__private_0_1);
     let collision_check = tool_type::collision_check(tool, &private);
     let args_type = arguments_type(tool);
-    let args_struct = arguments_struct(tool, krate, &private);
+    let args_struct = arguments_struct(tool, krate, &private, anchors);
     let checks = type_checks(tool, &private);
     let assumed = assumed_bounds(tool, &private, &args_type);
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
 
-    quote! {
-        #item
-
+    let generated = quote! {
         #declare_type
 
         const _: () = {
@@ -48,16 +50,38 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             #checks
 
             // The spec, the compiled schema, the output's wrapping and the
-            // rendered definitions, each made once; shared by the two impls below.
+            // rendered definitions, each made once; read by the `Tool` impl
+            // every generated tool has.
             static __TOOLSMITH_STATICS: #private::ToolStatics = #private::ToolStatics::new();
 
+            // The tool itself, declared here rather than in the tool type's
+            // module, so that its code is compiled with this module's (a
+            // module with code is a codegen unit of its own, and a hundred
+            // tools would be a hundred small units for LLVM). `FooTool` is a
+            // `Tool` through it; see `ToolType`. As public as any tool type
+            // can be, since `FooTool`'s `ToolType` names it.
+            #[doc(hidden)]
+            pub struct #hidden;
+
+            impl #private::ToolType for #hidden {
+                type Generated = Self;
+            }
+
+            impl #private::ToolType for #type_path {
+                type Generated = #hidden;
+            }
+
             // Implemented only when the checks above pass; see `GeneratedTool`.
-            impl #private::GeneratedTool for #type_path
+            impl #private::GeneratedTool for #hidden
             where
                 #assumed
             {
                 fn spec() -> #krate::ToolSpec {
                     #spec
+                }
+
+                fn statics() -> &'static #private::ToolStatics {
+                    &__TOOLSMITH_STATICS
                 }
 
                 fn bind(
@@ -76,57 +100,23 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
             }
 
-            impl #krate::Tool for #type_path {
-                fn spec(&self) -> &#krate::ToolSpec {
-                    use #private::probes::*;
-                    __TOOLSMITH_STATICS.spec((&#private::Dispatch::<Self>::new()).spec_maker())
-                }
-
-                fn argument_schema(
-                    &self,
-                ) -> ::core::result::Result<#krate::args::ArgumentSchema, #krate::args::SchemaError> {
-                    __TOOLSMITH_STATICS.argument_schema(self.spec())
-                }
-
-                fn definition_cache(
-                    &self,
-                ) -> ::core::option::Option<&#krate::schema::DefinitionCache> {
-                    ::core::option::Option::Some(__TOOLSMITH_STATICS.definitions())
-                }
-
-                fn bind(
-                    &self,
-                    args: #private::serde_json::Value,
-                ) -> ::core::result::Result<#krate::Arguments, #krate::ArgumentError> {
-                    use #private::probes::*;
-                    (&#private::Dispatch::<Self>::new()).bind(args)
-                }
-
-                // The signature `#[async_trait]` gives `Tool::call`, written out
-                // so the generated future is returned as it is, boxed once.
-                fn call<'__life0, '__life1, '__async_trait>(
-                    &'__life0 self,
-                    args: #krate::Arguments,
-                    ctx: &'__life1 #krate::ToolContext,
-                ) -> #private::CallFuture<'__async_trait>
-                where
-                    '__life0: '__async_trait,
-                    '__life1: '__async_trait,
-                    Self: '__async_trait,
-                {
-                    use #private::probes::*;
-                    (&#private::Dispatch::<Self>::new()).call(args, ctx)
-                }
+            // Builds the tool for its registration; through `Dispatch`, so
+            // a tool whose checks failed adds no error of its own here.
+            fn __toolsmith_make() -> #private::Arc<dyn #krate::Tool> {
+                use #private::probes::*;
+                (&#private::Dispatch::<#hidden>::new()).make(#hidden)
             }
 
             #private::inventory::submit! {
                 #private::ToolRegistration {
                     module_path: ::core::module_path!(),
-                    make: #private::make::<#type_path>,
+                    make: __toolsmith_make,
                 }
             }
         };
-    }
+    };
+    let generated = spans::relocate(generated, anchors);
+    quote!(#item #generated)
 }
 
 /// The type arguments deserialize into: the generated struct, or the user's
@@ -141,7 +131,12 @@ fn arguments_type(tool: &ToolFn) -> TokenStream {
     }
 }
 
-fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenStream {
+fn arguments_struct(
+    tool: &ToolFn,
+    krate: &TokenStream,
+    private: &TokenStream,
+    anchors: Option<Anchors>,
+) -> TokenStream {
     if tool.whole_arguments().is_some() {
         return TokenStream::new();
     }
@@ -172,7 +167,7 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
         .iter()
         .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
         .collect::<String>();
-    quote! {
+    let declared = quote! {
         #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
         #[serde(crate = #serde_path, bound(deserialize = #serde_bound))]
         #[schemars(crate = #schemars_path, bound = #schemars_bound)]
@@ -184,6 +179,13 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
             #[schemars(skip)]
             __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
+    };
+    // All of it at one place, so the derives' items contain all of it (see
+    // `spans`); the defaults are functions of their own, whose expressions
+    // keep their places for the errors that point into them.
+    let declared = spans::all_at_start(declared, anchors);
+    quote! {
+        #declared
         #defaults
     }
 }
@@ -614,7 +616,7 @@ fn call_body(
         match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
             ::core::result::Result::Ok(value) => {
                 // Read from the spec once: whether the output schema wraps the value.
-                let wrapped = __TOOLSMITH_STATICS.output_is_wrapped(#krate::Tool::spec(&Self));
+                let wrapped = __TOOLSMITH_STATICS.output_is_wrapped(__TOOLSMITH_STATICS.spec(<Self as #private::GeneratedTool>::spec));
                 ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value, wrapped))
             }
             ::core::result::Result::Err(error) => {

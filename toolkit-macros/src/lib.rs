@@ -19,6 +19,7 @@ mod foreign;
 mod krate;
 mod names;
 mod one_of;
+mod spans;
 mod tool_type;
 mod valid;
 

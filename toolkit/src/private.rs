@@ -87,12 +87,6 @@ pub fn output_is_wrapped(spec: &ToolSpec) -> bool {
     spec.output_schema.as_ref().is_some_and(is_wrapped)
 }
 
-/// Builds a generated tool for its registration: one generic function for
-/// every tool, where each tool would otherwise bring a function of its own.
-pub fn make<T: crate::Tool + Default + 'static>() -> Arc<dyn crate::Tool> {
-    Arc::new(T::default())
-}
-
 /// A generated tool's call: awaits the tool's future, then `finish` makes
 /// the call's result of what it returned. Each tool's call is an instance
 /// of this one body instead of a coroutine of its own.
@@ -620,9 +614,11 @@ impl<T> OutputOpaque<T> for OutputOf<T> {
 // needs>`, each bound written `for<'__x> T: ...` so the compiler takes it as
 // an assumption instead of checking it where it is written. The body then
 // type-checks whatever the parameter types are, and the only errors are the
-// checks above. `FooTool`'s `Tool` impl reaches the generated one through
-// `Dispatch`, which falls back to `DispatchRefused` exactly when a check
-// failed, so the build already has an error.
+// checks above. `FooTool` is a `Tool` through the one impl below, for every
+// generated tool, so no tool brings a `Tool` impl of its own for the
+// compiler to check; its registration reaches it through `Dispatch`, which
+// falls back to `DispatchRefused` exactly when a check failed (the tool is
+// then no `Tool`), so the build already has an error.
 
 /// A boxed tool future, as `Tool::call` returns it.
 pub type CallFuture<'a> =
@@ -632,60 +628,90 @@ pub type CallFuture<'a> =
 pub trait GeneratedTool {
     /// The spec, built once by `Tool::spec`.
     fn spec() -> crate::ToolSpec;
+    /// What the tool keeps for the life of the program.
+    fn statics() -> &'static ToolStatics;
     /// See `Tool::bind`.
     fn bind(args: Value) -> Result<Arguments, ArgumentError>;
     /// See `Tool::call`.
     fn call(args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
 }
 
+/// A type `#[tool]` declares, and the type that carries its generated
+/// implementation. The tool type a user names (`FooTool`, declared in a
+/// module of its own, see the macro's `tool_type`) points at a hidden type
+/// beside the function, which points at itself: the code is compiled with
+/// the function's module instead of in a codegen unit of its own per tool.
+pub trait ToolType {
+    /// The type whose [`GeneratedTool`] impl this one uses.
+    type Generated;
+}
+
+/// Every generated tool is a tool: its spec, compiled schema and rendered
+/// definitions are kept in its [`ToolStatics`]. Generic, so a tool's
+/// methods are compiled only for the types that are used as tools.
+impl<T> crate::Tool for T
+where
+    T: ToolType + Send + Sync + 'static,
+    T::Generated: GeneratedTool,
+{
+    fn spec(&self) -> &crate::ToolSpec {
+        <T::Generated as GeneratedTool>::statics().spec(<T::Generated as GeneratedTool>::spec)
+    }
+
+    fn argument_schema(&self) -> Result<ArgumentSchema, SchemaError> {
+        <T::Generated as GeneratedTool>::statics().argument_schema(crate::Tool::spec(self))
+    }
+
+    fn definition_cache(&self) -> Option<&DefinitionCache> {
+        Some(<T::Generated as GeneratedTool>::statics().definitions())
+    }
+
+    fn bind(&self, args: Value) -> Result<Arguments, ArgumentError> {
+        <T::Generated as GeneratedTool>::bind(args)
+    }
+
+    // The signature `#[async_trait]` gives `Tool::call`, written out so the
+    // generated future is returned as it is, boxed once.
+    fn call<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        args: Arguments,
+        ctx: &'life1 ToolContext,
+    ) -> CallFuture<'async_trait>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        <T::Generated as GeneratedTool>::call(args, ctx)
+    }
+}
+
 probe!(
-    /// Reaches a tool's [`GeneratedTool`] impl from its `Tool` impl.
+    /// Reaches a tool's [`GeneratedTool`] impl from its registration.
     Dispatch
 );
 
 /// Level 1: the generated tool exists.
-pub trait DispatchGenerated {
-    /// [`GeneratedTool::spec`], for [`ToolStatics::spec`] to call once.
-    fn spec_maker(self) -> fn() -> crate::ToolSpec;
-    /// See [`GeneratedTool::bind`].
-    fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
-    /// See [`GeneratedTool::call`].
-    fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
+pub trait DispatchGenerated<T> {
+    /// `tool`, for its registration.
+    fn make(self, tool: T) -> Arc<dyn crate::Tool>;
 }
 
-impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
-    fn spec_maker(self) -> fn() -> crate::ToolSpec {
-        T::spec
-    }
-    fn bind(self, args: Value) -> Result<Arguments, ArgumentError> {
-        T::bind(args)
-    }
-    fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_> {
-        T::call(args, ctx)
+impl<T: crate::Tool> DispatchGenerated<T> for &Dispatch<T> {
+    fn make(self, tool: T) -> Arc<dyn crate::Tool> {
+        Arc::new(tool)
     }
 }
 
 /// Level 2: a check failed, so the build has an error and this never runs.
 /// Should a check ever miss a bound, [`Unbuildable`] fails the build here.
-pub trait DispatchRefused {
+pub trait DispatchRefused<T> {
     /// Never called: a build that reaches it has already failed a check.
-    fn spec_maker(self) -> fn() -> crate::ToolSpec;
-    /// Never called: a build that reaches it has already failed a check.
-    fn bind(self, args: Value) -> Result<Arguments, ArgumentError>;
-    /// Never called: a build that reaches it has already failed a check.
-    fn call(self, args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
+    fn make(self, tool: T) -> Arc<dyn crate::Tool>;
 }
 
-impl<T> DispatchRefused for Dispatch<T> {
-    fn spec_maker(self) -> fn() -> crate::ToolSpec {
-        let () = Unbuildable::<T>::BUG;
-        unreachable!("this tool did not compile")
-    }
-    fn bind(self, _args: Value) -> Result<Arguments, ArgumentError> {
-        let () = Unbuildable::<T>::BUG;
-        unreachable!("this tool did not compile")
-    }
-    fn call(self, _args: Arguments, _ctx: &ToolContext) -> CallFuture<'_> {
+impl<T> DispatchRefused<T> for Dispatch<T> {
+    fn make(self, _tool: T) -> Arc<dyn crate::Tool> {
         let () = Unbuildable::<T>::BUG;
         unreachable!("this tool did not compile")
     }
