@@ -12,7 +12,9 @@
 # Every dependency is built once first; only the crate itself is timed:
 #   clean        `cargo clean -p CRATE`, then `cargo build -p CRATE --lib`
 #                (the library), then `cargo build -p CRATE` (the binary on top)
-#   incremental  the body of one tool edited, then the same two builds
+#   incremental  the body of one tool edited, then the same two builds;
+#                twice: a text of the same length, then a longer one that
+#                moves the tools after it (see `edit_one_tool`)
 # RUNS times each (default 5), alternating the two crates; prints the medians
 # of the wall time and of the CPU time (user + system), and the ratios
 # ours / rmcp. Debug profile, as while developing.
@@ -125,11 +127,19 @@ timed() { # command...
     }
     awk '{ printf "%.3f %.3f", $1, $2 + $3 }' <<<"$report"
 }
-# Edit the body of tool 50, a different text each run, so the crate really
-# changes, as it does when someone edits one tool.
-edit_one_tool() { # crate, run
-    sed -i -E "s/(:50)( edit [0-9]+)?\"/\\1 edit $2\"/" "$1/src/lib.rs"
+# Set the text of tool 50's body to `edit TEXT`, so the crate really
+# changes, as it does when someone edits one tool. Each run builds clean
+# with `x` repeated RUN times, then measures two edits: `same` swaps the
+# letters for as many `y`s, so nothing else moves in the file; `moved` adds
+# one more, so the 49 tools after it move down, as they do when someone
+# types in a tool. The compiler records where each macro expansion was
+# called from, so expansions that moved are checked again.
+edit_one_tool() { # crate, text
+    sed -i -E "s/(:50)( edit [xy]+)?\"/\\1 edit $2\"/" "$1/src/lib.rs"
     grep -q ":50 edit $2\"" "$1/src/lib.rs" || { echo "could not edit tool 50 of $1" >&2; exit 1; }
+}
+letters() { # letter, count
+    printf '%*s' "$2" '' | tr ' ' "$1"
 }
 
 declare -A wall cpu
@@ -143,12 +153,17 @@ measure() { # key, command...
 for run in $(seq 1 "$runs"); do
     for crate in "${crates[@]}"; do
         m=(--manifest-path "${manifest[$crate]}")
+        dir="$(dirname "${manifest[$crate]}")/$crate"
+        edit_one_tool "$dir" "$(letters x "$run")"
         cargo clean --quiet "${m[@]}" -p "$crate"
         measure "clean_lib_$crate" cargo build --quiet "${m[@]}" -p "$crate" --lib
         measure "clean_bin_$crate" cargo build --quiet "${m[@]}" -p "$crate"
-        edit_one_tool "$(dirname "${manifest[$crate]}")/$crate" "$run"
-        measure "incr_lib_$crate" cargo build --quiet "${m[@]}" -p "$crate" --lib
-        measure "incr_bin_$crate" cargo build --quiet "${m[@]}" -p "$crate"
+        edit_one_tool "$dir" "$(letters y "$run")"
+        measure "same_lib_$crate" cargo build --quiet "${m[@]}" -p "$crate" --lib
+        measure "same_bin_$crate" cargo build --quiet "${m[@]}" -p "$crate"
+        edit_one_tool "$dir" "$(letters y $((run + 1)))"
+        measure "moved_lib_$crate" cargo build --quiet "${m[@]}" -p "$crate" --lib
+        measure "moved_bin_$crate" cargo build --quiet "${m[@]}" -p "$crate"
     done
     echo "run $run/$runs done" >&2
 done
@@ -176,9 +191,12 @@ table() { # name of the array of times
         [[ "$crate" == ours100 ]] && printf ' %16s' "#[tool] / rmcp" || printf ' %16s' "$BASELINE / rmcp"
     done
     echo
-    for kind in clean incr; do
-        label="clean"
-        [[ "$kind" == incr ]] && label="incremental (one tool edited)"
+    for kind in clean same moved; do
+        case "$kind" in
+            clean) label="clean" ;;
+            same) label="one tool edited, nothing moved" ;;
+            moved) label="one tool edited, 49 moved" ;;
+        esac
         total=()
         for step in lib bin; do
             local cells=()

@@ -12,7 +12,6 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Argument, Output, Param, ToolFn};
 use crate::one_of::Holds;
-use crate::spans::{self, Anchors};
 use crate::tool_type;
 use crate::valid::{borrow_inside, borrowed_argument, impl_trait};
 
@@ -27,18 +26,19 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
         "The tool made by `#[tool]` from [`{0}`](super::{0}): register it, or let a `ToolRegistry` collect it.",
         item.sig.ident
     );
-    let anchors = spans::Anchors::of(item);
-    let declare_type = tool_type::declare(tool, Some(type_doc), anchors);
+    let declare_type = tool_type::declare(tool, Some(type_doc));
     let private = quote!(#krate::__private_0_1);
     let collision_check = tool_type::collision_check(tool, &private);
     let args_type = arguments_type(tool);
-    let args_struct = arguments_struct(tool, krate, &private, anchors);
+    let args_struct = arguments_struct(tool, krate, &private);
     let checks = type_checks(tool, &private);
     let assumed = assumed_bounds(tool, &private, &args_type);
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
 
-    let generated = quote! {
+    quote! {
+        #item
+
         #declare_type
 
         const _: () = {
@@ -114,9 +114,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
             }
         };
-    };
-    let generated = spans::relocate(generated, anchors);
-    quote!(#item #generated)
+    }
 }
 
 /// The type arguments deserialize into: the generated struct, or the user's
@@ -131,12 +129,7 @@ fn arguments_type(tool: &ToolFn) -> TokenStream {
     }
 }
 
-fn arguments_struct(
-    tool: &ToolFn,
-    krate: &TokenStream,
-    private: &TokenStream,
-    anchors: Option<Anchors>,
-) -> TokenStream {
+fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenStream {
     if tool.whole_arguments().is_some() {
         return TokenStream::new();
     }
@@ -167,7 +160,7 @@ fn arguments_struct(
         .iter()
         .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
         .collect::<String>();
-    let declared = quote! {
+    quote! {
         #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
         #[serde(crate = #serde_path, bound(deserialize = #serde_bound))]
         #[schemars(crate = #schemars_path, bound = #schemars_bound)]
@@ -179,13 +172,6 @@ fn arguments_struct(
             #[schemars(skip)]
             __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
-    };
-    // All of it at one place, so the derives' items contain all of it (see
-    // `spans`); the defaults are functions of their own, whose expressions
-    // keep their places for the errors that point into them.
-    let declared = spans::all_at_start(declared, anchors);
-    quote! {
-        #declared
         #defaults
     }
 }

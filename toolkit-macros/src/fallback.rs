@@ -25,7 +25,7 @@ pub fn fallback(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
         return quote!(#item);
     }
     let type_path = tool_type::path(tool);
-    let declare_type = tool_type::declare(tool, None, None);
+    let declare_type = tool_type::declare(tool, None);
     let private = quote!(#krate::__private_0_1);
     let collision_check = tool_type::collision_check(tool, &private);
     let checks = type_checks(tool, &private);

@@ -19,7 +19,6 @@ mod foreign;
 mod krate;
 mod names;
 mod one_of;
-mod spans;
 mod tool_type;
 mod valid;
 

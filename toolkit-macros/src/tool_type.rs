@@ -22,7 +22,6 @@ use syn::Visibility;
 
 use crate::ast::ToolFn;
 use crate::names::{is_valid_tool_name, tool_type_name};
-use crate::spans::{self, Anchors};
 
 /// `ReadFileTool`, spanned at the function's name.
 pub fn ident(tool: &ToolFn) -> syn::Ident {
@@ -45,26 +44,19 @@ pub fn path(tool: &ToolFn) -> TokenStream {
 }
 
 /// The tool type's module, its glob import, and the name marker.
-pub fn declare(tool: &ToolFn, doc: Option<String>, anchors: Option<Anchors>) -> TokenStream {
+pub fn declare(tool: &ToolFn, doc: Option<String>) -> TokenStream {
     let vis = &tool.item.vis;
     let inner_vis = inner_visibility(vis);
     let module = module(tool);
     let ident = ident(tool);
     let doc = doc.map(|doc| quote!(#[doc = #doc]));
     let marker = name_marker(tool);
-    // At one place, so the derives' items contain all of it (see `spans`).
-    let declared = spans::all_at_start(
-        quote! {
-            mod #module {
-                #doc
-                #[derive(Debug, Clone, Copy, Default)]
-                #inner_vis struct #ident;
-            }
-        },
-        anchors,
-    );
     quote! {
-        #declared
+        mod #module {
+            #doc
+            #[derive(Debug, Clone, Copy, Default)]
+            #inner_vis struct #ident;
+        }
 
         // Unused when the user's own type of this name shadows it; that
         // clash is reported by `collision_check`.
