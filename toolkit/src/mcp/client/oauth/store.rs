@@ -154,20 +154,33 @@ impl FileTokenStore {
     }
 
     /// The file's contents; none when it does not exist yet.
+    ///
+    /// The checks are made on the opened file, not on its path: a file
+    /// swapped for a link or a FIFO between a check and the open cannot
+    /// redirect or block the read. The open follows no link and does not
+    /// wait for a FIFO's writer.
     fn read_all(&self) -> Result<HashMap<String, StoredTokens>, String> {
         let shown = self.path.display();
-        let meta = match std::fs::symlink_metadata(&self.path) {
-            Ok(meta) => meta,
+        let file = match open_without_following(&self.path) {
+            Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) if is_a_link(&e) => {
+                return Err(format!(
+                    "token file {shown}: not a regular file (a symbolic link)"
+                ));
+            }
             Err(e) => return Err(format!("token file {shown}: {e}")),
         };
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("token file {shown}: {e}"))?;
         if !meta.file_type().is_file() {
             return Err(format!("token file {shown}: not a regular file"));
         }
         check_private(&meta).map_err(|e| format!("token file {shown}: {e}"))?;
         let mut text = String::new();
-        std::fs::File::open(&self.path)
-            .and_then(|f| f.take(MAX_TOKEN_FILE_BYTES + 1).read_to_string(&mut text))
+        file.take(MAX_TOKEN_FILE_BYTES + 1)
+            .read_to_string(&mut text)
             .map_err(|e| format!("token file {shown}: {e}"))?;
         if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
             return Err(format!(
@@ -244,23 +257,57 @@ fn sibling(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// A new file at `path` only its owner can read and write.
-fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+/// `path` opened for reading, refusing a symbolic link at the last step
+/// and not waiting for a FIFO's writer (the caller then refuses what is not
+/// a regular file).
+fn open_without_following(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(not(unix))]
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a symbolic link",
+        ));
+    }
+    options.open(path)
+}
+
+/// Whether opening failed because the last step of the path was a link.
+fn is_a_link(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        error.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        error.kind() == std::io::ErrorKind::InvalidInput
+    }
+}
+
+/// A new file at `path` only its owner can read and write. Whatever is at
+/// `path` already (a file left by a save that failed, or a link someone
+/// planted to have the tokens written elsewhere) is removed, not opened,
+/// and the file is created afresh: never through a link, never one that
+/// someone else made.
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let file = options.open(path)?;
-    // A file left by an earlier failed save keeps its mode: set it.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(file)
+    options.open(path)
 }
 
 /// Refuse a token file that others may read or write.
@@ -425,6 +472,31 @@ mod tests {
         assert!(err.contains("larger than"), "{err}");
         std::fs::write(&path, "{not json").unwrap();
         assert!(store.load("u").await.is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_save_never_writes_through_what_was_planted_at_its_temporary_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("planted");
+        let path = dir.join("tokens.json");
+        let store = FileTokenStore::new(&path);
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, "victim").unwrap();
+
+        // A link where the save writes first: the save must not follow it.
+        std::os::unix::fs::symlink(&victim, sibling(&path)).unwrap();
+        store.save("u", tokens("a")).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
+        assert!(store.load("u").await.unwrap().is_some());
+
+        // A file others may read, left there: the save makes its own.
+        std::fs::write(sibling(&path), "old").unwrap();
+        std::fs::set_permissions(sibling(&path), std::fs::Permissions::from_mode(0o666)).unwrap();
+        store.save("u", tokens("b")).await.unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(!sibling(&path).exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
 
