@@ -611,40 +611,90 @@ fn typed<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
-/// One page of `items` after `cursor` (an offset we handed out), and the next cursor.
+/// One page of `items` after `cursor`, and the cursor of the next.
+///
+/// A cursor names where the page before ended: its length so far and the
+/// key of its last item (a tool's or prompt's name, a resource's URI), as
+/// `LENGTH:KEY`. When the list has not changed the length finds the place;
+/// when it has (a tool registered or removed between two pages), the next
+/// page starts after that item wherever it now is, or, in a list sorted by
+/// key (the tools), after where it would be. So a client paging while the
+/// list changes sees what stayed exactly once; what was added before its
+/// place it learns of from the list-changed notification. A cursor that
+/// fits none of these is refused.
 fn page<T: Clone>(
     items: &[T],
+    key: impl Fn(&T) -> Option<&str>,
     cursor: Option<&str>,
     size: usize,
 ) -> Result<(Vec<T>, Option<String>), ErrorData> {
     let start = match cursor {
         None => 0,
-        Some(c) => c
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n <= items.len())
-            .ok_or_else(|| ErrorData::invalid_params(format!("unknown cursor `{c}`"), None))?,
+        Some(cursor) => resume(items, &key, cursor).ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("unknown cursor `{cursor}`: list again from the start"),
+                None,
+            )
+        })?,
     };
-    let end = (start + size).min(items.len());
-    let next = (end < items.len()).then(|| end.to_string());
+    let end = start.saturating_add(size.max(1)).min(items.len());
+    let next = (end < items.len()).then(|| format!("{end}:{}", key(&items[end - 1]).unwrap_or("")));
     Ok((items[start..end].to_vec(), next))
 }
 
+/// Where the page after `cursor` starts in `items` (see [`page`]).
+fn resume<T>(items: &[T], key: &impl Fn(&T) -> Option<&str>, cursor: &str) -> Option<usize> {
+    let (length, last) = cursor.split_once(':')?;
+    let length: usize = length.parse().ok()?;
+    if length > 0 && length <= items.len() && key(&items[length - 1]) == Some(last) {
+        return Some(length);
+    }
+    if let Some(at) = items.iter().position(|item| key(item) == Some(last)) {
+        return Some(at + 1);
+    }
+    let sorted = items.windows(2).all(|pair| key(&pair[0]) <= key(&pair[1]));
+    sorted.then(|| items.partition_point(|item| key(item) <= Some(last)))
+}
+
 /// The result of a list request: one page of `items` under `key`, and the
-/// cursor of the next. Only the page is turned into JSON.
-fn paged<T: Clone + serde::Serialize>(
+/// cursor of the next. Only the page is turned into JSON. Each item is
+/// known by its `field` (see [`page`]).
+fn paged<T: Clone + serde::Serialize + Listed>(
     key: &str,
+    field: &str,
     items: &[T],
     request: Option<PaginatedRequestParams>,
     size: usize,
 ) -> Result<Value, ErrorData> {
     let cursor = request.and_then(|r| r.cursor);
-    let (items, next) = page(items, cursor.as_deref(), size)?;
+    let (items, next) = page(
+        items,
+        |item| item.json()[field].as_str(),
+        cursor.as_deref(),
+        size,
+    )?;
     let mut result = json!({ key: items });
     if let Some(next) = next {
         result["nextCursor"] = json!(next);
     }
     Ok(result)
+}
+
+/// An item of a list a client pages through, read as JSON for its key.
+trait Listed {
+    fn json(&self) -> &Value;
+}
+
+impl Listed for Value {
+    fn json(&self) -> &Value {
+        self
+    }
+}
+
+impl Listed for crate::Definition {
+    fn json(&self) -> &Value {
+        self
+    }
 }
 
 impl McpServer {
@@ -903,6 +953,7 @@ impl ServerHandler for McpServer {
         let definitions = self.shared.registry.definitions(DefinitionFormat::Mcp);
         typed(paged(
             "tools",
+            "name",
             &definitions,
             request,
             self.shared.page_size,
@@ -1030,7 +1081,13 @@ impl ServerHandler for McpServer {
             .as_ref()
             .map(|r| r.resources())
             .unwrap_or_default();
-        typed(paged("resources", &items, request, self.shared.page_size)?)
+        typed(paged(
+            "resources",
+            "uri",
+            &items,
+            request,
+            self.shared.page_size,
+        )?)
     }
 
     async fn list_resource_templates(
@@ -1046,6 +1103,7 @@ impl ServerHandler for McpServer {
             .unwrap_or_default();
         typed(paged(
             "resourceTemplates",
+            "uriTemplate",
             &items,
             request,
             self.shared.page_size,
@@ -1112,7 +1170,13 @@ impl ServerHandler for McpServer {
             .as_ref()
             .map(|p| p.prompts())
             .unwrap_or_default();
-        typed(paged("prompts", &items, request, self.shared.page_size)?)
+        typed(paged(
+            "prompts",
+            "name",
+            &items,
+            request,
+            self.shared.page_size,
+        )?)
     }
 
     async fn get_prompt(
@@ -1278,17 +1342,66 @@ impl ServerHandler for McpServer {
 mod tests {
     use super::*;
 
+    fn key(item: &Value) -> Option<&str> {
+        item.as_str()
+    }
+
+    fn names(names: &[&str]) -> Vec<Value> {
+        names.iter().map(|n| json!(n)).collect()
+    }
+
     #[test]
     fn pages_follow_their_cursors() {
-        let items: Vec<Value> = (0..5).map(|i| json!(i)).collect();
-        let (first, next) = page(&items, None, 2).unwrap();
-        assert_eq!(first, [json!(0), json!(1)]);
-        let (second, next) = page(&items, next.as_deref(), 2).unwrap();
-        assert_eq!(second, [json!(2), json!(3)]);
-        let (last, next) = page(&items, next.as_deref(), 2).unwrap();
-        assert_eq!(last, [json!(4)]);
+        let items = names(&["a", "b", "c", "d", "e"]);
+        let (first, next) = page(&items, key, None, 2).unwrap();
+        assert_eq!(first, names(&["a", "b"]));
+        let (second, next) = page(&items, key, next.as_deref(), 2).unwrap();
+        assert_eq!(second, names(&["c", "d"]));
+        let (last, next) = page(&items, key, next.as_deref(), 2).unwrap();
+        assert_eq!(last, names(&["e"]));
         assert!(next.is_none());
-        assert!(page(&items, Some("x"), 2).is_err());
-        assert!(page(&items, Some("9"), 2).is_err());
+        let (all, next) = page(&items, key, None, 10).unwrap();
+        assert_eq!(all, items);
+        assert!(next.is_none());
+    }
+
+    #[test]
+    fn a_list_that_changes_between_pages_repeats_and_skips_nothing_that_stayed() {
+        let before = names(&["a", "b", "c", "d", "e", "f"]);
+        let (first, next) = page(&before, key, None, 2).unwrap();
+        assert_eq!(first, names(&["a", "b"]));
+        // `a` removed and `aa` added before the place, `cc` after it.
+        let after = names(&["aa", "b", "c", "cc", "d", "e", "f"]);
+        let (second, next) = page(&after, key, next.as_deref(), 2).unwrap();
+        assert_eq!(second, names(&["c", "cc"]));
+        // `cc`, the last item sent, removed: sorted by name, the next page
+        // starts where it would be.
+        let later = names(&["aa", "b", "c", "d", "e", "f"]);
+        let (third, next) = page(&later, key, next.as_deref(), 2).unwrap();
+        assert_eq!(third, names(&["d", "e"]));
+        let (fourth, next) = page(&later, key, next.as_deref(), 2).unwrap();
+        assert_eq!(fourth, names(&["f"]));
+        assert!(next.is_none());
+    }
+
+    #[test]
+    fn unknown_and_hostile_cursors_are_refused() {
+        let items = names(&["a", "b", "c"]);
+        // Not in the list's order: an unsorted list whose item is gone.
+        let unsorted = names(&["c", "a", "b"]);
+        for cursor in ["x", "9", "", ":", "-1:a", "99999999999999999999:a", "2:zz"] {
+            assert!(page(&unsorted, key, Some(cursor), 2).is_err(), "{cursor}");
+        }
+        // In a sorted list a key that is gone resumes after where it would be;
+        // past the end, the page is empty and there is no next.
+        let (rest, next) = page(&items, key, Some("0:bb"), 2).unwrap();
+        assert_eq!(rest, names(&["c"]));
+        assert!(next.is_none());
+        let (none, next) = page(&items, key, Some("7:zz"), 2).unwrap();
+        assert!(none.is_empty() && next.is_none());
+        // A page size of 0 still moves on.
+        let (one, next) = page(&items, key, None, 0).unwrap();
+        assert_eq!(one, names(&["a"]));
+        assert_eq!(next.as_deref(), Some("1:a"));
     }
 }
