@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use tk as toolsmith;
 use tk::{
     Arguments, RegistryError, Tool, ToolContext, ToolError, ToolFilter, ToolOutput, ToolRegistry,
     ToolSpec, async_trait,
@@ -306,4 +307,25 @@ fn a_tool_type_from_another_crate_is_a_tool() {
         matches!(&err, RegistryError::Duplicate { name, .. } if name == "reverse_text"),
         "{err:?}"
     );
+}
+
+extra_tools::echo_tool!(echo_number_by_macro, u32);
+
+/// A tool declared by a macro of another crate is collected and runs.
+#[tokio::test]
+async fn a_tool_declared_by_a_macro_of_another_crate_is_a_tool() {
+    let registry = this_files_tools();
+    assert_eq!(
+        registry
+            .call(
+                "echo_number_by_macro",
+                json!({"value": 7}),
+                &ToolContext::new()
+            )
+            .await
+            .content,
+        "7"
+    );
+    let by_hand = ToolRegistry::new();
+    by_hand.register(EchoNumberByMacroTool).expect("registers");
 }

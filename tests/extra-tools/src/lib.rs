@@ -20,3 +20,19 @@ pub fn count_chars(
 ) -> usize {
     text.chars().count()
 }
+
+/// Declares a tool that echoes a value of the given type, for crates that
+/// declare tools through a macro of another crate.
+#[macro_export]
+macro_rules! echo_tool {
+    ($name:ident, $ty:ty) => {
+        /// Echo a value.
+        #[toolsmith::tool]
+        async fn $name(
+            /// The value.
+            value: $ty,
+        ) -> String {
+            format!("{value:?}")
+        }
+    };
+}
