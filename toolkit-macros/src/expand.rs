@@ -57,18 +57,22 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             // The tool itself, declared here rather than in the tool type's
             // module, so that its code is compiled with this module's (a
             // module with code is a codegen unit of its own, and a hundred
-            // tools would be a hundred small units for LLVM). `FooTool` is a
-            // `Tool` through it; see `ToolType`. As public as any tool type
-            // can be, since `FooTool`'s `ToolType` names it.
-            #[doc(hidden)]
-            pub struct #hidden;
+            // tools would be a hundred small units for LLVM). Both it and
+            // `FooTool` are a `Tool` through `ToolType`.
+            struct #hidden;
 
             impl #private::ToolType for #hidden {
-                type Generated = Self;
+                fn fns() -> &'static #private::ToolFns {
+                    use #private::probes::*;
+                    (&#private::Dispatch::<#hidden>::new()).fns()
+                }
             }
 
+            #[doc(hidden)]
             impl #private::ToolType for #type_path {
-                type Generated = #hidden;
+                fn fns() -> &'static #private::ToolFns {
+                    <#hidden as #private::ToolType>::fns()
+                }
             }
 
             // Implemented only when the checks above pass; see `GeneratedTool`.
@@ -100,11 +104,9 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
             }
 
-            // Builds the tool for its registration; through `Dispatch`, so
-            // a tool whose checks failed adds no error of its own here.
+            // Builds the tool for its registration.
             fn __toolsmith_make() -> #private::Arc<dyn #krate::Tool> {
-                use #private::probes::*;
-                (&#private::Dispatch::<#hidden>::new()).make(#hidden)
+                #private::Arc::new(#hidden)
             }
 
             #private::inventory::submit! {

@@ -614,11 +614,11 @@ impl<T> OutputOpaque<T> for OutputOf<T> {
 // needs>`, each bound written `for<'__x> T: ...` so the compiler takes it as
 // an assumption instead of checking it where it is written. The body then
 // type-checks whatever the parameter types are, and the only errors are the
-// checks above. `FooTool` is a `Tool` through the one impl below, for every
-// generated tool, so no tool brings a `Tool` impl of its own for the
-// compiler to check; its registration reaches it through `Dispatch`, which
-// falls back to `DispatchRefused` exactly when a check failed (the tool is
-// then no `Tool`), so the build already has an error.
+// checks above. Every generated tool is a `Tool` through the one impl
+// below, so no tool brings a `Tool` impl of its own for the compiler to
+// check; it reaches its `GeneratedTool` impl through `Dispatch`, which falls
+// back to `DispatchRefused` exactly when a check failed, so the build
+// already has an error.
 
 /// A boxed tool future, as `Tool::call` returns it.
 pub type CallFuture<'a> =
@@ -636,38 +636,64 @@ pub trait GeneratedTool {
     fn call(args: Arguments, ctx: &ToolContext) -> CallFuture<'_>;
 }
 
-/// A type `#[tool]` declares, and the type that carries its generated
-/// implementation. The tool type a user names (`FooTool`, declared in a
-/// module of its own, see the macro's `tool_type`) points at a hidden type
-/// beside the function, which points at itself: the code is compiled with
-/// the function's module instead of in a codegen unit of its own per tool.
+/// A type `#[tool]` declares. The tool type a user names (`FooTool`,
+/// declared in a module of its own, see the macro's `tool_type`) and the
+/// hidden type beside the function that the registration builds both have
+/// one: its [`fns`](Self::fns) reach the tool's [`GeneratedTool`] impl
+/// through [`Dispatch`]. The tool's code is on the hidden type, so it is
+/// compiled with the function's module instead of in a codegen unit of its
+/// own per tool.
 pub trait ToolType {
-    /// The type whose [`GeneratedTool`] impl this one uses.
-    type Generated;
+    /// The functions of the tool's [`GeneratedTool`] impl.
+    fn fns() -> &'static ToolFns;
+}
+
+/// The functions of a [`GeneratedTool`] impl, for the one `Tool` impl below.
+pub struct ToolFns {
+    /// [`GeneratedTool::spec`].
+    pub spec: fn() -> crate::ToolSpec,
+    /// [`GeneratedTool::statics`].
+    pub statics: fn() -> &'static ToolStatics,
+    /// [`GeneratedTool::bind`].
+    pub bind: fn(Value) -> Result<Arguments, ArgumentError>,
+    /// [`GeneratedTool::call`].
+    pub call: for<'a> fn(Arguments, &'a ToolContext) -> CallFuture<'a>,
+}
+
+/// The [`ToolFns`] of `T`, a constant for each tool.
+struct FnsOf<T>(PhantomData<T>);
+
+impl<T: GeneratedTool> FnsOf<T> {
+    const FNS: ToolFns = ToolFns {
+        spec: T::spec,
+        statics: T::statics,
+        bind: T::bind,
+        call: T::call,
+    };
 }
 
 /// Every generated tool is a tool: its spec, compiled schema and rendered
 /// definitions are kept in its [`ToolStatics`]. Generic, so a tool's
-/// methods are compiled only for the types that are used as tools.
-impl<T> crate::Tool for T
-where
-    T: ToolType + Send + Sync + 'static,
-    T::Generated: GeneratedTool,
-{
+/// methods are compiled only for the types that are used as tools; and it
+/// asks nothing of the tool's types, so a tool whose checks failed is
+/// still a `Tool` wherever the user's code names it, and the build reports
+/// only the checks.
+impl<T: ToolType + Send + Sync + 'static> crate::Tool for T {
     fn spec(&self) -> &crate::ToolSpec {
-        <T::Generated as GeneratedTool>::statics().spec(<T::Generated as GeneratedTool>::spec)
+        let fns = T::fns();
+        (fns.statics)().spec(fns.spec)
     }
 
     fn argument_schema(&self) -> Result<ArgumentSchema, SchemaError> {
-        <T::Generated as GeneratedTool>::statics().argument_schema(crate::Tool::spec(self))
+        (T::fns().statics)().argument_schema(crate::Tool::spec(self))
     }
 
     fn definition_cache(&self) -> Option<&DefinitionCache> {
-        Some(<T::Generated as GeneratedTool>::statics().definitions())
+        Some((T::fns().statics)().definitions())
     }
 
     fn bind(&self, args: Value) -> Result<Arguments, ArgumentError> {
-        <T::Generated as GeneratedTool>::bind(args)
+        (T::fns().bind)(args)
     }
 
     // The signature `#[async_trait]` gives `Tool::call`, written out so the
@@ -682,36 +708,36 @@ where
         'life1: 'async_trait,
         Self: 'async_trait,
     {
-        <T::Generated as GeneratedTool>::call(args, ctx)
+        (T::fns().call)(args, ctx)
     }
 }
 
 probe!(
-    /// Reaches a tool's [`GeneratedTool`] impl from its registration.
+    /// Reaches a tool's [`GeneratedTool`] impl from its [`ToolType`].
     Dispatch
 );
 
 /// Level 1: the generated tool exists.
-pub trait DispatchGenerated<T> {
-    /// `tool`, for its registration.
-    fn make(self, tool: T) -> Arc<dyn crate::Tool>;
+pub trait DispatchGenerated {
+    /// The functions of its [`GeneratedTool`] impl.
+    fn fns(self) -> &'static ToolFns;
 }
 
-impl<T: crate::Tool> DispatchGenerated<T> for &Dispatch<T> {
-    fn make(self, tool: T) -> Arc<dyn crate::Tool> {
-        Arc::new(tool)
+impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
+    fn fns(self) -> &'static ToolFns {
+        &FnsOf::<T>::FNS
     }
 }
 
 /// Level 2: a check failed, so the build has an error and this never runs.
 /// Should a check ever miss a bound, [`Unbuildable`] fails the build here.
-pub trait DispatchRefused<T> {
+pub trait DispatchRefused {
     /// Never called: a build that reaches it has already failed a check.
-    fn make(self, tool: T) -> Arc<dyn crate::Tool>;
+    fn fns(self) -> &'static ToolFns;
 }
 
-impl<T> DispatchRefused<T> for Dispatch<T> {
-    fn make(self, _tool: T) -> Arc<dyn crate::Tool> {
+impl<T> DispatchRefused for Dispatch<T> {
+    fn fns(self) -> &'static ToolFns {
         let () = Unbuildable::<T>::BUG;
         unreachable!("this tool did not compile")
     }
