@@ -58,10 +58,14 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
             // module, so that its code is compiled with this module's (a
             // module with code is a codegen unit of its own, and a hundred
             // tools would be a hundred small units for LLVM). Both it and
-            // `FooTool` are a `Tool` through `ToolType`.
-            struct #hidden;
+            // `FooTool` are a `Tool` through `ToolType`. As public as any
+            // tool type can be, since `FooTool`'s `ToolType` names it.
+            #[doc(hidden)]
+            pub struct #hidden;
 
             impl #private::ToolType for #hidden {
+                type Hidden = Self;
+
                 fn fns() -> &'static #private::ToolFns {
                     use #private::probes::*;
                     (&#private::Dispatch::<#hidden>::new()).fns()
@@ -70,9 +74,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
 
             #[doc(hidden)]
             impl #private::ToolType for #type_path {
-                fn fns() -> &'static #private::ToolFns {
-                    <#hidden as #private::ToolType>::fns()
-                }
+                type Hidden = #hidden;
             }
 
             // Implemented only when the checks above pass; see `GeneratedTool`.

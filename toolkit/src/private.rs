@@ -644,8 +644,15 @@ pub trait GeneratedTool {
 /// compiled with the function's module instead of in a codegen unit of its
 /// own per tool.
 pub trait ToolType {
-    /// The functions of the tool's [`GeneratedTool`] impl.
-    fn fns() -> &'static ToolFns;
+    /// The type whose `ToolType` this one's is: the hidden type, for the
+    /// tool type a user names; itself, for the hidden type.
+    type Hidden: ToolType;
+
+    /// The functions of the tool's [`GeneratedTool`] impl: the hidden
+    /// type's, unless this is it.
+    fn fns() -> &'static ToolFns {
+        <Self::Hidden as ToolType>::fns()
+    }
 }
 
 /// The functions of a [`GeneratedTool`] impl, for the one `Tool` impl below.
