@@ -236,3 +236,46 @@ async fn a_held_result_holds_up_nothing_else_of_its_session() {
     .await
     .expect("the test ran within its time");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_held_for_clients_that_never_come_back_do_not_hold_up_shutdown() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let served = serve(false).await;
+        let url = served.url.clone();
+        // Eight calls in two sessions end their streams; their tools answer;
+        // no client comes back for the results.
+        let posts = tokio::task::spawn_blocking(move || {
+            let mut posts = Vec::new();
+            for _ in 0..2 {
+                let session = raw_http::open_session(&url);
+                for _ in 0..4 {
+                    let headers = [
+                        ("Mcp-Session-Id", session.as_str()),
+                        ("MCP-Protocol-Version", "2025-11-25"),
+                    ];
+                    posts.push(raw_http::post(&url, &headers, &call()));
+                }
+            }
+            posts
+        });
+        // Each POST returns once its tool has closed its stream; all eight
+        // tools are then waiting for `go`, and are let go.
+        for (status, stream) in posts.await.unwrap() {
+            assert_eq!(status, 200, "{stream}");
+            assert!(!stream.contains("closed="), "came early: {stream}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        served.go.notify_waiters();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The results are held for up to 30 s each: shutting down must not
+        // wait for them.
+        served.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(15), served.server)
+            .await
+            .expect("shutdown waited for results no one will collect")
+            .unwrap()
+            .unwrap();
+    })
+    .await
+    .expect("the test ran within its time");
+}
