@@ -258,6 +258,13 @@ fn a_server_whose_resources_or_prompts_cannot_be_listed_keeps_its_tools() {
         .build()
         .unwrap();
     let _logging = tracing::subscriber::set_default(warnings.clone());
+    // With one subscriber in the process, tracing asks the default of
+    // whichever thread first reaches a log statement whether it is wanted,
+    // and keeps the answer: another test's thread, with no subscriber,
+    // would switch this test's warnings off for good (one run in two when
+    // all of this file's tests run together). With a second one alive,
+    // every registered subscriber is asked.
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     runtime.block_on(bounded(async {
         let registry = Arc::new(ToolRegistry::new());
         let clients = McpClients::new(McpConfig::default(), &registry);
