@@ -173,3 +173,51 @@ fn a_2026_listen_stream_hears_of_the_resources_it_names() {
         "{not_heard}"
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_unmounted_server_stays_down_when_word_of_changes_was_on_its_way() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let served = Arc::new(ToolRegistry::new());
+        served.register(HelloTool).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shutdown = CancellationToken::new();
+        let server = tokio::spawn(
+            McpServer::new(Arc::clone(&served))
+                .serve_http(listener, HttpOptions::default().shutdown(shutdown.clone())),
+        );
+        let config: McpConfig =
+            format!(r#"{{"mcpServers": {{"up": {{"url": "http://127.0.0.1:{port}/mcp"}}}}}}"#)
+                .parse()
+                .unwrap();
+        let mounted = Arc::new(ToolRegistry::new());
+        let clients = McpClients::new(config, &mounted);
+        let link = clients.server("up").unwrap();
+        // Unmounted at once, each time at another point of the change
+        // stream's start and with word of a change on its way: the listing
+        // that word asks for must not connect again.
+        for delay in 0..20 {
+            link.refresh().await.unwrap();
+            // Word of a change on its way as the client unmounts.
+            if delay % 2 == 0 {
+                served.register(GoodbyeTool).unwrap();
+            } else {
+                served.unregister("goodbye");
+            }
+            for _ in 0..delay {
+                tokio::task::yield_now().await;
+            }
+            link.unmount().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(
+                !link.is_connected().await,
+                "the unmounted server was started again (after {delay} yields)"
+            );
+            assert!(mounted.names().is_empty(), "{:?}", mounted.names());
+        }
+        shutdown.cancel();
+        server.await.unwrap().unwrap();
+    })
+    .await
+    .expect("the test ran within its time");
+}

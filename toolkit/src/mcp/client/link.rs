@@ -822,7 +822,8 @@ impl ServerLink {
     /// many tools it has mounted.
     pub async fn refresh(&self) -> Result<usize, String> {
         let _turn = self.refreshing.lock().await;
-        self.list_and_mount().await
+        let session = self.session().await?;
+        self.list_and_mount(session).await
     }
 
     /// Refresh because the server said its lists changed, beside the
@@ -831,25 +832,37 @@ impl ServerLink {
     /// by it, since it lists after that word arrived: a server announcing
     /// changes in a burst, or without end, costs one listing at a time.
     pub(crate) fn changed_on_server(&self) {
-        if self.refresh_waiting.swap(true, Ordering::SeqCst) {
-            return;
-        }
         let Some(link) = self.me.upgrade() else {
             return;
         };
+        if self.refresh_waiting.swap(true, Ordering::SeqCst) {
+            return;
+        }
         tokio::spawn(async move {
             let _turn = link.refreshing.lock().await;
             link.refresh_waiting.store(false, Ordering::SeqCst);
-            if let Err(e) = link.list_and_mount().await {
+            // The word came over a session: once that is closed (the server
+            // unmounted or disconnected meanwhile) there is nothing to list,
+            // and the server is not started again for it.
+            let Some(session) = link.open_now().await else {
+                return;
+            };
+            if let Err(e) = link.list_and_mount(session).await {
                 tracing::warn!(server = %link.name(), "refreshing MCP tools failed: {e}");
             }
         });
     }
 
-    /// List the server's tools and put them in the registry in place of
-    /// what it had there; the caller holds `refreshing`.
-    async fn list_and_mount(&self) -> Result<usize, String> {
-        let session = self.session().await?;
+    /// The session open now, if any; never connects.
+    async fn open_now(&self) -> Option<Arc<Session>> {
+        let slot = self.session.lock().await;
+        let open = slot.as_ref().filter(|open| open.is_live())?;
+        Some(Arc::clone(&open.session))
+    }
+
+    /// List the server's tools over `session` and put them in the registry
+    /// in place of what it had there; the caller holds `refreshing`.
+    async fn list_and_mount(&self, session: Arc<Session>) -> Result<usize, String> {
         let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
         let tools: Vec<Arc<dyn Tool>> = match mount_all(&me, &session).await {
             Ok(tools) => tools,
