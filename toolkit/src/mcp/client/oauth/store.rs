@@ -140,17 +140,17 @@ impl TokenStore for MemoryTokenStore {
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: PathBuf,
-    /// One writer at a time within this process.
-    writing: tokio::sync::Mutex<()>,
 }
+
+/// One writer at a time within this process, whichever store it uses: two
+/// stores of one file would otherwise each drop what the other just saved,
+/// and share the temporary file (named by the process).
+static WRITING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl FileTokenStore {
     /// Tokens in the file at `path` (made on the first save).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self {
-            path: path.into(),
-            writing: tokio::sync::Mutex::new(()),
-        }
+        Self { path: path.into() }
     }
 
     /// The file's contents; none when it does not exist yet.
@@ -215,7 +215,7 @@ impl FileTokenStore {
         &self,
         edit: impl FnOnce(&mut HashMap<String, StoredTokens>),
     ) -> Result<(), Box<dyn Error + Send + Sync>> {
-        let _one = self.writing.lock().await;
+        let _one = WRITING.lock().await;
         let mut all = self.read_all()?;
         edit(&mut all);
         Ok(self.write_all(&all)?)
@@ -497,6 +497,30 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert!(!sibling(&path).exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_stores_of_one_file_lose_no_save() {
+        let dir = scratch("two-stores");
+        let path = dir.join("tokens.json");
+        let (one, two) = (
+            Arc::new(FileTokenStore::new(&path)),
+            Arc::new(FileTokenStore::new(&path)),
+        );
+        let saves = (0..40).flat_map(|i| {
+            [
+                (Arc::clone(&one), format!("a{i}")),
+                (Arc::clone(&two), format!("b{i}")),
+            ]
+        });
+        let tasks: Vec<_> = saves
+            .map(|(store, url)| tokio::spawn(async move { store.save(&url, tokens("c")).await }))
+            .collect();
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        assert_eq!(one.read_all().unwrap().len(), 80);
         std::fs::remove_dir_all(dir).unwrap();
     }
 
