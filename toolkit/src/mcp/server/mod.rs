@@ -618,10 +618,12 @@ fn typed<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
 /// `LENGTH:KEY`. When the list has not changed the length finds the place;
 /// when it has (a tool registered or removed between two pages), the next
 /// page starts after that item wherever it now is, or, in a list sorted by
-/// key (the tools), after where it would be. So a client paging while the
-/// list changes sees what stayed exactly once; what was added before its
-/// place it learns of from the list-changed notification. A cursor that
-/// fits none of these is refused.
+/// key, after where it would be. So a client paging while the list changes
+/// sees what stayed exactly once; what was added before its place it learns
+/// of from the list-changed notification. Only when that item is gone from
+/// a list in no key order (the registry lists MCP servers' tools after its
+/// own) does the next page start at the place it had, which may repeat or
+/// skip one item. A cursor that is not `LENGTH:KEY` is refused.
 fn page<T: Clone>(
     items: &[T],
     key: impl Fn(&T) -> Option<&str>,
@@ -646,14 +648,22 @@ fn page<T: Clone>(
 fn resume<T>(items: &[T], key: &impl Fn(&T) -> Option<&str>, cursor: &str) -> Option<usize> {
     let (length, last) = cursor.split_once(':')?;
     let length: usize = length.parse().ok()?;
-    if length > 0 && length <= items.len() && key(&items[length - 1]) == Some(last) {
+    // An item without a key is known by the empty one, as its cursor says.
+    let is_last = |item: &T| key(item).unwrap_or_default() == last;
+    if length > 0 && length <= items.len() && is_last(&items[length - 1]) {
         return Some(length);
     }
-    if let Some(at) = items.iter().position(|item| key(item) == Some(last)) {
+    if let Some(at) = items.iter().position(is_last) {
         return Some(at + 1);
     }
-    let sorted = items.windows(2).all(|pair| key(&pair[0]) <= key(&pair[1]));
-    sorted.then(|| items.partition_point(|item| key(item) <= Some(last)))
+    let sorted = items
+        .windows(2)
+        .all(|pair| key(&pair[0]).unwrap_or_default() <= key(&pair[1]).unwrap_or_default());
+    if sorted {
+        return Some(items.partition_point(|item| key(item).unwrap_or_default() <= last));
+    }
+    // The item is gone from a list in no key order: the place it had.
+    Some(length.min(items.len()))
 }
 
 /// The result of a list request: one page of `items` under `key`, and the
@@ -1384,14 +1394,48 @@ mod tests {
         assert!(next.is_none());
     }
 
+    /// Every page of `items`, from the start, as a client reads them:
+    /// bounded, so a cursor that led back would fail rather than loop.
+    fn all_pages(items: &[Value], size: usize) -> Vec<Value> {
+        let (mut seen, mut next) = page(items, key, None, size).unwrap();
+        for _ in 0..=items.len() {
+            let Some(cursor) = next else { return seen };
+            let (more, after) = page(items, key, Some(&cursor), size).unwrap();
+            seen.extend(more);
+            next = after;
+        }
+        panic!("paging {items:?} did not end");
+    }
+
+    #[test]
+    fn lists_with_items_without_keys_or_with_one_key_twice_are_paged_to_their_end() {
+        let lists = [
+            vec![json!("x"), json!(null), json!("a")],
+            vec![json!(""), json!(null), json!("x")],
+            vec![json!(null), json!(null), json!(null), json!("a")],
+            vec![json!("a"), json!("a"), json!("b"), json!("a")],
+        ];
+        for items in lists {
+            for size in [1, 2] {
+                assert_eq!(all_pages(&items, size), items, "page size {size}");
+            }
+        }
+    }
+
     #[test]
     fn unknown_and_hostile_cursors_are_refused() {
         let items = names(&["a", "b", "c"]);
-        // Not in the list's order: an unsorted list whose item is gone.
-        let unsorted = names(&["c", "a", "b"]);
-        for cursor in ["x", "9", "", ":", "-1:a", "99999999999999999999:a", "2:zz"] {
-            assert!(page(&unsorted, key, Some(cursor), 2).is_err(), "{cursor}");
+        for cursor in ["x", "9", "", ":", "-1:a", "99999999999999999999:a", "2"] {
+            assert!(page(&items, key, Some(cursor), 2).is_err(), "{cursor}");
         }
+        // In a list in no key order whose item is gone, the place it had;
+        // past the end, nothing more.
+        let unsorted = names(&["c", "a", "b"]);
+        let (rest, next) = page(&unsorted, key, Some("2:zz"), 2).unwrap();
+        assert_eq!(rest, names(&["b"]));
+        assert!(next.is_none());
+        let (none, next) = page(&unsorted, key, Some("99:zz"), 2).unwrap();
+        assert!(none.is_empty() && next.is_none());
         // In a sorted list a key that is gone resumes after where it would be;
         // past the end, the page is empty and there is no next.
         let (rest, next) = page(&items, key, Some("0:bb"), 2).unwrap();
