@@ -132,11 +132,12 @@ impl TokenStore for MemoryTokenStore {
 /// Tokens kept in one JSON file, by server URL, readable and writable by
 /// the user alone (mode 0600 on Unix).
 ///
-/// Each save writes a new file beside the old one (created 0600) and
-/// renames it over, so a crash leaves the old tokens or the new ones,
-/// never half of either. A file that others may read or write is refused
-/// rather than trusted, as SSH refuses such a key; so is anything but a
-/// regular file of at most 4 MiB.
+/// Each save writes a new file beside the old one (created 0600, under a
+/// name no one can guess) and renames it over, so a crash leaves the old
+/// tokens or the new ones, never half of either. A file that others may
+/// read or write, or that another user owns, is refused rather than
+/// trusted, as SSH refuses such a key; so is anything but a regular file of
+/// at most 4 MiB.
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: PathBuf,
@@ -164,7 +165,9 @@ impl FileTokenStore {
         let file = match open_without_following(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
-            Err(e) if is_a_link(&e) => {
+            // Only the message depends on this second look: the open itself
+            // refused to follow the link.
+            Err(_) if is_a_link(&self.path) => {
                 return Err(format!(
                     "token file {shown}: not a regular file (a symbolic link)"
                 ));
@@ -197,9 +200,9 @@ impl FileTokenStore {
     fn write_all(&self, all: &HashMap<String, StoredTokens>) -> Result<(), String> {
         let shown = self.path.display();
         let text = serde_json::to_vec_pretty(all).map_err(|e| e.to_string())?;
-        let fresh = sibling(&self.path);
+        let (mut file, fresh) =
+            private_sibling(&self.path).map_err(|e| format!("token file {shown}: {e}"))?;
         let written = (|| {
-            let mut file = private_file(&fresh)?;
             file.write_all(&text)?;
             file.sync_all()?;
             std::fs::rename(&fresh, &self.path)
@@ -250,10 +253,36 @@ impl TokenStore for FileTokenStore {
     }
 }
 
-/// The temporary file a save writes before renaming it over `path`.
-fn sibling(path: &Path) -> PathBuf {
+/// How many names a save tries for its temporary file before it gives up.
+const TEMPORARY_NAMES: usize = 16;
+
+/// A temporary file beside `path` for a save to write and rename over it:
+/// `NAME.PID.RANDOM.tmp`, created new (never opened through a link, never
+/// one someone else made), only its owner can read and write it. The name
+/// is new at every save and cannot be guessed, so nothing planted beside
+/// the file (a link, a file, a directory) can be written through or make
+/// saves fail; a name that exists is passed over for another.
+fn private_sibling(path: &Path) -> std::io::Result<(std::fs::File, PathBuf)> {
+    let mut last = None;
+    for _ in 0..TEMPORARY_NAMES {
+        let candidate = temporary_name(path);
+        match private_file(&candidate) {
+            Ok(file) => return Ok((file, candidate)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
+}
+
+/// `path`'s name with the process id and 64 random bits after it.
+fn temporary_name(path: &Path) -> PathBuf {
+    use std::hash::{BuildHasher, Hasher};
+    // `RandomState`'s keys come from the system's randomness and differ
+    // from one instance to the next: unguessable, which is all a name needs.
+    let random = std::hash::RandomState::new().build_hasher().finish();
     let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.tmp", std::process::id()));
+    name.push(format!(".{}.{random:016x}.tmp", std::process::id()));
     path.with_file_name(name)
 }
 
@@ -278,28 +307,17 @@ fn open_without_following(path: &Path) -> std::io::Result<std::fs::File> {
     options.open(path)
 }
 
-/// Whether opening failed because the last step of the path was a link.
-fn is_a_link(error: &std::io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        error.raw_os_error() == Some(libc::ELOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        error.kind() == std::io::ErrorKind::InvalidInput
-    }
+/// Whether the last step of `path` is a symbolic link: asked after an open
+/// refused it, to say why. Systems differ in the error a refused link gives
+/// (`ELOOP` on Linux, `EMLINK` on FreeBSD), and `ELOOP` also means a loop of
+/// links higher in the path, so the path is looked at instead.
+fn is_a_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
 }
 
-/// A new file at `path` only its owner can read and write. Whatever is at
-/// `path` already (a file left by a save that failed, or a link someone
-/// planted to have the tokens written elsewhere) is removed, not opened,
-/// and the file is created afresh: never through a link, never one that
-/// someone else made.
+/// A new file at `path` only its owner can read and write; an error if
+/// anything is there already (`create_new` follows no link).
 fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -310,10 +328,19 @@ fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
     options.open(path)
 }
 
-/// Refuse a token file that others may read or write.
+/// Refuse a token file that others may read or write, or that another user
+/// owns (its tokens may have been planted, and it is theirs to change).
 #[cfg(unix)]
 fn check_private(meta: &std::fs::Metadata) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: `geteuid` takes nothing, always succeeds and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(format!(
+            "it belongs to user {}, not to this process's user ({me}); remove it",
+            meta.uid()
+        ));
+    }
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
         return Err(format!(
@@ -475,28 +502,95 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// The temporary files a save left beside `path`.
+    fn leftovers(path: &Path) -> Vec<String> {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|entry| entry.starts_with(&format!("{name}.")))
+            .collect()
+    }
+
+    #[cfg(unix)]
     #[tokio::test]
-    async fn a_save_never_writes_through_what_was_planted_at_its_temporary_file() {
+    async fn what_is_planted_beside_the_file_is_neither_written_through_nor_in_the_way() {
         use std::os::unix::fs::PermissionsExt;
         let dir = scratch("planted");
         let path = dir.join("tokens.json");
         let store = FileTokenStore::new(&path);
         let victim = dir.join("victim.txt");
         std::fs::write(&victim, "victim").unwrap();
+        // Names a save could be expected to use: the process's, and the
+        // one an earlier version used.
+        let pid = std::process::id();
+        let guesses: Vec<PathBuf> = [format!("tokens.json.{pid}.tmp"), "tokens.json.tmp".into()]
+            .into_iter()
+            .map(|name| dir.join(name))
+            .collect();
 
-        // A link where the save writes first: the save must not follow it.
-        std::os::unix::fs::symlink(&victim, sibling(&path)).unwrap();
-        store.save("u", tokens("a")).await.unwrap();
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
-        assert!(store.load("u").await.unwrap().is_some());
+        for (round, planted) in ["link", "directory", "open file"].into_iter().enumerate() {
+            for guess in &guesses {
+                let _ = std::fs::remove_file(guess);
+                let _ = std::fs::remove_dir_all(guess);
+                match planted {
+                    "link" => std::os::unix::fs::symlink(&victim, guess).unwrap(),
+                    "directory" => std::fs::create_dir(guess).unwrap(),
+                    _ => {
+                        std::fs::write(guess, "old").unwrap();
+                        std::fs::set_permissions(guess, std::fs::Permissions::from_mode(0o666))
+                            .unwrap();
+                    }
+                }
+            }
+            let client = format!("c{round}");
+            store.save("u", tokens(&client)).await.unwrap_or_else(|e| {
+                panic!("a save with a {planted} planted beside the file fails: {e}")
+            });
+            let kept = store.load("u").await.unwrap().unwrap();
+            assert_eq!(kept.client_id(), client, "{planted}");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+            // Only what was planted is left: no temporary file of the save's.
+            let mut left = leftovers(&path);
+            let mut expected = vec![format!("tokens.json.{pid}.tmp"), "tokens.json.tmp".into()];
+            left.sort();
+            expected.sort();
+            assert_eq!(left, expected, "{planted}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
-        // A file others may read, left there: the save makes its own.
-        std::fs::write(sibling(&path), "old").unwrap();
-        std::fs::set_permissions(sibling(&path), std::fs::Permissions::from_mode(0o666)).unwrap();
-        store.save("u", tokens("b")).await.unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        assert!(!sibling(&path).exists());
+    #[test]
+    fn every_save_writes_a_temporary_file_of_a_new_name() {
+        let path = Path::new("/nowhere/tokens.json");
+        let names: std::collections::HashSet<PathBuf> =
+            (0..1000).map(|_| temporary_name(path)).collect();
+        assert_eq!(names.len(), 1000);
+        assert!(names.iter().all(|name| name.parent() == path.parent()));
+    }
+
+    /// A token file of another user's is refused, however private its mode.
+    /// Only a process that may give a file away (root) can set this up: it
+    /// is skipped, and says so, elsewhere.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_token_file_of_another_user_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("owner");
+        let path = dir.join("tokens.json");
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if std::os::unix::fs::chown(&path, Some(65534), Some(65534)).is_err() {
+            eprintln!("skipped: this process cannot give a file to another user");
+            return;
+        }
+        let store = FileTokenStore::new(&path);
+        let err = store.load("u").await.unwrap_err().to_string();
+        assert!(err.contains("belongs to user 65534"), "{err}");
+        assert!(store.save("u", tokens("c")).await.is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
