@@ -62,3 +62,93 @@ pub async fn scalars(
 pub async fn ping() -> String {
     "pong".to_owned()
 }
+
+/// Sixteen numbers: the most parameters read as a tuple.
+#[tool(read_only)]
+#[allow(clippy::too_many_arguments)]
+pub async fn sixteen(
+    /// Number 1.
+    n01: u8,
+    /// Renamed.
+    #[arg(rename = "second")]
+    n02: u8,
+    /// With a default.
+    #[arg(default = 3)]
+    n03: u8,
+    /// Optional.
+    n04: Option<u8>,
+    /// Number 5.
+    n05: u8,
+    /// Number 6.
+    n06: u8,
+    /// Number 7.
+    n07: u8,
+    /// Number 8.
+    n08: u8,
+    /// Number 9.
+    n09: u8,
+    /// Number 10.
+    n10: u8,
+    /// Number 11.
+    n11: u8,
+    /// Number 12.
+    n12: u8,
+    /// Number 13.
+    n13: u8,
+    /// Number 14.
+    n14: u8,
+    /// Number 15.
+    n15: u8,
+    /// Number 16.
+    n16: u8,
+) -> String {
+    format!(
+        "{n01:?} {n02:?} {n03:?} {n04:?} {n05:?} {n06:?} {n07:?} {n08:?} {n09:?} {n10:?} {n11:?} {n12:?} {n13:?} {n14:?} {n15:?} {n16:?}"
+    )
+}
+
+/// Seventeen numbers: one more than is read as a tuple, so read by a derived struct.
+#[tool(read_only)]
+#[allow(clippy::too_many_arguments)]
+pub async fn seventeen(
+    /// Number 1.
+    n01: u8,
+    /// Renamed.
+    #[arg(rename = "second")]
+    n02: u8,
+    /// With a default.
+    #[arg(default = 3)]
+    n03: u8,
+    /// Optional.
+    n04: Option<u8>,
+    /// Number 5.
+    n05: u8,
+    /// Number 6.
+    n06: u8,
+    /// Number 7.
+    n07: u8,
+    /// Number 8.
+    n08: u8,
+    /// Number 9.
+    n09: u8,
+    /// Number 10.
+    n10: u8,
+    /// Number 11.
+    n11: u8,
+    /// Number 12.
+    n12: u8,
+    /// Number 13.
+    n13: u8,
+    /// Number 14.
+    n14: u8,
+    /// Number 15.
+    n15: u8,
+    /// Number 16.
+    n16: u8,
+    /// Number 17.
+    n17: u8,
+) -> String {
+    format!(
+        "{n01:?} {n02:?} {n03:?} {n04:?} {n05:?} {n06:?} {n07:?} {n08:?} {n09:?} {n10:?} {n11:?} {n12:?} {n13:?} {n14:?} {n15:?} {n16:?} {n17:?}"
+    )
+}

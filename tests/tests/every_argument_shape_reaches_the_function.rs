@@ -19,6 +19,8 @@ fn registry() -> ToolRegistry {
         "read_file",
         "list_dir",
         "launch",
+        "sixteen",
+        "seventeen",
     ])
 }
 
@@ -231,4 +233,50 @@ async fn a_parameter_named_arguments_is_an_ordinary_parameter() {
         ok("launch", json!({"program": "git", "arguments": ["status"]})).await,
         "git status"
     );
+}
+
+#[tokio::test]
+async fn sixteen_and_seventeen_parameters_arrive_renamed_defaulted_and_optional() {
+    // Sixteen parameters are read as a tuple, seventeen by a derived
+    // struct: the same rules either way.
+    for (name, count) in [("sixteen", 16), ("seventeen", 17)] {
+        let mut args = serde_json::Map::new();
+        for i in 1..=count {
+            let key = match i {
+                2 => "second".to_owned(),
+                _ => format!("n{i:02}"),
+            };
+            args.insert(key, json!(i));
+        }
+        let all: Vec<String> = (1..=count)
+            .map(|i| {
+                if i == 4 {
+                    format!("Some({i})")
+                } else {
+                    i.to_string()
+                }
+            })
+            .collect();
+        assert_eq!(ok(name, Value::Object(args.clone())).await, all.join(" "));
+
+        // The default, and `None`, when left out.
+        args.remove("n03");
+        args.remove("n04");
+        let mut expected = all.clone();
+        expected[3] = "None".to_owned();
+        assert_eq!(
+            ok(name, Value::Object(args.clone())).await,
+            expected.join(" ")
+        );
+
+        // The Rust name of the renamed one is not its name.
+        let mut wrong = args.clone();
+        let second = wrong.remove("second").unwrap();
+        wrong.insert("n02".into(), second);
+        let out = registry()
+            .call(name, Value::Object(wrong), &ToolContext::new())
+            .await;
+        assert!(out.is_error, "{name}: {}", out.content);
+        assert!(out.content.contains("second"), "{name}: {}", out.content);
+    }
 }

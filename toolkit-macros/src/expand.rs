@@ -35,6 +35,11 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let assumed = assumed_bounds(tool, &private, &args_type);
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
+    let bind = if reads_fields(tool) {
+        quote!(#private::bind_fields(args, &__TOOLSMITH_FIELDS))
+    } else {
+        quote!(#private::bind::<#args_type>(args))
+    };
 
     quote! {
         #item
@@ -93,7 +98,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 fn bind(
                     args: #private::serde_json::Value,
                 ) -> ::core::result::Result<#krate::Arguments, #krate::ArgumentError> {
-                    #private::bind::<#args_type>(args)
+                    #bind
                 }
 
                 // The function's own `#[deprecated]` is for its other callers.
@@ -143,7 +148,8 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     let schemars_path = format!("{krate_path}::__private_0_1::schemars");
     let any_flatten = tool.arguments().any(|a| a.attrs.flatten.is_some());
     // serde cannot combine `deny_unknown_fields` with `flatten`; the
-    // validator rejects unknown parameters either way.
+    // validator rejects unknown parameters either way. (Without the serde
+    // derive, schemars reads it: `additionalProperties: false`.)
     let deny = (!any_flatten).then(|| quote!(#[serde(deny_unknown_fields)]));
     let fields: Vec<TokenStream> = tool
         .arguments()
@@ -164,9 +170,24 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
         .iter()
         .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
         .collect::<String>();
+    // Read as a tuple (`fields`), the struct is only the schema's; schemars
+    // still reads its `#[serde(...)]` attributes (names, defaults).
+    let (derive, serde_crate, read_as_tuple) = if reads_fields(tool) {
+        (
+            quote!(#[derive(#private::schemars::JsonSchema)]),
+            TokenStream::new(),
+            fields_const(tool, private),
+        )
+    } else {
+        (
+            quote!(#[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]),
+            quote!(#[serde(crate = #serde_path, bound(deserialize = #serde_bound))]),
+            TokenStream::new(),
+        )
+    };
     quote! {
-        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-        #[serde(crate = #serde_path, bound(deserialize = #serde_bound))]
+        #derive
+        #serde_crate
         #[schemars(crate = #schemars_path, bound = #schemars_bound)]
         #deny
         #[allow(non_camel_case_types, non_snake_case, dead_code)]
@@ -177,6 +198,50 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
             __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
         #defaults
+        #read_as_tuple
+    }
+}
+
+/// The most parameters the core reads as a tuple (its `fields` module has
+/// tuples up to this length); a tool with more reads a derived struct.
+const MAX_FIELDS: usize = 16;
+
+/// Whether the tool's arguments are read as a tuple of the parameters'
+/// types by the core's `Fields` (no serde derive per tool): unless a
+/// parameter is flattened (serde's derive then collects the other keys
+/// into it) or there are too many.
+fn reads_fields(tool: &ToolFn) -> bool {
+    tool.whole_arguments().is_none()
+        && tool.arguments().all(|a| a.attrs.flatten.is_none())
+        && tool.arguments().count() <= MAX_FIELDS
+}
+
+/// The tuple of the parameters' types.
+fn fields_tuple(tool: &ToolFn) -> TokenStream {
+    let types = tool.arguments().map(|a| &a.ty);
+    quote!((#(#types,)*))
+}
+
+/// `__TOOLSMITH_FIELDS`: the parameters' names as sent (serde's: the
+/// `rename`, else the name without `r#`) and their default functions.
+fn fields_const(tool: &ToolFn, private: &TokenStream) -> TokenStream {
+    let tuple = fields_tuple(tool);
+    let names = tool.arguments().map(|arg| match &arg.attrs.rename {
+        Some(rename) => rename.value.clone(),
+        None => arg.ident.to_string().trim_start_matches("r#").to_owned(),
+    });
+    let defaults = tool.arguments().map(|arg| {
+        if crate::defaults::has_fn(arg) {
+            let function = format_ident!("{}", crate::defaults::fn_name(arg));
+            let ty = &arg.ty;
+            quote!(::core::option::Option::Some(#function as fn() -> #ty))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    });
+    quote! {
+        const __TOOLSMITH_FIELDS: #private::Fields<#tuple> =
+            #private::Fields::new(&[#(#names),*], (#(#defaults,)*));
     }
 }
 
@@ -269,10 +334,18 @@ fn argument_field(arg: &Argument, private: &TokenStream) -> TokenStream {
 /// argument's own bound is what its value needs beyond that: being held
 /// across the tool's `.await`.
 fn assumed_bounds(tool: &ToolFn, private: &TokenStream, args_type: &TokenStream) -> TokenStream {
-    let mut bounds = vec![quote! {
-        for<'__x> #args_type: #private::serde::de::DeserializeOwned
-            + #private::schemars::JsonSchema + ::core::marker::Send + 'static,
-    }];
+    let mut bounds = if reads_fields(tool) {
+        let tuple = fields_tuple(tool);
+        vec![quote! {
+            for<'__x> #args_type: #private::schemars::JsonSchema,
+            for<'__x> #tuple: #private::ArgTuple,
+        }]
+    } else {
+        vec![quote! {
+            for<'__x> #args_type: #private::serde::de::DeserializeOwned
+                + #private::schemars::JsonSchema + ::core::marker::Send + 'static,
+        }]
+    };
     for param in &tool.params {
         bounds.push(match param {
             Param::Argument(arg) => {
@@ -551,13 +624,22 @@ fn call_body(
             let ident = &whole.ident;
             quote!(let #ident)
         }
+        None if reads_fields(tool) => {
+            let idents = tool.arguments().map(|a| &a.ident);
+            quote!(let (#(#idents,)*))
+        }
         None => {
             let idents = tool.arguments().map(|a| &a.ident);
             quote!(let __ToolsmithArguments { #(#idents,)* .. })
         }
     };
+    let parse = if reads_fields(tool) {
+        quote!(#private::parse_fields(__toolsmith_args, &__TOOLSMITH_FIELDS))
+    } else {
+        quote!(__toolsmith_args.parse::<#args_type>())
+    };
     let unpack = quote! {
-        #parsed = match __toolsmith_args.parse::<#args_type>() {
+        #parsed = match #parse {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(error) => return #private::refused(error),
         };

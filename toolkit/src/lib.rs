@@ -61,6 +61,7 @@ mod deferred;
 mod discovery;
 mod error;
 pub mod exec;
+mod fields;
 mod late;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use crate::discovery::ToolRegistration;
+pub use crate::fields::{ArgTuple, Fields, Tuple};
 pub use crate::schema::generate::schema_for_args;
 pub use ::async_trait::async_trait;
 pub use ::inventory;
@@ -112,6 +113,24 @@ pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Argumen
         Ok(value) => Ok(Arguments::typed(value)),
         Err(e) => Err(not_deserialized(e)),
     }
+}
+
+/// Step 5 for generated tools whose parameters are read as a tuple.
+pub fn bind_fields<T: ArgTuple>(
+    args: Value,
+    fields: &Fields<T>,
+) -> Result<Arguments, ArgumentError> {
+    use serde::de::DeserializeSeed;
+    match fields.deserialize(args) {
+        Ok(value) => Ok(Arguments::typed(value)),
+        Err(e) => Err(not_deserialized(e)),
+    }
+}
+
+/// A generated tool's arguments, read as the tuple `fields` describes.
+#[inline]
+pub fn parse_fields<T: ArgTuple>(args: Arguments, fields: &Fields<T>) -> Result<T, ToolError> {
+    args.parse_fields(fields)
 }
 
 /// The binding error for arguments serde refused.

@@ -140,6 +140,23 @@ impl Arguments {
         }
     }
 
+    /// The arguments as the tuple `fields` reads: taken as they are if they
+    /// were bound to it, read if they are still JSON. Errors as
+    /// [`parse`](Self::parse)'s.
+    pub(crate) fn parse_fields<T: crate::fields::ArgTuple>(
+        self,
+        fields: &crate::fields::Fields<T>,
+    ) -> Result<T, ToolError> {
+        use serde::de::DeserializeSeed;
+        match self.0 {
+            ArgumentsRepr::Json(value) => match fields.deserialize(value) {
+                Ok(parsed) => Ok(parsed),
+                Err(e) => Err(ToolError::InvalidArguments(e.to_string())),
+            },
+            ArgumentsRepr::Typed(any) => typed_value(any),
+        }
+    }
+
     /// The typed arguments, if they were bound as a `T`.
     ///
     /// A tool's `call` receives the value its own `bind` produced, so for a

@@ -1,0 +1,240 @@
+//! Step 5 for `#[tool]` functions: a call's arguments read into a tuple of
+//! the parameters' types, by name, through serde.
+//!
+//! A tool's arguments could be read by a struct deriving `Deserialize`, and
+//! once were. But a derive writes a dozen functions per tool (a visitor, a
+//! field identifier, their `expecting`s), and the compiler checks each
+//! again whenever the tool moves in its file: after an edit above it, every
+//! tool below it moves. Here the reading is written once, generically over
+//! tuples, and a tool brings only data: its parameters' names and what a
+//! missing one becomes ([`Fields`]). The instances for a tuple of types are
+//! shared by every tool with the same parameter types.
+//!
+//! The rules are serde's derive's for a struct with `deny_unknown_fields`:
+//! an unknown key is `unknown field`, a key given twice `duplicate field`,
+//! a missing parameter takes its default if it has one, `None` if it is an
+//! `Option`, and is `missing field` otherwise; the messages are serde's own.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
+};
+
+/// The parameters of a tool: their names as sent, in order, and for each
+/// the function that makes its default, if it has one. `T` is the tuple of
+/// the parameters' types.
+pub struct Fields<T: Tuple> {
+    names: &'static [&'static str],
+    defaults: T::Defaults,
+}
+
+impl<T: Tuple> Fields<T> {
+    /// The parameters named `names`, in the tuple's order, with `defaults`.
+    pub const fn new(names: &'static [&'static str], defaults: T::Defaults) -> Self {
+        Self { names, defaults }
+    }
+
+    /// The name of parameter `index`, for an error message.
+    fn name(&self, index: usize) -> &'static str {
+        self.names.get(index).copied().unwrap_or("")
+    }
+}
+
+/// A tuple of parameter types, whatever the types: what a [`Fields`] can
+/// describe. Asks nothing of the types, so a tool whose types are wrong
+/// gets no error from here, only from the checks written for it.
+pub trait Tuple: Sized {
+    /// The function that makes each parameter's default, if it has one.
+    type Defaults;
+}
+
+/// A tuple of parameter types that can be read from a call's arguments.
+pub trait ArgTuple: Tuple + Send + 'static {
+    /// Each parameter's value as read so far.
+    type Slots;
+
+    /// Nothing read yet.
+    fn empty() -> Self::Slots;
+
+    /// Read the value of parameter `index` from `map` into its slot.
+    fn read<'de, M: MapAccess<'de>>(
+        slots: &mut Self::Slots,
+        index: usize,
+        map: &mut M,
+        fields: &Fields<Self>,
+    ) -> Result<(), M::Error>;
+
+    /// The parameters, each read, defaulted or refused as missing.
+    fn finish<E: de::Error>(slots: Self::Slots, fields: &Fields<Self>) -> Result<Self, E>;
+}
+
+impl<'de, T: ArgTuple> DeserializeSeed<'de> for &Fields<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        deserializer.deserialize_map(ArgumentsVisitor(self))
+    }
+}
+
+/// Reads the arguments object.
+struct ArgumentsVisitor<'f, T: Tuple>(&'f Fields<T>);
+
+impl<'de, T: ArgTuple> Visitor<'de> for ArgumentsVisitor<'_, T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of the tool's arguments")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<T, M::Error> {
+        let mut slots = T::empty();
+        while let Some(index) = map.next_key_seed(FieldIndex(self.0.names))? {
+            T::read(&mut slots, index, &mut map, self.0)?;
+        }
+        T::finish(slots, self.0)
+    }
+}
+
+/// Reads a key as the index of the parameter it names; any other key is
+/// `unknown field`.
+struct FieldIndex(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldIndex {
+    type Value = usize;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldIndex {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a parameter's name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
+        match self.0.iter().position(|name| *name == key) {
+            Some(index) => Ok(index),
+            None => Err(E::unknown_field(key, self.0)),
+        }
+    }
+}
+
+/// What a missing parameter is read from: `None` for an `Option`, and
+/// `missing field` for anything else (as serde's derive does).
+struct MissingField<E>(&'static str, PhantomData<E>);
+
+impl<'de, E: de::Error> Deserializer<'de> for MissingField<E> {
+    type Error = E;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, E> {
+        Err(E::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// A missing parameter: its default, `None`, or `missing field`.
+fn missing<T: DeserializeOwned, E: de::Error>(
+    default: Option<fn() -> T>,
+    name: &'static str,
+) -> Result<T, E> {
+    match default {
+        Some(make) => Ok(make()),
+        None => T::deserialize(MissingField(name, PhantomData)),
+    }
+}
+
+/// The `Tuple` and `ArgTuple` impls of tuples of each length listed, each
+/// element written as its type parameter and its index. Up to 16: a tool
+/// with more parameters reads them with a derived struct (the macro's
+/// `expand::MAX_FIELDS`).
+macro_rules! tuples {
+    ($( ( $($ty:ident $index:tt),* ) )*) => {$(
+        impl<$($ty,)*> Tuple for ($($ty,)*) {
+            type Defaults = ($(Option<fn() -> $ty>,)*);
+        }
+
+        impl<$($ty: DeserializeOwned + Send + 'static,)*> ArgTuple for ($($ty,)*) {
+            type Slots = ($(Option<$ty>,)*);
+
+            #[allow(clippy::unused_unit)]
+            fn empty() -> Self::Slots {
+                ($(None::<$ty>,)*)
+            }
+
+            #[allow(unused_variables)]
+            fn read<'de, Map: MapAccess<'de>>(
+                slots: &mut Self::Slots,
+                index: usize,
+                map: &mut Map,
+                fields: &Fields<Self>,
+            ) -> Result<(), Map::Error> {
+                match index {
+                    $($index => {
+                        if slots.$index.is_some() {
+                            return Err(<Map::Error as de::Error>::duplicate_field(
+                                fields.name($index),
+                            ));
+                        }
+                        slots.$index = Some(map.next_value()?);
+                    })*
+                    // `FieldIndex` gives no other index.
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(())
+            }
+
+            #[allow(unused_variables, clippy::unused_unit)]
+            fn finish<Error: de::Error>(
+                slots: Self::Slots,
+                fields: &Fields<Self>,
+            ) -> Result<Self, Error> {
+                Ok(($(
+                    match slots.$index {
+                        Some(value) => value,
+                        None => missing(fields.defaults.$index, fields.name($index))?,
+                    },
+                )*))
+            }
+        }
+    )*};
+}
+
+tuples! {
+    ()
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15)
+}
+
+#[cfg(test)]
+#[path = "fields_tests.rs"]
+mod tests;
