@@ -18,6 +18,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use crate::args::same_name;
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
 };
@@ -90,16 +91,25 @@ impl<'de, T: ArgTuple> Visitor<'de> for ArgumentsVisitor<'_, T> {
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<T, M::Error> {
         let mut slots = T::empty();
-        while let Some(index) = map.next_key_seed(FieldIndex(self.0.names))? {
+        let mut next = 0;
+        while let Some(index) = map.next_key_seed(FieldIndex {
+            names: self.0.names,
+            next,
+        })? {
             T::read(&mut slots, index, &mut map, self.0)?;
+            next = index + 1;
         }
         T::finish(slots, self.0)
     }
 }
 
 /// Reads a key as the index of the parameter it names; any other key is
-/// `unknown field`.
-struct FieldIndex(&'static [&'static str]);
+/// `unknown field`. Models mostly send the parameters in their declared
+/// order, so the one after the last found (`next`) is tried first.
+struct FieldIndex {
+    names: &'static [&'static str],
+    next: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for FieldIndex {
     type Value = usize;
@@ -116,10 +126,16 @@ impl<'de> Visitor<'de> for FieldIndex {
         f.write_str("a parameter's name")
     }
 
+    #[inline]
     fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
-        match self.0.iter().position(|name| *name == key) {
+        if let Some(name) = self.names.get(self.next)
+            && same_name(name, key)
+        {
+            return Ok(self.next);
+        }
+        match self.names.iter().position(|name| same_name(name, key)) {
             Some(index) => Ok(index),
-            None => Err(E::unknown_field(key, self.0)),
+            None => Err(E::unknown_field(key, self.names)),
         }
     }
 }
@@ -176,6 +192,7 @@ macro_rules! tuples {
             }
 
             #[allow(unused_variables)]
+            #[inline]
             fn read<'de, Map: MapAccess<'de>>(
                 slots: &mut Self::Slots,
                 index: usize,
@@ -200,6 +217,7 @@ macro_rules! tuples {
             }
 
             #[allow(unused_variables, clippy::unused_unit)]
+            #[inline]
             fn finish<Error: de::Error>(
                 slots: Self::Slots,
                 fields: &Fields<Self>,

@@ -63,6 +63,7 @@ use crate::error::ArgumentError;
 use node::{NodeId, Nodes};
 
 pub(crate) use depth::discard;
+pub(crate) use node::same_name;
 pub(crate) use payload::{is_plain_arguments, normalize_payload, read_payload};
 
 /// A tool's input schema, compiled once for casting and validation.

@@ -207,7 +207,7 @@ pub(super) fn is_integer(n: &Number) -> bool {
 /// a time. Names are short, and for them a call into the C library's
 /// `memcmp`, which `==` makes, costs more than the comparison itself.
 #[inline]
-pub(super) fn same_name(a: &str, b: &str) -> bool {
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let n = a.len();
     if n != b.len() {
