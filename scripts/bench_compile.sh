@@ -26,6 +26,7 @@
 #
 # Usage: scripts/bench_compile.sh            (RUNS=3 scripts/bench_compile.sh)
 #        BASELINE=HEAD~1 scripts/bench_compile.sh
+#        DISTINCT_TYPES=1 scripts/bench_compile.sh   (see distinct_types)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -84,6 +85,33 @@ fn main() {
     println!("{}", rmcp100::Tools::tool_router().list_all().len());
 }'
 
+# With DISTINCT_TYPES=1, no two tools take the same parameter types: tool N's
+# `days` and `metric` become integers of the widths N % 10 and N / 10 name
+# (u8 ... isize), so each tool's arguments are a type of their own, as in a
+# real crate, instead of 100 tools sharing one.
+distinct_types() { # lib.rs
+    python3 - "$1" <<'PY'
+import re, sys
+path = sys.argv[1]
+ints = ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize"]
+text = open(path).read()
+def retype(match):
+    n = int(match.group(1))
+    block = match.group(0)
+    block = re.sub(r"days: u32,", f"days: {ints[n % 10]},", block, count=1)
+    return re.sub(r"metric: bool,", f"metric: {ints[n // 10]},", block, count=1)
+# Each tool's parameters (ours) or arguments struct (rmcp), up to its
+# closing parenthesis or brace.
+text = re.sub(r"(?s)fn forecast_(\d{3})\((?:(?!\) ->).)*\) ->", retype, text)
+text = re.sub(r"(?s)struct Forecast(\d{3})Args \{.*?\}", retype, text)
+open(path, "w").write(text)
+PY
+}
+if [[ "${DISTINCT_TYPES:-0}" == 1 ]]; then
+    distinct_types "$bench/ours100/src/lib.rs"
+    distinct_types "$bench/rmcp100/src/lib.rs"
+fi
+
 crates=(ours100 rmcp100)
 declare -A manifest=([ours100]="$bench/Cargo.toml" [rmcp100]="$bench/Cargo.toml")
 if [[ -n "${BASELINE:-}" ]]; then
@@ -102,6 +130,9 @@ if [[ -n "${BASELINE:-}" ]]; then
         bench="$base"
         write_crate base100 ours "toolsmith = { path = \"$export_dir/toolkit\" }" "$main_rs"
     )
+    if [[ "${DISTINCT_TYPES:-0}" == 1 ]]; then
+        distinct_types "$base/base100/src/lib.rs"
+    fi
     crates=(ours100 base100 rmcp100)
     manifest[base100]="$base/Cargo.toml"
 fi
