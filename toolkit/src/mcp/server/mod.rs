@@ -653,7 +653,15 @@ fn resume<T>(items: &[T], key: &impl Fn(&T) -> Option<&str>, cursor: &str) -> Op
     if length > 0 && length <= items.len() && is_last(&items[length - 1]) {
         return Some(length);
     }
-    if let Some(at) = items.iter().position(is_last) {
+    // The item moved. A key can repeat in a list in no key order, and the
+    // first item with it may be far back: paging would go back there. Of the
+    // items with its key, the one nearest to where it was (the earlier of
+    // two as near: a page repeated rather than an item skipped).
+    let was = length.saturating_sub(1);
+    let nearest = (0..items.len())
+        .filter(|&at| is_last(&items[at]))
+        .min_by_key(|&at| at.abs_diff(was));
+    if let Some(at) = nearest {
         return Some(at + 1);
     }
     let sorted = items
@@ -1392,6 +1400,24 @@ mod tests {
         let (fourth, next) = page(&later, key, next.as_deref(), 2).unwrap();
         assert_eq!(fourth, names(&["f"]));
         assert!(next.is_none());
+    }
+
+    #[test]
+    fn a_repeated_key_resumes_where_its_item_was_not_at_the_first_of_them() {
+        // Page size 5: the first page ends with the second `x`.
+        let before = names(&["x", "a", "b", "c", "x", "d", "e"]);
+        let (first, next) = page(&before, key, None, 5).unwrap();
+        assert_eq!(first, names(&["x", "a", "b", "c", "x"]));
+        assert_eq!(next.as_deref(), Some("5:x"));
+        // `a` removed: the second `x` moved back one place.
+        let after = names(&["x", "b", "c", "x", "d", "e"]);
+        let (second, next) = page(&after, key, next.as_deref(), 5).unwrap();
+        assert_eq!(second, names(&["d", "e"]));
+        assert!(next.is_none());
+        // An item inserted before the place: the second `x` moved on one.
+        let grown = names(&["x", "a", "aa", "b", "c", "x", "d", "e"]);
+        let (second, _) = page(&grown, key, Some("5:x"), 5).unwrap();
+        assert_eq!(second, names(&["d", "e"]));
     }
 
     /// Every page of `items`, from the start, as a client reads them:
