@@ -280,3 +280,43 @@ async fn sixteen_and_seventeen_parameters_arrive_renamed_defaulted_and_optional(
         assert!(out.content.contains("second"), "{name}: {}", out.content);
     }
 }
+
+/// Two tools whose parameters are of the same types.
+mod same_types {
+    use tk::tool;
+
+    /// Read a file.
+    #[tool(read_only)]
+    pub async fn read_note(path: String) -> String {
+        format!("read {path}")
+    }
+
+    /// Delete a file.
+    #[tool(destructive)]
+    pub async fn delete_note(path: String) -> String {
+        format!("deleted {path}")
+    }
+}
+
+#[tokio::test]
+async fn arguments_bound_by_one_tool_are_refused_by_another_of_the_same_parameter_types() {
+    use same_types::{DeleteNoteTool, ReadNoteTool};
+    use tk::{Tool, ToolError};
+    let ctx = ToolContext::new();
+    let bound = ReadNoteTool.bind(json!({"path": "notes.txt"})).unwrap();
+    match DeleteNoteTool.call(bound, &ctx).await {
+        Err(ToolError::Internal(message)) => {
+            assert!(message.contains("bound to another type"), "{message}");
+        }
+        other => panic!("another tool's arguments were taken: {other:?}"),
+    }
+    // Its own arguments, bound or not, it takes.
+    let bound = ReadNoteTool.bind(json!({"path": "notes.txt"})).unwrap();
+    let out = ReadNoteTool.call(bound, &ctx).await.unwrap();
+    assert_eq!(out.content, "read notes.txt");
+    let json = tk::Arguments::json(json!({"path": "a"}));
+    assert_eq!(
+        DeleteNoteTool.call(json, &ctx).await.unwrap().content,
+        "deleted a"
+    );
+}

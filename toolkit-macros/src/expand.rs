@@ -36,7 +36,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
     let bind = if reads_fields(tool) {
-        quote!(#private::bind_fields(args, &__TOOLSMITH_FIELDS))
+        quote!(#private::bind_fields::<Self, _>(args, &__TOOLSMITH_FIELDS))
     } else {
         quote!(#private::bind::<#args_type>(args))
     };
@@ -634,7 +634,7 @@ fn call_body(
         }
     };
     let parse = if reads_fields(tool) {
-        quote!(#private::parse_fields(__toolsmith_args, &__TOOLSMITH_FIELDS))
+        quote!(#private::parse_fields::<Self, _>(__toolsmith_args, &__TOOLSMITH_FIELDS))
     } else {
         quote!(__toolsmith_args.parse::<#args_type>())
     };

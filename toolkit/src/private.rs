@@ -115,22 +115,43 @@ pub fn bind<T: DeserializeOwned + Send + 'static>(args: Value) -> Result<Argumen
     }
 }
 
-/// Step 5 for generated tools whose parameters are read as a tuple.
-pub fn bind_fields<T: ArgTuple>(
+/// Step 5 for generated tools whose parameters are read as a tuple: the
+/// arguments bound by the tool `O`, so that another tool's `call` refuses
+/// them, even one whose parameters are of the same types.
+pub fn bind_fields<O: 'static, T: ArgTuple>(
     args: Value,
     fields: &Fields<T>,
 ) -> Result<Arguments, ArgumentError> {
     use serde::de::DeserializeSeed;
     match fields.deserialize(args) {
-        Ok(value) => Ok(Arguments::typed(value)),
+        Ok(value) => Ok(Arguments::typed(BoundBy::<O, T>::new(value))),
         Err(e) => Err(not_deserialized(e)),
     }
 }
 
-/// A generated tool's arguments, read as the tuple `fields` describes.
+/// The arguments of the tool `O`, read as the tuple `fields` describes:
+/// read now if they are JSON, taken as they are if `O` bound them.
 #[inline]
-pub fn parse_fields<T: ArgTuple>(args: Arguments, fields: &Fields<T>) -> Result<T, ToolError> {
-    args.parse_fields(fields)
+pub fn parse_fields<O: 'static, T: ArgTuple>(
+    args: Arguments,
+    fields: &Fields<T>,
+) -> Result<T, ToolError> {
+    args.parse_fields::<O, T>(fields)
+}
+
+/// Arguments bound by the tool `O` (see [`bind_fields`]).
+pub(crate) struct BoundBy<O, T> {
+    pub(crate) arguments: T,
+    owner: PhantomData<fn() -> O>,
+}
+
+impl<O, T> BoundBy<O, T> {
+    fn new(arguments: T) -> Self {
+        Self {
+            arguments,
+            owner: PhantomData,
+        }
+    }
 }
 
 /// The binding error for arguments serde refused.

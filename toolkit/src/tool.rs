@@ -140,10 +140,10 @@ impl Arguments {
         }
     }
 
-    /// The arguments as the tuple `fields` reads: taken as they are if they
-    /// were bound to it, read if they are still JSON. Errors as
-    /// [`parse`](Self::parse)'s.
-    pub(crate) fn parse_fields<T: crate::fields::ArgTuple>(
+    /// The arguments of the generated tool `O`, as the tuple `fields`
+    /// reads: taken as they are if `O` bound them, read if they are still
+    /// JSON. Errors as [`parse`](Self::parse)'s.
+    pub(crate) fn parse_fields<O: 'static, T: crate::fields::ArgTuple>(
         self,
         fields: &crate::fields::Fields<T>,
     ) -> Result<T, ToolError> {
@@ -153,7 +153,12 @@ impl Arguments {
                 Ok(parsed) => Ok(parsed),
                 Err(e) => Err(ToolError::InvalidArguments(e.to_string())),
             },
-            ArgumentsRepr::Typed(any) => typed_value(any),
+            ArgumentsRepr::Typed(any) => {
+                match typed_value::<crate::__private_0_1::BoundBy<O, T>>(any) {
+                    Ok(bound) => Ok(bound.arguments),
+                    Err(error) => Err(error),
+                }
+            }
         }
     }
 
