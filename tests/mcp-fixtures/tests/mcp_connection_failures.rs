@@ -47,6 +47,20 @@ fn faulty(tool_timeout: u64) -> Value {
     json!({"command": peers::python(), "args": [script], "toolTimeout": tool_timeout})
 }
 
+/// Whether the process `pid` (as the `pid` tool wrote it) has ended, or
+/// ends within `limit`.
+async fn ended_within(pid: &str, limit: Duration) -> bool {
+    let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    let deadline = tokio::time::Instant::now() + limit;
+    while proc.exists() {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    true
+}
+
 fn timed_out(tool: &str, within: &str) -> String {
     format!(
         "Error: Tool '{tool}' failed: the tool did not finish within {within} and was stopped\n\n[Analyze the error above and try a different approach.]"
@@ -76,6 +90,12 @@ async fn a_stdio_server_that_closes_its_output_is_noticed_at_once() {
         let after = call(&registry, "mcp_faulty_pid", json!({})).await;
         assert!(!after.is_error, "{after:?}");
         assert_ne!(after.content, before.content);
+        // The server that went quiet, deaf to SIGTERM, is killed in the end.
+        assert!(
+            ended_within(&before.content, Duration::from_secs(30)).await,
+            "the server {} that closed its output still runs",
+            before.content
+        );
         clients.disconnect().await;
     })
     .await;
@@ -84,22 +104,37 @@ async fn a_stdio_server_that_closes_its_output_is_noticed_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_that_stops_reading_is_restarted_after_two_silent_timeouts() {
     bounded(async {
-        // The call after the restart starts Python and its `mcp` package
-        // within its timeout (0.75 s on an idle machine): 4 s leaves room
-        // for a machine busy with other tests.
-        let (registry, clients) = mount("faulty", faulty(4)).await;
+        let (registry, clients) = mount("faulty", faulty(3)).await;
         let before = call(&registry, "mcp_faulty_pid", json!({})).await;
         assert!(!before.is_error, "{before:?}");
-        // The server hangs whole: this call and the next time out, and not
-        // a word comes from it in between.
+        // The server hangs whole: this call and the ones after it time out,
+        // and not a word comes from it any more.
         let hung = call(&registry, "mcp_faulty_stop_reading", json!({})).await;
-        assert_eq!(hung.content, timed_out("mcp_faulty_stop_reading", "4 s"));
-        let silent = call(&registry, "mcp_faulty_pid", json!({})).await;
-        assert_eq!(silent.content, timed_out("mcp_faulty_pid", "4 s"));
-        // Two in a row: it is started again, and answers.
-        let after = call(&registry, "mcp_faulty_pid", json!({})).await;
-        assert!(!after.is_error, "{after:?}");
+        assert_eq!(hung.content, timed_out("mcp_faulty_stop_reading", "3 s"));
+        // Two calls in a row that end without a word: it is taken for dead
+        // and started again on the next call. A word it sent before it hung
+        // (the answer to a listing the client made as the call began) can
+        // count for the first of them, so the restart may come one call
+        // later; it comes within four. Each call gets 3 s: the one that
+        // starts the server again starts Python and its `mcp` package
+        // (0.75 s on an idle machine) within it.
+        let mut after = None;
+        for _ in 0..4 {
+            let answer = call(&registry, "mcp_faulty_pid", json!({})).await;
+            if !answer.is_error {
+                after = Some(answer);
+                break;
+            }
+            assert_eq!(answer.content, timed_out("mcp_faulty_pid", "3 s"));
+        }
+        let after = after.expect("the hung server was never started again");
         assert_ne!(after.content, before.content);
+        // The server taken for dead is stopped, not left running.
+        assert!(
+            ended_within(&before.content, Duration::from_secs(20)).await,
+            "the hung server {} still runs",
+            before.content
+        );
         clients.disconnect().await;
     })
     .await;
