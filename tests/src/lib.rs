@@ -52,7 +52,10 @@ pub const TOOLS: &[(&str, &[&str])] = &[
         ],
     ),
     ("naming", &["read_file", "write_file", "list_dir"]),
-    ("numbers", &["integer_widths", "scalars", "ping"]),
+    (
+        "numbers",
+        &["integer_widths", "scalars", "ping", "sixteen", "seventeen"],
+    ),
     (
         "returns",
         &[

@@ -159,13 +159,20 @@ fn register_inventory_adds_to_an_existing_registry() {
     let added = registry
         .register_inventory(&ToolFilter::all().module_prefix(module("numbers")))
         .expect("registers");
-    assert_eq!(added, 3);
+    assert_eq!(added, 5);
     let added = registry
         .register_inventory(&ToolFilter::all().module_prefix(module("whole")))
         .expect("registers");
     assert_eq!(added, 1);
     assert_eq!(
         registry.names(),
-        ["integer_widths", "ping", "scalars", "search"]
+        [
+            "integer_widths",
+            "ping",
+            "scalars",
+            "search",
+            "seventeen",
+            "sixteen"
+        ]
     );
 }
