@@ -56,6 +56,10 @@ impl Drop for Scratch {
 pub const GLOBAL: &str = "\
 global
     maxconn 4096
+    # A port another process holds is an error, not shared: with
+    # SO_REUSEPORT two balancers of tests running at once on one port would
+    # each get half of the other's connections.
+    noreuseport
 
 defaults
     mode http

@@ -96,11 +96,22 @@ pub fn fixture_server() -> &'static str {
 
 /// A free port on loopback (bound and released: the caller binds it at once).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    // The port is free when the listener is dropped, and the system may
+    // hand it out again at once: never the same one twice in this process,
+    // so tests running at once never get the same port.
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// A child process killed when dropped.
