@@ -87,11 +87,18 @@ fuzz_target!(|data: &[u8]| {
     let line = match filled {
         Ok(line) => line,
         Err(error) => {
-            // A NUL byte, or a value that would read as an option, is refused.
-            let leading_dash = args
-                .as_object()
-                .is_some_and(|a| a.values().any(|v| v.as_str().is_some_and(|s| s.starts_with('-'))));
-            assert!(has_nul || leading_dash, "refused values without a NUL or a leading dash: {error}");
+            // A NUL byte, or a value that would read as an option, is refused:
+            // a text that starts with `-`, or a negative number (`-0.0` too).
+            let leading_dash = args.as_object().is_some_and(|a| {
+                a.values().any(|v| {
+                    v.as_str().is_some_and(|s| s.starts_with('-'))
+                        || v.as_f64().is_some_and(f64::is_sign_negative)
+                })
+            });
+            assert!(
+                has_nul || leading_dash,
+                "refused values without a NUL or a leading dash: {error}"
+            );
             return;
         }
     };
