@@ -39,8 +39,17 @@ async fn names_become(registry: &ToolRegistry, expected: &[&str]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_to_the_served_registry_reaches_a_connected_client() {
+/// A registry holding `hello`, served over HTTP on loopback, and clients
+/// of it (server `up`, not yet connected) mounting into `mounted`.
+struct Served {
+    served: Arc<ToolRegistry>,
+    mounted: Arc<ToolRegistry>,
+    clients: McpClients,
+    shutdown: CancellationToken,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn serve_hello() -> Served {
     let served = Arc::new(ToolRegistry::new());
     served.register(HelloTool).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -50,13 +59,30 @@ async fn a_change_to_the_served_registry_reaches_a_connected_client() {
         McpServer::new(Arc::clone(&served))
             .serve_http(listener, HttpOptions::default().shutdown(shutdown.clone())),
     );
-
     let config: McpConfig =
         format!(r#"{{"mcpServers": {{"up": {{"url": "http://127.0.0.1:{port}/mcp"}}}}}}"#)
             .parse()
             .unwrap();
     let mounted = Arc::new(ToolRegistry::new());
     let clients = McpClients::new(config, &mounted);
+    Served {
+        served,
+        mounted,
+        clients,
+        shutdown,
+        server,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_the_served_registry_reaches_a_connected_client() {
+    let Served {
+        served,
+        mounted,
+        clients,
+        shutdown,
+        server,
+    } = serve_hello().await;
     let outcomes = clients.connect().await;
     assert!(matches!(outcomes[0].1, Ok(1)), "{outcomes:?}");
     assert_eq!(mounted.names(), ["mcp_up_hello"]);
@@ -177,21 +203,13 @@ fn a_2026_listen_stream_hears_of_the_resources_it_names() {
 #[tokio::test(flavor = "current_thread")]
 async fn an_unmounted_server_stays_down_when_word_of_changes_was_on_its_way() {
     tokio::time::timeout(Duration::from_secs(30), async {
-        let served = Arc::new(ToolRegistry::new());
-        served.register(HelloTool).unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let shutdown = CancellationToken::new();
-        let server = tokio::spawn(
-            McpServer::new(Arc::clone(&served))
-                .serve_http(listener, HttpOptions::default().shutdown(shutdown.clone())),
-        );
-        let config: McpConfig =
-            format!(r#"{{"mcpServers": {{"up": {{"url": "http://127.0.0.1:{port}/mcp"}}}}}}"#)
-                .parse()
-                .unwrap();
-        let mounted = Arc::new(ToolRegistry::new());
-        let clients = McpClients::new(config, &mounted);
+        let Served {
+            served,
+            mounted,
+            clients,
+            shutdown,
+            server,
+        } = serve_hello().await;
         let link = clients.server("up").unwrap();
         // Unmounted at once, each time at another point of the change
         // stream's start and with word of a change on its way: the listing
