@@ -5,7 +5,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's wall time, printed as a table when the run ends (passed or
+# not), so a slow run shows which step to look at.
+step_names=()
+step_starts=()
+step() {
+  step_names+=("$*")
+  step_starts+=("$SECONDS")
+  printf '\n==> %s\n' "$*"
+}
+step_times() {
+  local status=$? i end
+  printf '\n==> step times (wall seconds)\n'
+  for i in "${!step_names[@]}"; do
+    end=${step_starts[$((i + 1))]:-$SECONDS}
+    printf '%6d  %s\n' "$((end - step_starts[i]))" "${step_names[i]%% (*}"
+  done
+  printf '%6d  in all\n' "$SECONDS"
+  return "$status"
+}
+trap step_times EXIT
 
 # A one-shot run gains nothing from incremental caches, and they would double
 # the disk the build takes: CI machines have little to spare.
