@@ -122,8 +122,7 @@ pub fn bind_fields<O: 'static, T: ArgTuple>(
     args: Value,
     fields: &Fields<T>,
 ) -> Result<Arguments, ArgumentError> {
-    use serde::de::DeserializeSeed;
-    match fields.deserialize(args) {
+    match fields.read(args) {
         Ok(value) => Ok(Arguments::typed(BoundBy::<O, T>::new(value))),
         Err(e) => Err(not_deserialized(e)),
     }

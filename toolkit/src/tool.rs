@@ -147,9 +147,8 @@ impl Arguments {
         self,
         fields: &crate::fields::Fields<T>,
     ) -> Result<T, ToolError> {
-        use serde::de::DeserializeSeed;
         match self.0 {
-            ArgumentsRepr::Json(value) => match fields.deserialize(value) {
+            ArgumentsRepr::Json(value) => match fields.read(value) {
                 Ok(parsed) => Ok(parsed),
                 Err(e) => Err(ToolError::InvalidArguments(e.to_string())),
             },
