@@ -11,9 +11,10 @@
 //! shared by every tool with the same parameter types.
 //!
 //! The rules are serde's derive's for a struct with `deny_unknown_fields`:
-//! an unknown key is `unknown field`, a key given twice `duplicate field`,
-//! a missing parameter takes its default if it has one, `None` if it is an
-//! `Option`, and is `missing field` otherwise; the messages are serde's own.
+//! an unknown key is `unknown field`, a missing parameter takes its default
+//! if it has one, `None` if it is an `Option`, and is `missing field`
+//! otherwise; the messages are serde's own. A key cannot come twice: the
+//! arguments are a JSON object, whose keys are unique.
 
 use std::fmt;
 use std::marker::PhantomData;
