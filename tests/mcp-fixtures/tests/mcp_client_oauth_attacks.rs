@@ -35,6 +35,11 @@ async fn bounded<F: std::future::Future>(body: F) -> F::Output {
 /// `scope`.
 type OnCall = Arc<dyn Fn(usize) -> Option<String> + Send + Sync>;
 
+/// When the server may answer the `n`th `tools/call` to arrive (from 1),
+/// given how many have arrived so far: holding answers back orders calls
+/// that are in flight at once.
+type Hold = Arc<dyn Fn(usize, usize) -> bool + Send + Sync>;
+
 /// The hostile server's state, shared with the test.
 struct Hostile {
     base: String,
@@ -43,8 +48,13 @@ struct Hostile {
     on_call: OnCall,
     /// The authorization server its metadata names (itself by default).
     names_as: Mutex<String>,
-    /// Tokens it takes at its MCP endpoint: those with this prefix.
+    /// Tokens it takes at its MCP endpoint: those with this prefix, and a
+    /// serial number of at least `takes_tokens_from`.
     takes_tokens_of: Mutex<&'static str>,
+    takes_tokens_from: AtomicUsize,
+    hold: Mutex<Option<Hold>>,
+    /// `tools/call` requests that arrived, whatever the answer.
+    arrived: AtomicUsize,
     calls: AtomicUsize,
     registrations: AtomicUsize,
     /// Every request it got, whole, for what it must never have seen.
@@ -61,6 +71,9 @@ impl Hostile {
             name,
             on_call,
             takes_tokens_of: Mutex::new(name),
+            takes_tokens_from: AtomicUsize::new(0),
+            hold: Mutex::new(None),
+            arrived: AtomicUsize::new(0),
             calls: AtomicUsize::new(0),
             registrations: AtomicUsize::new(0),
             seen: Mutex::new(Vec::new()),
@@ -95,7 +108,16 @@ impl Hostile {
             .lock()
             .unwrap()
             .push(format!("{head}\r\n\r\n{body}"));
+        let arrival = body
+            .contains("\"tools/call\"")
+            .then(|| self.arrived.fetch_add(1, Ordering::SeqCst) + 1);
         let (status, headers, answer) = self.answer(&head, &body);
+        let hold = self.hold.lock().unwrap().clone();
+        if let (Some(n), Some(hold)) = (arrival, hold) {
+            while !hold(n, self.arrived.load(Ordering::SeqCst)) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
         let mut response = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
         for (name, value) in headers {
             response.push_str(&format!("{name}: {value}\r\n"));
@@ -168,7 +190,10 @@ impl Hostile {
             })
             .unwrap_or_default();
         let takes = *self.takes_tokens_of.lock().unwrap();
-        if !bearer.starts_with(&format!("{takes}-token-")) {
+        let serial = bearer
+            .strip_prefix(&format!("{takes}-token-"))
+            .and_then(|n| n.parse::<usize>().ok());
+        if serial.is_none_or(|n| n < self.takes_tokens_from.load(Ordering::SeqCst)) {
             let challenge = format!(
                 "Bearer resource_metadata=\"{}\", scope=\"mcp\"",
                 self.metadata_url()
@@ -370,6 +395,60 @@ async fn a_step_up_that_passes_is_tried_once_more_and_succeeds() {
         assert_eq!(user.prompts(), 2);
         assert_eq!(user.asked.lock().unwrap()[1], "mcp write");
         assert_eq!(server.calls.load(Ordering::SeqCst), 2);
+        clients.disconnect().await;
+    })
+    .await;
+}
+
+/// Two calls in flight at once, both sent with the first token: the
+/// server answers the first once the second has arrived, and the second
+/// only once the first, refused, has signed in again and been sent once
+/// more.
+async fn two_refused_at_once(
+    server: &Hostile,
+    registry: &ToolRegistry,
+) -> (tk::ToolOutput, tk::ToolOutput) {
+    *server.hold.lock().unwrap() = Some(Arc::new(|n, arrived| match n {
+        1 => arrived >= 2,
+        2 => arrived >= 3,
+        _ => true,
+    }));
+    tokio::join!(act(registry), act(registry))
+}
+
+#[tokio::test]
+async fn a_call_refused_for_scopes_another_call_has_since_signed_in_for_is_sent_again() {
+    bounded(async {
+        // Both calls are refused for want of `write`; the first call's
+        // sign-in adds it. The second call's refusal arrives after that
+        // sign-in ended, but its request carried the old token: it is sent
+        // again, without asking the user again.
+        let (server, user, registry, clients) =
+            signed_in(Arc::new(|n| (n <= 2).then(|| "mcp write".to_owned()))).await;
+        let (first, second) = two_refused_at_once(&server, &registry).await;
+        assert!(!first.is_error, "{}", first.content);
+        assert!(!second.is_error, "{}", second.content);
+        assert_eq!(user.prompts(), 2);
+        assert_eq!(server.calls.load(Ordering::SeqCst), 4);
+        clients.disconnect().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_refused_as_unauthorized_after_another_call_signed_in_again_is_sent_again() {
+    bounded(async {
+        // The server stops taking every token issued so far: both calls
+        // in flight get a `401`. The first call signs in again; the
+        // second is sent again with the new token, and the user is asked
+        // once.
+        let (server, user, registry, clients) = signed_in(Arc::new(|_| None)).await;
+        let issued = server.seen.lock().unwrap().len();
+        server.takes_tokens_from.store(issued, Ordering::SeqCst);
+        let (first, second) = two_refused_at_once(&server, &registry).await;
+        assert!(!first.is_error, "{}", first.content);
+        assert!(!second.is_error, "{}", second.content);
+        assert_eq!(user.prompts(), 2);
         clients.disconnect().await;
     })
     .await;

@@ -864,6 +864,8 @@ impl ServerLink {
     /// in place of what it had there; the caller holds `refreshing`.
     async fn list_and_mount(&self, session: Arc<Session>) -> Result<usize, String> {
         let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
+        #[cfg(feature = "mcp-oauth")]
+        let sent_at = self.sign_in.get().map_or(0, |sign_in| sign_in.generation());
         let tools: Vec<Arc<dyn Tool>> = match mount_all(&me, &session).await {
             Ok(tools) => tools,
             // Refused for want of authorization (the server moved to
@@ -874,7 +876,7 @@ impl ServerLink {
                 refusal: Some(refusal),
                 ..
             }) if self.config.oauth.is_some() => {
-                self.authorize_again(&refusal).await?;
+                self.authorize_again(&refusal, sent_at).await?;
                 let session = self.session().await?;
                 mount_all(&me, &session).await.map_err(|f| f.message)?
             }
@@ -938,8 +940,8 @@ impl ServerLink {
         match self.request_once(ctx, &send).await {
             Ok(value) => Ok(value),
             #[cfg(feature = "mcp-oauth")]
-            Err(Failure::Refused(refusal, _)) => {
-                self.authorize_again(&refusal)
+            Err(Failure::Refused(refusal, sent_at, _)) => {
+                self.authorize_again(&refusal, sent_at)
                     .await
                     .map_err(ToolError::Failed)?;
                 self.request_once(ctx, &send)
@@ -951,14 +953,22 @@ impl ServerLink {
     }
 
     /// Sign in again as `refusal` asks: for more scopes after a `403`, from
-    /// the start (discovering the authorization server anew) after a `401`.
+    /// the start (discovering the authorization server anew) after a `401`;
+    /// or not at all when another call has signed in since the refused
+    /// request was sent, at sign-in generation `sent_at`.
     #[cfg(feature = "mcp-oauth")]
-    async fn authorize_again(&self, refusal: &super::oauth::Refusal) -> Result<(), String> {
+    async fn authorize_again(
+        &self,
+        refusal: &super::oauth::Refusal,
+        sent_at: u64,
+    ) -> Result<(), String> {
         let sign_in = self.sign_in.get().ok_or("no sign-in for this server")?;
         match refusal {
-            super::oauth::Refusal::InsufficientScope(challenge) => sign_in.step_up(challenge).await,
+            super::oauth::Refusal::InsufficientScope(challenge) => {
+                sign_in.step_up(challenge, sent_at).await
+            }
             super::oauth::Refusal::Unauthorized(challenge) => {
-                sign_in.sign_in(Some(challenge)).await
+                sign_in.sign_in_again(challenge, sent_at).await
             }
         }
     }
@@ -970,6 +980,10 @@ impl ServerLink {
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         let (session, watch) = self.open_session().await.map_err(ToolError::Failed)?;
+        // The token the request goes with: a refusal tells of it, not of
+        // one another call has signed in for since.
+        #[cfg(feature = "mcp-oauth")]
+        let sent_at = self.sign_in.get().map_or(0, |sign_in| sign_in.generation());
         let mut call = Unanswered {
             mark: watch.call_started(),
             watch: &watch,
@@ -1017,7 +1031,11 @@ impl ServerLink {
                         "the MCP server `{}` refused the request: {why}",
                         self.config.name
                     );
-                    return Err(Failure::Refused(refusal, ToolError::Failed(message)));
+                    return Err(Failure::Refused(
+                        refusal,
+                        sent_at,
+                        ToolError::Failed(message),
+                    ));
                 }
                 if session.is_transport_closed()
                     || matches!(
@@ -1065,8 +1083,9 @@ impl Drop for CancelTaskOnDrop {
 enum Failure {
     /// The server refused it for want of authorization: sign in again and
     /// send it once more; the error is what the call fails with otherwise.
+    /// With the sign-in generation the request was sent at.
     #[cfg(feature = "mcp-oauth")]
-    Refused(super::oauth::Refusal, ToolError),
+    Refused(super::oauth::Refusal, u64, ToolError),
     /// Anything else.
     Failed(ToolError),
 }
@@ -1075,7 +1094,7 @@ impl Failure {
     fn into_tool_error(self) -> ToolError {
         match self {
             #[cfg(feature = "mcp-oauth")]
-            Self::Refused(_, error) => error,
+            Self::Refused(_, _, error) => error,
             Self::Failed(error) => error,
         }
     }

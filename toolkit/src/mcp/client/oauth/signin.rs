@@ -148,6 +148,23 @@ impl SignIn {
     /// (its `401`'s `WWW-Authenticate`) or its metadata describes, and keep
     /// the tokens it ends with.
     pub(crate) async fn sign_in(&self, challenge: Option<&str>) -> Result<(), String> {
+        self.sign_in_unless_newer(challenge, None).await
+    }
+
+    /// After a `401` to a request sent when [`generation`](Self::generation)
+    /// was `sent_at`: the request is sent again with no sign-in when
+    /// another call has signed in since it was sent (its token is new);
+    /// otherwise the user signs in as [`sign_in`](Self::sign_in) does.
+    pub(crate) async fn sign_in_again(&self, challenge: &str, sent_at: u64) -> Result<(), String> {
+        self.sign_in_unless_newer(Some(challenge), Some(sent_at))
+            .await
+    }
+
+    async fn sign_in_unless_newer(
+        &self,
+        challenge: Option<&str>,
+        sent_at: Option<u64>,
+    ) -> Result<(), String> {
         let client = self
             .client
             .get()
@@ -156,11 +173,22 @@ impl SignIn {
             self.scopes_asked(challenge)?;
         }
         let _one = self.signing_in.lock().await;
-        // Another call may have signed in while this one waited.
+        // Another call may have signed in while this one waited, or since
+        // its request was sent.
+        if sent_at.is_some_and(|sent_at| sent_at != self.generation()) {
+            return Ok(());
+        }
         if challenge.is_none() && client.get_access_token().await.is_ok() {
             return Ok(());
         }
         self.authorize(client, challenge, None).await
+    }
+
+    /// How many sign-ins have ended well so far. Read when a request is
+    /// sent, it tells whether a refusal of that request came before or
+    /// after the token changed.
+    pub(crate) fn generation(&self) -> u64 {
+        self.signed_in.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// After a `403` `insufficient_scope`: sign in again asking for the
@@ -168,8 +196,11 @@ impl SignIn {
     /// can be tried again once. Refused, without asking the user, when the
     /// challenge names no scope, a malformed one, only scopes already
     /// asked for (a server that would refuse again and again), or would
-    /// take the request past [`MAX_SCOPES`].
-    pub(crate) async fn step_up(&self, challenge: &str) -> Result<(), String> {
+    /// take the request past [`MAX_SCOPES`]. `sent_at` is the
+    /// [`generation`](Self::generation) when the refused request was sent:
+    /// when another call's sign-in has since added the scopes, the request
+    /// is sent again without one.
+    pub(crate) async fn step_up(&self, challenge: &str, sent_at: u64) -> Result<(), String> {
         let client = self
             .client
             .get()
@@ -180,14 +211,13 @@ impl SignIn {
                 "the server refused the token for its scopes (403 insufficient_scope) without naming the scopes it needs",
             ));
         }
-        let before = self.signed_in.load(std::sync::atomic::Ordering::SeqCst);
         let _one = self.signing_in.lock().await;
         let held = self.held_scopes().await;
         let wanted = challenge::union(&held, &asked);
         if wanted.len() == held.len() {
-            // Another call's sign-in may have added them while this one
-            // waited: then trying again may pass.
-            if self.signed_in.load(std::sync::atomic::Ordering::SeqCst) != before {
+            // Another call's sign-in may have added them since this
+            // request was sent: then trying again may pass.
+            if self.generation() != sent_at {
                 return Ok(());
             }
             return Err(self.failed(&format!(
