@@ -69,7 +69,10 @@ pub trait ArgTuple: Tuple + Send + 'static {
 
 impl<T: ArgTuple> Fields<T> {
     /// The parameters read from a call's arguments, which must be an
-    /// object. The errors are those of serde's derive, word for word.
+    /// object (serde's derive would also read an array by position). The
+    /// errors are those of serde's derive, word for word but for what they
+    /// say was expected: "an object of the tool's arguments", not a
+    /// struct's name.
     ///
     /// Reads the object's entries directly rather than through serde's map
     /// visitor: the keys are matched here anyway, and the detour cost a

@@ -85,6 +85,7 @@ fn corpus() -> Vec<Value> {
         json!(null),
         json!("city"),
         json!(7),
+        json!(-2.5),
         json!(true),
     ];
     // Each key of the full call left out in turn.

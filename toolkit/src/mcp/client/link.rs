@@ -560,15 +560,18 @@ impl ServerLink {
     /// is no answer to it (as some older servers answer any method).
     ///
     /// A server that refuses the connection with a `401` (one configured
-    /// with `oauth`) is signed in to, and connected to again once. Each
+    /// with `oauth`) is signed in to, unless another call has signed in
+    /// since this one began, and connected to again once. Each
     /// attempt has the connect timeout; the user's sign-in between has its
     /// own.
     async fn connect(&self) -> Result<Open, String> {
+        #[cfg(feature = "mcp-oauth")]
+        let sent_at = self.sign_in_generation();
         match self.connect_once().await {
             #[cfg(feature = "mcp-oauth")]
             Err(Attempt::Unauthorized(challenge)) => {
                 let sign_in = self.sign_in.get().ok_or("no sign-in for this server")?;
-                sign_in.sign_in(Some(&challenge)).await?;
+                sign_in.sign_in_again(&challenge, sent_at).await?;
                 self.connect_once().await.map_err(Attempt::into_message)
             }
             other => other.map_err(Attempt::into_message),
@@ -865,7 +868,7 @@ impl ServerLink {
     async fn list_and_mount(&self, session: Arc<Session>) -> Result<usize, String> {
         let me = self.me.upgrade().ok_or("the MCP server's link is gone")?;
         #[cfg(feature = "mcp-oauth")]
-        let sent_at = self.sign_in.get().map_or(0, |sign_in| sign_in.generation());
+        let sent_at = self.sign_in_generation();
         let tools: Vec<Arc<dyn Tool>> = match mount_all(&me, &session).await {
             Ok(tools) => tools,
             // Refused for want of authorization (the server moved to
@@ -927,7 +930,9 @@ impl ServerLink {
     /// A server with `oauth` that refuses the request for want of
     /// authorization (a `401`, or a `403` `insufficient_scope` naming more
     /// scopes) is signed in to again, and the request sent once more; a
-    /// second refusal fails it.
+    /// second refusal fails it. When another call has signed in since the
+    /// request was sent, the request is sent once more with that sign-in's
+    /// token, and the user is not asked again.
     pub(crate) async fn request<T, F, Fut>(
         &self,
         ctx: &ToolContext,
@@ -950,6 +955,14 @@ impl ServerLink {
             }
             Err(failure) => Err(failure.into_tool_error()),
         }
+    }
+
+    /// How many sign-ins to this server have ended well: noted when a
+    /// request is sent, so that its refusal is answered by a sign-in only
+    /// if no other call has signed in since.
+    #[cfg(feature = "mcp-oauth")]
+    fn sign_in_generation(&self) -> u64 {
+        self.sign_in.get().map_or(0, |sign_in| sign_in.generation())
     }
 
     /// Sign in again as `refusal` asks: for more scopes after a `403`, from
@@ -983,7 +996,7 @@ impl ServerLink {
         // The token the request goes with: a refusal tells of it, not of
         // one another call has signed in for since.
         #[cfg(feature = "mcp-oauth")]
-        let sent_at = self.sign_in.get().map_or(0, |sign_in| sign_in.generation());
+        let sent_at = self.sign_in_generation();
         let mut call = Unanswered {
             mark: watch.call_started(),
             watch: &watch,

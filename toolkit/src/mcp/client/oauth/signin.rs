@@ -41,8 +41,10 @@ pub(crate) struct SignIn {
     /// The scopes the last sign-in asked for: a step-up asks for them
     /// and the ones the server's `403` names.
     requested: std::sync::Mutex<Vec<String>>,
-    /// How many sign-ins have ended well: a call refused for scopes
-    /// another call's sign-in has since added is tried again.
+    /// How many sign-ins have ended well. A request notes it when sent: a
+    /// refusal that comes back after another call's sign-in (for the
+    /// scopes it lacked, or after a `401`) is answered by sending the
+    /// request again with the new token, not by asking the user again.
     signed_in: std::sync::atomic::AtomicU64,
 }
 
