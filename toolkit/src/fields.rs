@@ -17,7 +17,6 @@
 //! arguments are a JSON object, whose keys are unique.
 
 use std::fmt;
-use std::marker::PhantomData;
 
 use crate::args::same_name;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
@@ -64,7 +63,7 @@ pub trait ArgTuple: Tuple + Send + 'static {
     fn read(slots: &mut Self::Slots, index: usize, value: Value) -> Result<(), serde_json::Error>;
 
     /// The parameters, each read, defaulted or refused as missing.
-    fn finish<E: de::Error>(slots: Self::Slots, fields: &Fields<Self>) -> Result<Self, E>;
+    fn finish(slots: Self::Slots, fields: &Fields<Self>) -> Result<Self, serde_json::Error>;
 }
 
 impl<T: ArgTuple> Fields<T> {
@@ -129,16 +128,16 @@ impl<'de> Visitor<'de> for AnObject {
 
 /// What a missing parameter is read from: `None` for an `Option`, and
 /// `missing field` for anything else (as serde's derive does).
-struct MissingField<E>(&'static str, PhantomData<E>);
+struct MissingField(&'static str);
 
-impl<'de, E: de::Error> Deserializer<'de> for MissingField<E> {
-    type Error = E;
+impl<'de> Deserializer<'de> for MissingField {
+    type Error = serde_json::Error;
 
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, E> {
-        Err(E::missing_field(self.0))
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::missing_field(self.0))
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         visitor.visit_none()
     }
 
@@ -150,13 +149,13 @@ impl<'de, E: de::Error> Deserializer<'de> for MissingField<E> {
 }
 
 /// A missing parameter: its default, `None`, or `missing field`.
-fn missing<T: DeserializeOwned, E: de::Error>(
+fn missing<T: DeserializeOwned>(
     default: Option<fn() -> T>,
     name: &'static str,
-) -> Result<T, E> {
+) -> Result<T, serde_json::Error> {
     match default {
         Some(make) => Ok(make()),
-        None => T::deserialize(MissingField(name, PhantomData)),
+        None => T::deserialize(MissingField(name)),
     }
 }
 
@@ -195,10 +194,10 @@ macro_rules! tuples {
 
             #[allow(unused_variables, clippy::unused_unit)]
             #[inline]
-            fn finish<Error: de::Error>(
+            fn finish(
                 slots: Self::Slots,
                 fields: &Fields<Self>,
-            ) -> Result<Self, Error> {
+            ) -> Result<Self, serde_json::Error> {
                 Ok(($(
                     match slots.$index {
                         Some(value) => value,

@@ -571,7 +571,7 @@ impl ServerLink {
             #[cfg(feature = "mcp-oauth")]
             Err(Attempt::Unauthorized(challenge)) => {
                 let sign_in = self.sign_in.get().ok_or("no sign-in for this server")?;
-                sign_in.sign_in_again(&challenge, sent_at).await?;
+                sign_in.sign_in(Some((&challenge, sent_at))).await?;
                 self.connect_once().await.map_err(Attempt::into_message)
             }
             other => other.map_err(Attempt::into_message),
@@ -981,7 +981,7 @@ impl ServerLink {
                 sign_in.step_up(challenge, sent_at).await
             }
             super::oauth::Refusal::Unauthorized(challenge) => {
-                sign_in.sign_in_again(challenge, sent_at).await
+                sign_in.sign_in(Some((challenge, sent_at))).await
             }
         }
     }

@@ -146,42 +146,28 @@ impl SignIn {
         }
     }
 
-    /// Send the user through the authorization the server's `challenge`
-    /// (its `401`'s `WWW-Authenticate`) or its metadata describes, and keep
-    /// the tokens it ends with.
-    pub(crate) async fn sign_in(&self, challenge: Option<&str>) -> Result<(), String> {
-        self.sign_in_unless_newer(challenge, None).await
-    }
-
-    /// After a `401` to a request sent when [`generation`](Self::generation)
-    /// was `sent_at`: the request is sent again with no sign-in when
-    /// another call has signed in since it was sent (its token is new);
-    /// otherwise the user signs in as [`sign_in`](Self::sign_in) does.
-    pub(crate) async fn sign_in_again(&self, challenge: &str, sent_at: u64) -> Result<(), String> {
-        self.sign_in_unless_newer(Some(challenge), Some(sent_at))
-            .await
-    }
-
-    async fn sign_in_unless_newer(
-        &self,
-        challenge: Option<&str>,
-        sent_at: Option<u64>,
-    ) -> Result<(), String> {
+    /// Send the user through the authorization the server's metadata
+    /// describes, or after a `401` its challenge, and keep the tokens it
+    /// ends with. `refused` is that `401`'s challenge and the
+    /// [`generation`](Self::generation) its request was sent at: when
+    /// another call has signed in since, nobody is asked and the request
+    /// goes again with the new token. Without one (the kept token can no
+    /// longer be refreshed), nobody is asked when another call has got a
+    /// token meanwhile.
+    pub(crate) async fn sign_in(&self, refused: Option<(&str, u64)>) -> Result<(), String> {
         let client = self
             .client
             .get()
             .ok_or_else(|| self.failed("signing in before connecting"))?;
+        let challenge = refused.map(|(challenge, _)| challenge);
         if let Some(challenge) = challenge {
             self.scopes_asked(challenge)?;
         }
         let _one = self.signing_in.lock().await;
-        // Another call may have signed in while this one waited, or since
-        // its request was sent.
-        if sent_at.is_some_and(|sent_at| sent_at != self.generation()) {
-            return Ok(());
-        }
-        if challenge.is_none() && client.get_access_token().await.is_ok() {
-            return Ok(());
+        match refused {
+            Some((_, sent_at)) if sent_at != self.generation() => return Ok(()),
+            None if client.get_access_token().await.is_ok() => return Ok(()),
+            _ => {}
         }
         self.authorize(client, challenge, None).await
     }
