@@ -60,8 +60,8 @@ step "The authorization server for the MCP client's OAuth tests (scripts/oauth_p
 step "HAProxy and openssl for the load-balancing and TLS tests (scripts/install_haproxy.sh)"
 ./scripts/install_haproxy.sh
 
-step "tests (cargo test --workspace)"
-cargo test --workspace --locked
+step "tests (scripts/test_lanes.sh: cargo test --workspace, the longest binaries in a lane of their own)"
+./scripts/test_lanes.sh
 
 step "packaging (cargo package of the published crates, each verified against the others)"
 # Runs after the tests and in their target directory, without debug info as
