@@ -137,6 +137,12 @@ fn protected_files_are_not_written() {
         "truncate -s 0 history.jsonl",
         "echo x >| history.jsonl",
         "echo root::0:0 >> /etc/passwd",
+        // Globs as the shell reads them: a named class, a class holding a
+        // reversed range, a mark standing for the dot.
+        "echo x > [[:punct:]]dream_cursor",
+        "echo x > [z-a.]dream_cursor",
+        "echo x > ?dream_cursor",
+        "echo x > memory/[h]istory*",
     ] {
         assert_eq!(
             rule_of(&policy, command),
@@ -226,6 +232,7 @@ fn paths_must_stay_inside_the_workspace() {
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
     std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("new\nline")).unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
     let root = workspace.root().display().to_string();
     let policy = ShellPolicy::new();
@@ -250,6 +257,13 @@ fn paths_must_stay_inside_the_workspace() {
         "cat escape/secret",
         "echo x > escape/new",
         "cp x --target-directory=escape",
+        // Globs that the shell expands through the link, as it reads them:
+        // a named class, a class holding a reversed range, a `?` standing
+        // for a newline in the link's name.
+        "cat [[:alpha:]]scape/secret",
+        "cat [z-ae]scape/secret",
+        "cat new?line/secret",
+        "cat new*/secret",
     ] {
         assert_eq!(check(command), Err(Rule::OutsideWorkspace), "{command}");
     }

@@ -12,8 +12,9 @@ use std::fmt;
 use regex::Regex;
 
 use super::ShellPolicy;
+use super::glob::Glob;
 use super::nested::Seen;
-use super::paths::{check_paths, glob_regex};
+use super::paths::check_paths;
 use super::words::{Segment, Word};
 use super::wrappers::{Resolved, basename, long_is, resolve};
 use crate::sandbox::Workspace;
@@ -317,9 +318,8 @@ impl ShellPolicy {
         }
         if let Some(pattern) = &word.glob {
             let last = pattern.rsplit('/').next().unwrap_or(pattern);
-            let matches =
-                |name: &str| glob_regex(last).is_some_and(|re| re.is_match(basename(name)));
-            if self.protected.iter().any(|p| matches(p)) {
+            let glob = Glob::new(last);
+            if self.protected.iter().any(|p| glob.matches(basename(p))) {
                 return true;
             }
         }
@@ -517,10 +517,7 @@ pub(crate) fn fork_bomb(text: &str) -> Option<String> {
         let Some(found) = captures.get(1).or_else(|| captures.get(2)) else {
             continue;
         };
-        let name = regex::escape(found.as_str());
-        let body = &captures[3];
-        let recursive = Regex::new(&format!(r"(^|[^\w:.-]){name}\s*(\|[^|]|&([^&]|$))")).ok()?;
-        if recursive.is_match(body) {
+        if calls_itself_apart(&captures[3], found.as_str()) {
             return Some(format!(
                 "the function `{}` spawns copies of itself",
                 found.as_str()
@@ -528,4 +525,73 @@ pub(crate) fn fork_bomb(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether `body` calls `name` into a pipe (`|`, not `||`) or the
+/// background (`&`, not `&&`): the name standing on its own to its left
+/// (no character a name may hold before it), then optional white space.
+///
+/// Scanned by hand: a regex built from the name would be compiled anew
+/// for every function the model's command defines.
+fn calls_itself_apart(body: &str, name: &str) -> bool {
+    let in_a_name = |c: char| regex_syntax::is_word_character(c) || matches!(c, ':' | '.' | '-');
+    // Occurrences that overlap an earlier one are skipped, and need no
+    // look: the character before them is part of the name, so they never
+    // stand on their own.
+    body.match_indices(name).any(|(at, _)| {
+        let apart = body[..at].chars().next_back().is_none_or(|c| !in_a_name(c));
+        let mut after = body[at + name.len()..].trim_start().chars();
+        apart
+            && match after.next() {
+                Some('|') => after.next().is_some_and(|c| c != '|'),
+                Some('&') => after.next() != Some('&'),
+                _ => false,
+            }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::calls_itself_apart;
+
+    /// The scan says what the regex it replaced said, on every mix of what
+    /// stands before the name, the space after it and what follows.
+    #[test]
+    fn the_self_call_scan_agrees_with_its_regex() {
+        let before = [
+            "", " ", "x", "_", ":", ".", "-", "é", "\u{301}", ";", "(", "\n", "{",
+        ];
+        let names = ["f", "a.b", ":", "f-1", "aa", "é"];
+        let space = ["", " ", "\t", "\n", "  \u{a0}"];
+        let after = [
+            "|", "||", "| ", "|x", "&", "&&", "& ", "&x", "|&", ";", "", "x", "a |",
+        ];
+        let mut tried = 0;
+        for name in names {
+            let regex = regex::Regex::new(&format!(
+                r"(^|[^\w:.-]){}\s*(\|[^|]|&([^&]|$))",
+                regex::escape(name)
+            ))
+            .unwrap();
+            for b in before {
+                for s in space {
+                    for a in after {
+                        for body in [
+                            format!("{b}{name}{s}{a}"),
+                            format!("{name}{b}{name}{s}{a}"),
+                            format!("x; {b}{name}{name}{s}{a} y"),
+                        ] {
+                            tried += 1;
+                            assert_eq!(
+                                calls_itself_apart(&body, name),
+                                regex.is_match(&body),
+                                "{name:?} in {body:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(tried > 5_000, "{tried}");
+    }
 }

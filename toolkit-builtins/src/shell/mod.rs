@@ -25,6 +25,7 @@ mod capture;
 #[cfg(target_os = "linux")]
 mod confine;
 pub(crate) mod ending;
+mod glob;
 mod guard;
 #[cfg(target_os = "linux")]
 mod keeper;

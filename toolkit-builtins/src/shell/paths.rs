@@ -3,7 +3,7 @@
 //! can produce `..`, globs through links that lead out, brace expansions,
 //! option values attached to their option such as `-o/abs/path`).
 
-use regex::Regex;
+use super::glob::Glob;
 
 use super::guard::{HARMLESS_DEVICES, Refusal, Rule};
 use super::words::{Segment, Word, has_glob};
@@ -200,10 +200,7 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
         let explicit_dot = component.starts_with('.')
             || component.starts_with("\\.")
             || component.starts_with('[');
-        if has_glob(component)
-            && explicit_dot
-            && glob_regex(component).is_none_or(|re| re.is_match(".."))
-        {
+        if has_glob(component) && explicit_dot && Glob::new(component).matches("..") {
             return Some("is a glob that may expand to `..`");
         }
     }
@@ -238,7 +235,7 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
             }
             continue;
         }
-        let matcher = glob_regex(component)?;
+        let matcher = Glob::new(component);
         let mut next = Vec::new();
         for dir in &current {
             let on_disk = if dir.is_empty() {
@@ -255,7 +252,7 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
                     return Some("is a glob over too many files to check");
                 }
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with('.') || !matcher.is_match(&name) {
+                if name.starts_with('.') || !matcher.matches(&name) {
                     continue;
                 }
                 let path = if dir.is_empty() {
@@ -279,56 +276,6 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
         }
     }
     None
-}
-
-/// A glob component as a regular expression (`*`, `?`, `[…]`, `[!…]`).
-pub(crate) fn glob_regex(component: &str) -> Option<Regex> {
-    let mut re = String::from("^");
-    let mut chars = component.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    re.push_str(&regex::escape(&next.to_string()));
-                }
-            }
-            '*' => re.push_str(".*"),
-            '?' => re.push('.'),
-            '[' => {
-                let mut class = String::from("[");
-                if matches!(chars.peek(), Some('!' | '^')) {
-                    chars.next();
-                    class.push('^');
-                }
-                let mut closed = false;
-                let mut first = true;
-                for c in chars.by_ref() {
-                    if c == ']' && !first {
-                        closed = true;
-                        break;
-                    }
-                    first = false;
-                    match c {
-                        '\\' | '[' | '^' | '&' | '~' => {
-                            class.push('\\');
-                            class.push(c);
-                        }
-                        _ => class.push(c),
-                    }
-                }
-                if !closed {
-                    re.push_str("\\[");
-                    re.push_str(&regex::escape(&class[1..]));
-                } else {
-                    class.push(']');
-                    re.push_str(&class);
-                }
-            }
-            other => re.push_str(&regex::escape(&other.to_string())),
-        }
-    }
-    re.push('$');
-    Regex::new(&re).ok()
 }
 
 /// `pattern` split at unescaped `/`.
@@ -500,13 +447,5 @@ mod tests {
         assert_eq!(dots, ["../s", "x./s"]);
         assert_eq!(expand_braces("x{1..3}").unwrap().len(), 3);
         assert!(expand_braces("{1..100000}").is_none());
-    }
-
-    #[test]
-    fn globs_become_anchored_regexes() {
-        let re = glob_regex("e?c*[!x]").unwrap();
-        assert!(re.is_match("etcab"));
-        assert!(!re.is_match("etcax"));
-        assert!(glob_regex("\\*").unwrap().is_match("*"));
     }
 }
