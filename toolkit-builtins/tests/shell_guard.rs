@@ -116,10 +116,21 @@ fn fork_bombs_under_any_name() {
         "bomb() { bomb | bomb & }; bomb",
         "f(){ f & f; }; f",
         "function g { g|g& }; g",
+        // Behind a harmless function, with a subshell for a body, spelled
+        // for `eval`.
+        "a(){ echo; }; b(){ b|b& }; b",
+        "a(){ echo; }\nb(){ b|b& }\nb",
+        "f() ( f|f& ); f",
+        "f(){ eval f\\|f\\&; }; f",
     ] {
         refused(command, Rule::ForkBomb);
     }
+    // Too many functions to check each against the rest.
+    refused(&"f(){ :; }; ".repeat(65), Rule::ForkBomb);
     allowed("greet() { echo hi; }; greet");
+    allowed("build() { cargo build; }; build | tail -5");
+    allowed("a() { echo a; }; b() { echo b; }; a; b");
+    allowed(&"f(){ :; }; ".repeat(64));
 }
 
 #[test]

@@ -503,21 +503,39 @@ fn command_of(words: &[Word]) -> Option<(String, &[Word])> {
     }
 }
 
+/// The most function definitions one command may hold: each is checked
+/// against the rest of the text, so this bounds the work.
+const MAX_FUNCTIONS: usize = 64;
+
 /// A function that calls itself in a pipe or in the background.
+///
+/// Each definition's body is taken from its opening `{` or `(` to the last
+/// closing one in the text: a body can hold quoted or escaped brackets, so
+/// counting them could end it early, and taking more than the body can
+/// only find more calls. Backslashes are dropped from the body first, so a
+/// call spelled for `eval` (`eval f\|f\&`) is seen too.
 pub(crate) fn fork_bomb(text: &str) -> Option<String> {
     use std::sync::OnceLock;
     static DEFINITION: OnceLock<Regex> = OnceLock::new();
     let definition = DEFINITION.get_or_init(|| {
         Regex::new(
-            r"(?s)(?:function\s+([A-Za-z_:.][\w:.-]*)\s*(?:\(\s*\))?|([A-Za-z_:.][\w:.-]*)\s*\(\s*\))\s*\{(.*)\}",
+            r"(?:function\s+([A-Za-z_:.][\w:.-]*)\s*(?:\(\s*\))?|([A-Za-z_:.][\w:.-]*)\s*\(\s*\))\s*[{(]",
         )
-            .expect("a valid regex")
+        .expect("a valid regex")
     });
-    for captures in definition.captures_iter(text) {
+    let body_end = text.rfind(['}', ')']).unwrap_or(text.len());
+    for (defined, captures) in definition.captures_iter(text).enumerate() {
+        if defined == MAX_FUNCTIONS {
+            return Some(format!(
+                "the command defines more than {MAX_FUNCTIONS} functions, too many to check"
+            ));
+        }
         let Some(found) = captures.get(1).or_else(|| captures.get(2)) else {
             continue;
         };
-        if calls_itself_apart(&captures[3], found.as_str()) {
+        let opened = captures.get(0).map_or(text.len(), |m| m.end());
+        let body = text.get(opened..body_end.max(opened)).unwrap_or_default();
+        if calls_itself_apart(&body.replace('\\', ""), found.as_str()) {
             return Some(format!(
                 "the function `{}` spawns copies of itself",
                 found.as_str()
