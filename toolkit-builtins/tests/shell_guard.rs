@@ -2,6 +2,7 @@
 //! leaves open, allow patterns, and the workspace restriction.
 #![cfg(all(feature = "shell", unix))]
 
+use std::os::unix::ffi::OsStrExt;
 use toolsmith_builtins::Workspace;
 use toolsmith_builtins::shell::{Rule, ShellPolicy};
 
@@ -154,6 +155,10 @@ fn protected_files_are_not_written() {
         "echo x > [z-a.]dream_cursor",
         "echo x > ?dream_cursor",
         "echo x > memory/[h]istory*",
+        // Read by dash, or quoted inside the class.
+        "echo x > [^h]istory.jsonl",
+        "echo x > [\\!h]istory.jsonl",
+        "echo x > [\"^\"h]istory.jsonl",
     ] {
         assert_eq!(
             rule_of(&policy, command),
@@ -244,6 +249,14 @@ fn paths_must_stay_inside_the_workspace() {
     std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
     std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join("new\nline")).unwrap();
+    std::fs::create_dir(dir.path().join("odd")).unwrap();
+    std::fs::write(
+        dir.path()
+            .join("odd")
+            .join(std::ffi::OsStr::from_bytes(b"\xff")),
+        "",
+    )
+    .unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
     let root = workspace.root().display().to_string();
     let policy = ShellPolicy::new();
@@ -275,6 +288,11 @@ fn paths_must_stay_inside_the_workspace() {
         "cat [z-ae]scape/secret",
         "cat new?line/secret",
         "cat new*/secret",
+        // `..` as dash reads the class, or through a collating symbol.
+        "cat .[^.]/secret",
+        "cat .[[.-.]]/secret",
+        // A name that is not UTF-8 cannot be checked.
+        "cat odd/*",
     ] {
         assert_eq!(check(command), Err(Rule::OutsideWorkspace), "{command}");
     }

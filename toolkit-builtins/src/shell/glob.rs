@@ -14,22 +14,42 @@
 //! so it takes at most the name's length times the pattern's steps: no
 //! pattern makes it backtrack exponentially.
 
+/// Past this many characters a component is not read: it is taken to match
+/// every name. A file name has at most 255 bytes, and the bound keeps a
+/// hostile pattern's parsing and matching small.
+const MAX_CHARS: usize = 256;
+
 /// A parsed glob component.
 #[derive(Debug, Clone)]
 pub(crate) struct Glob {
-    parts: Vec<Part>,
+    /// Each shell's reading of the pattern (bash takes `[^…]` as negation
+    /// and reads `[.x.]` and `[=x=]` inside a class, dash takes `^`, `[.`
+    /// and `[=` as members): a name matched by either may be produced. `None`: too long to read, matches every name.
+    readings: Option<Vec<Vec<Part>>>,
 }
 
 #[derive(Debug, Clone)]
 enum Part {
-    /// This character.
-    Literal(char),
+    /// This character (or, matching bytes, this byte).
+    Literal(u32),
     /// `?`: any one character.
     One,
     /// `*`: any run of characters, none included.
     Any,
     /// `[…]`: one character in (or, negated, not in) the class.
-    Class { negated: bool, items: Vec<Item> },
+    Class(Class),
+}
+
+#[derive(Debug, Clone)]
+struct Class {
+    negated: bool,
+    /// Members the shells agree on.
+    sure: Vec<Item>,
+    /// Whether the class holds a member read differently by different
+    /// shells or not read at all (`[[:nonsense:]]`, `[[.a.]]`, `[[=e=]]`, a
+    /// `[:` never closed): it may match any character, and excludes none
+    /// when the class is negated.
+    uncertain: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -55,13 +75,11 @@ enum Named {
     Space,
     Upper,
     Xdigit,
-    /// A name the shell does not know: matches every character.
-    Unknown,
 }
 
 impl Named {
-    fn parse(name: &str) -> Self {
-        match name {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
             "alnum" => Self::Alnum,
             "alpha" => Self::Alpha,
             "blank" => Self::Blank,
@@ -74,8 +92,8 @@ impl Named {
             "space" => Self::Space,
             "upper" => Self::Upper,
             "xdigit" => Self::Xdigit,
-            _ => Self::Unknown,
-        }
+            _ => return None,
+        })
     }
 
     fn contains(self, c: char) -> bool {
@@ -92,7 +110,6 @@ impl Named {
             Self::Space => c.is_whitespace(),
             Self::Upper => c.is_uppercase(),
             Self::Xdigit => c.is_ascii_hexdigit(),
-            Self::Unknown => true,
         }
     }
 }
@@ -106,112 +123,236 @@ impl Item {
     }
 }
 
+impl Class {
+    /// Whether the class may match `symbol`: a character, or with `bytes`
+    /// a byte of the name's UTF-8.
+    fn may_match(&self, symbol: u32, bytes: bool) -> bool {
+        // One byte of a character written in several: which member it
+        // stands for depends on the shell, so it may match.
+        if bytes && symbol >= 0x80 {
+            return true;
+        }
+        let Some(c) = char::from_u32(symbol) else {
+            return true;
+        };
+        let in_sure = self.sure.iter().any(|item| item.contains(c));
+        if self.negated {
+            !in_sure
+        } else {
+            in_sure || self.uncertain
+        }
+    }
+}
+
 impl Part {
-    fn matches(&self, c: char) -> bool {
+    fn may_match(&self, symbol: u32, bytes: bool) -> bool {
         match self {
-            Self::Literal(literal) => *literal == c,
+            Self::Literal(literal) => *literal == symbol,
             Self::One | Self::Any => true,
-            Self::Class { negated, items } => items.iter().any(|item| item.contains(c)) != *negated,
+            Self::Class(class) => class.may_match(symbol, bytes),
         }
     }
 }
 
 impl Glob {
     /// Parse one component (no `/`). A backslash makes the next character
-    /// literal, inside a class too; a `[` with no closing `]` is a literal.
+    /// literal, inside a class too (a last backslash stands for itself); a
+    /// `[` with no closing `]` is a literal.
     pub(crate) fn new(component: &str) -> Self {
         let chars: Vec<char> = component.chars().collect();
-        let mut parts = Vec::new();
-        let mut at = 0;
-        while at < chars.len() {
-            let c = chars[at];
-            at += 1;
-            match c {
-                '\\' => {
-                    if let Some(&next) = chars.get(at) {
-                        parts.push(Part::Literal(next));
-                        at += 1;
-                    }
-                }
-                '*' => {
-                    if !matches!(parts.last(), Some(Part::Any)) {
-                        parts.push(Part::Any);
-                    }
-                }
-                '?' => parts.push(Part::One),
-                '[' => match parse_class(&chars[at..]) {
-                    Some((class, used)) => {
-                        parts.push(class);
-                        at += used;
-                    }
-                    None => parts.push(Part::Literal('[')),
-                },
-                other => parts.push(Part::Literal(other)),
-            }
+        if chars.len() > MAX_CHARS {
+            return Self { readings: None };
         }
-        Self { parts }
+        let mut readings = vec![parse(&chars, Shell::Bash)];
+        if component.contains('[') {
+            readings.push(parse(&chars, Shell::Dash));
+        }
+        Self {
+            readings: Some(readings),
+        }
     }
 
-    /// Whether the whole of `name` matches.
+    /// Whether a shell may match the whole of `name`: as characters (bash),
+    /// or as bytes (dash, where `??` matches one two-byte character).
     pub(crate) fn matches(&self, name: &str) -> bool {
-        let name: Vec<char> = name.chars().collect();
-        let (mut p, mut n) = (0, 0);
-        // Where to go back to: the part after the last `*`, and the next
-        // character that star will take in.
-        let mut back: Option<(usize, usize)> = None;
-        while n < name.len() {
-            match self.parts.get(p) {
-                Some(Part::Any) => {
-                    back = Some((p + 1, n));
-                    p += 1;
-                }
-                Some(part) if part.matches(name[n]) => {
-                    p += 1;
-                    n += 1;
-                }
-                _ => match back {
-                    Some((after_star, taken)) => {
-                        p = after_star;
-                        n = taken + 1;
-                        back = Some((after_star, taken + 1));
-                    }
-                    None => return false,
-                },
-            }
-        }
-        self.parts[p..].iter().all(|part| matches!(part, Part::Any))
+        let Some(readings) = &self.readings else {
+            return true;
+        };
+        readings.iter().any(|parts| reading_matches(parts, name))
     }
+}
+
+/// Whether one reading of a pattern may match all of `name`.
+fn reading_matches(parts: &[Part], name: &str) -> bool {
+    let chars: Vec<u32> = name.chars().map(u32::from).collect();
+    if matches_symbols(parts, &chars, false) {
+        return true;
+    }
+    let ascii = name.is_ascii()
+        && parts.iter().all(|part| match part {
+            Part::Literal(c) => *c < 0x80,
+            _ => true,
+        });
+    if ascii {
+        return false;
+    }
+    // Byte by byte: a character of the pattern written in several bytes
+    // stands for those bytes.
+    let byte_parts: Vec<Part> = parts
+        .iter()
+        .flat_map(|part| match part {
+            Part::Literal(c) if *c >= 0x80 => char::from_u32(*c)
+                .map(|c| c.to_string().into_bytes())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|b| Part::Literal(u32::from(b)))
+                .collect(),
+            other => vec![other.clone()],
+        })
+        .collect();
+    let bytes: Vec<u32> = name.bytes().map(u32::from).collect();
+    matches_symbols(&byte_parts, &bytes, true)
+}
+
+/// Whether `parts` may match all of `name`. Goes back only to the last `*`
+/// (the usual two-pointer match), so it takes at most the name's length
+/// times the pattern's steps.
+fn matches_symbols(parts: &[Part], name: &[u32], bytes: bool) -> bool {
+    let (mut p, mut n) = (0, 0);
+    // Where to go back to: the part after the last `*`, and the next
+    // symbol that star will take in.
+    let mut back: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match parts.get(p) {
+            Some(Part::Any) => {
+                back = Some((p + 1, n));
+                p += 1;
+            }
+            Some(part) if part.may_match(name[n], bytes) => {
+                p += 1;
+                n += 1;
+            }
+            _ => match back {
+                Some((after_star, taken)) => {
+                    p = after_star;
+                    n = taken + 1;
+                    back = Some((after_star, taken + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    parts[p..].iter().all(|part| matches!(part, Part::Any))
+}
+
+/// The bracket expression `[x…]` at the start of `rest` (which follows a
+/// `[`), with `kind` the character after its `[`: its length up to and
+/// with the closing `]`, or `None` if it has none before the class's own
+/// `]` could be reached. Looks only up to the first `]`, so each costs
+/// its own length.
+fn bracket_expression(rest: &[char], kind: char) -> Option<usize> {
+    // The closing `kind` must be past the opening one: `[:]` is not one.
+    let close = rest.iter().skip(3).position(|&c| c == ']')? + 3;
+    (rest[close - 1] == kind).then_some(close + 1)
+}
+
+/// Whose reading of a class.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shell {
+    /// `[^…]` negated as `[!…]` is; `[.x.]` and `[=x=]` read.
+    Bash,
+    /// `^`, and the `[` of `[.` and `[=`, are members.
+    Dash,
+}
+
+/// One shell's reading of a component's characters.
+fn parse(chars: &[char], shell: Shell) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
+        at += 1;
+        match c {
+            '\\' => {
+                parts.push(Part::Literal(u32::from(
+                    chars.get(at).copied().unwrap_or('\\'),
+                )));
+                at += 1;
+            }
+            '*' => {
+                if !matches!(parts.last(), Some(Part::Any)) {
+                    parts.push(Part::Any);
+                }
+            }
+            '?' => parts.push(Part::One),
+            '[' => match parse_class(&chars[at..], shell) {
+                Some((class, used)) => {
+                    parts.push(Part::Class(class));
+                    at += used;
+                }
+                None => parts.push(Part::Literal(u32::from('['))),
+            },
+            other => parts.push(Part::Literal(u32::from(other))),
+        }
+    }
+    parts
 }
 
 /// The class whose text follows a `[` (`rest`), and how many characters it
 /// took, up to its `]`; `None` if it is never closed.
-fn parse_class(rest: &[char]) -> Option<(Part, usize)> {
+fn parse_class(rest: &[char], shell: Shell) -> Option<(Class, usize)> {
     let mut at = 0;
-    let negated = matches!(rest.first(), Some('!' | '^'));
+    let negated = match rest.first() {
+        Some('!') => true,
+        Some('^') => shell == Shell::Bash,
+        _ => false,
+    };
     if negated {
         at += 1;
     }
-    let mut items = Vec::new();
+    let mut class = Class {
+        negated,
+        sure: Vec::new(),
+        uncertain: false,
+    };
     let mut first = true;
     loop {
         let c = *rest.get(at)?;
         at += 1;
         if c == ']' && !first {
-            return Some((Part::Class { negated, items }, at));
+            return Some((class, at));
         }
         first = false;
         let low = match c {
-            '[' if rest.get(at) == Some(&':') => {
-                let name_start = at + 1;
-                let close = (name_start..rest.len().saturating_sub(1))
-                    .find(|&i| rest[i] == ':' && rest[i + 1] == ']');
-                if let Some(close) = close {
-                    let name: String = rest[name_start..close].iter().collect();
-                    items.push(Item::Named(Named::parse(&name)));
-                    at = close + 2;
-                    continue;
+            // `[:name:]`, `[.x.]`, `[=x=]`.
+            '[' if rest.get(at) == Some(&':')
+                || (shell == Shell::Bash && matches!(rest.get(at), Some('.' | '='))) =>
+            {
+                let kind = rest[at];
+                let read = bracket_expression(&rest[at - 1..], kind).map(|length| {
+                    let inner: String = rest[at + 1..at - 1 + length - 2].iter().collect();
+                    (length, Named::parse(&inner).filter(|_| kind == ':'))
+                });
+                match (read, shell) {
+                    (Some((length, Some(named))), _) => {
+                        class.sure.push(Item::Named(named));
+                        at += length - 1;
+                        continue;
+                    }
+                    // bash: a name it does not know, a collating symbol or
+                    // an equivalence class; or a `[:` never closed.
+                    (Some((length, None)), Shell::Bash) => {
+                        class.uncertain = true;
+                        at += length - 1;
+                        continue;
+                    }
+                    (None, Shell::Bash) => {
+                        class.uncertain = true;
+                        continue;
+                    }
+                    // dash reads what it does not know as members.
+                    (_, Shell::Dash) => '[',
                 }
-                '['
             }
             '\\' => {
                 let escaped = *rest.get(at)?;
@@ -228,9 +369,9 @@ fn parse_class(rest: &[char]) -> Option<(Part, usize)> {
                 high = *rest.get(at)?;
                 at += 1;
             }
-            items.push(Item::Range(low, high));
+            class.sure.push(Item::Range(low, high));
         } else {
-            items.push(Item::Range(low, low));
+            class.sure.push(Item::Range(low, low));
         }
     }
 }
@@ -297,8 +438,37 @@ mod tests {
 
     #[test]
     fn a_hostile_pattern_does_not_backtrack_exponentially() {
-        let glob = "*a".repeat(200) + "b";
+        let glob = "*a".repeat(100) + "b";
         let name = "a".repeat(2_000);
         assert!(!matches(&glob, &name));
+        // Past the bound, a component is not read, and may match anything.
+        assert!(matches(&("x".repeat(300) + "[[:"), "anything"));
+        assert!(matches(&"[[:".repeat(3_000), "anything"));
+    }
+
+    /// What bash or dash may match, and a reading by one shell alone would
+    /// not.
+    #[test]
+    fn either_shell_may_match() {
+        // dash takes `^` as a member, bash as negation.
+        assert!(matches(".[^.]", ".."));
+        assert!(matches("[^a]uthorized_keys", "authorized_keys"));
+        assert!(matches("[^]", "^"));
+        assert!(matches("[^]]", "^]"));
+        assert!(!matches("[!a]x", "ax"));
+        // dash compares bytes: `??` is one two-byte character.
+        assert!(matches("??", "é"));
+        assert!(matches("?[é]", "é"));
+        assert!(matches("[!.]?", "é"));
+        // Collating symbols and equivalence classes are not read: they may
+        // match anything, and exclude nothing from a negated class.
+        assert!(matches("[[.-.]]", "-"));
+        assert!(matches(".[[=e=]]nv", ".env"));
+        assert!(matches("[[.a.]-z]", "b"));
+        assert!(matches("[![:foo:]]", "x"));
+        assert!(matches("[!.[:]*", "["));
+        assert!(matches("[^[:[[:alpha:]].", "a."));
+        // A last backslash stands for itself.
+        assert!(matches("a\\", "a\\"));
     }
 }

@@ -251,7 +251,13 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
                 if seen > MAX_GLOB_ENTRIES {
                     return Some("is a glob over too many files to check");
                 }
-                let name = entry.file_name().to_string_lossy().into_owned();
+                // A name that is not UTF-8 could be neither matched nor
+                // resolved as it is.
+                let Ok(name) = entry.file_name().into_string() else {
+                    return Some(
+                        "is a glob over a file name that is not UTF-8, which cannot be checked",
+                    );
+                };
                 if name.starts_with('.') || !matcher.matches(&name) {
                     continue;
                 }

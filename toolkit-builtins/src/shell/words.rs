@@ -173,8 +173,10 @@ struct Heredoc {
     redirect: usize,
 }
 
-/// Characters a glob or brace expansion gives meaning to.
-const PATTERN_META: &str = "*?[]{},\\";
+/// Characters a glob or brace expansion gives meaning to: quoted, they are
+/// written escaped in the pattern. `!`, `^` and `-` too, which mean
+/// something inside a class (`[\!a]` holds `!`, it is not negated).
+const PATTERN_META: &str = "*?[]{},\\!^-";
 
 impl Lexer {
     fn new(command: &str) -> Self {
