@@ -249,6 +249,7 @@ fn paths_must_stay_inside_the_workspace() {
     std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
     std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join("new\nline")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".hidden")).unwrap();
     std::fs::create_dir(dir.path().join("odd")).unwrap();
     std::fs::write(
         dir.path()
@@ -291,6 +292,9 @@ fn paths_must_stay_inside_the_workspace() {
         // `..` as dash reads the class, or through a collating symbol.
         "cat .[^.]/secret",
         "cat .[[.-.]]/secret",
+        // A link whose name starts with a dot, by a glob that starts with one.
+        "cat .h*/secret",
+        "cat [.]hidden/secret",
         // A name that is not UTF-8 cannot be checked.
         "cat odd/*",
     ] {

@@ -1,5 +1,6 @@
 //! One component of a shell glob (`*`, `?`, `[…]`, `[!…]`), matched as the
-//! shell matches it against a file name.
+//! shells match it against a file name: a name that bash or dash may
+//! produce is a match.
 //!
 //! Written by hand rather than translated to a regular expression: the
 //! guard matches globs from the model's command, so a translation would
@@ -24,7 +25,8 @@ const MAX_CHARS: usize = 256;
 pub(crate) struct Glob {
     /// Each shell's reading of the pattern (bash takes `[^…]` as negation
     /// and reads `[.x.]` and `[=x=]` inside a class, dash takes `^`, `[.`
-    /// and `[=` as members): a name matched by either may be produced. `None`: too long to read, matches every name.
+    /// and `[=` as members): a name matched by either may be produced.
+    /// `None`: too long to read, matches every name.
     readings: Option<Vec<Vec<Part>>>,
 }
 

@@ -194,13 +194,12 @@ fn outside(
 fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> {
     let components = split_unescaped(pattern);
     for component in &components {
-        // A leading dot is only matched by a literal dot, or in some shells
-        // by a bracket expression: `.?`, `.[.]`, `.*`, `[.]*` can match `..`
-        // (`*` and `?` alone never do, nor does `.env*`).
-        let explicit_dot = component.starts_with('.')
-            || component.starts_with("\\.")
-            || component.starts_with('[');
-        if has_glob(component) && explicit_dot && Glob::new(component).matches("..") {
+        // `.?`, `.[.]`, `.*`, `[.]*` can match `..` (`*` and `?` alone
+        // never do, nor does `.env*`).
+        if has_glob(component)
+            && may_match_a_leading_dot(component)
+            && Glob::new(component).matches("..")
+        {
             return Some("is a glob that may expand to `..`");
         }
     }
@@ -258,7 +257,9 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
                         "is a glob over a file name that is not UTF-8, which cannot be checked",
                     );
                 };
-                if name.starts_with('.') || !matcher.matches(&name) {
+                if (name.starts_with('.') && !may_match_a_leading_dot(component))
+                    || !matcher.matches(&name)
+                {
                     continue;
                 }
                 let path = if dir.is_empty() {
@@ -282,6 +283,12 @@ fn glob_leads_out(pattern: &str, workspace: &Workspace) -> Option<&'static str> 
         }
     }
     None
+}
+
+/// Whether a glob component may match a name that starts with a dot: only
+/// a literal dot matches one, or in some shells a bracket expression.
+fn may_match_a_leading_dot(component: &str) -> bool {
+    component.starts_with('.') || component.starts_with("\\.") || component.starts_with('[')
 }
 
 /// `pattern` split at unescaped `/`.
