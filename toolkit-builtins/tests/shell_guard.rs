@@ -250,6 +250,7 @@ fn paths_must_stay_inside_the_workspace() {
     std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join("new\nline")).unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join(".hidden")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("back\\")).unwrap();
     std::fs::create_dir(dir.path().join("odd")).unwrap();
     std::fs::write(
         dir.path()
@@ -295,6 +296,9 @@ fn paths_must_stay_inside_the_workspace() {
         // A link whose name starts with a dot, by a glob that starts with one.
         "cat .h*/secret",
         "cat [.]hidden/secret",
+        // A backslash last in the command stays in the name.
+        "cat back\\",
+        "cat ba*\\",
         // A name that is not UTF-8 cannot be checked.
         "cat odd/*",
     ] {

@@ -423,7 +423,11 @@ impl Lexer {
                             self.word();
                             self.push_quoted(next);
                         }
-                        None => {}
+                        // Last in the text, the shells keep it as it is.
+                        None => {
+                            self.word();
+                            self.push_quoted('\\');
+                        }
                     }
                     self.pos += 2;
                 }
