@@ -27,7 +27,57 @@ pub(crate) struct Glob {
     /// and reads `[.x.]` and `[=x=]` inside a class, dash takes `^`, `[.`
     /// and `[=` as members): a name matched by either may be produced.
     /// `None`: too long to read, matches every name.
-    readings: Option<Vec<Vec<Part>>>,
+    readings: Option<Vec<Reading>>,
+}
+
+/// One shell's reading, ready to match names by characters and by bytes.
+#[derive(Debug, Clone)]
+struct Reading {
+    chars: Vec<Part>,
+    /// The same parts with each literal written in several bytes split
+    /// into those bytes (dash compares bytes).
+    bytes: Vec<Part>,
+    /// Whether every literal is ASCII: then an ASCII name's bytes are its
+    /// characters, and one match answers for both.
+    ascii: bool,
+}
+
+impl Reading {
+    fn new(chars: Vec<Part>) -> Self {
+        let bytes = chars
+            .iter()
+            .flat_map(|part| match part {
+                Part::Literal(c) if *c >= 0x80 => char::from_u32(*c)
+                    .map(|c| c.to_string().into_bytes())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|b| Part::Literal(u32::from(b)))
+                    .collect(),
+                other => vec![other.clone()],
+            })
+            .collect();
+        let ascii = chars
+            .iter()
+            .all(|part| !matches!(part, Part::Literal(c) if *c >= 0x80));
+        Self {
+            chars,
+            bytes,
+            ascii,
+        }
+    }
+
+    /// Whether this reading may match all of `name`.
+    fn matches(&self, name: &str) -> bool {
+        let chars: Vec<u32> = name.chars().map(u32::from).collect();
+        if matches_symbols(&self.chars, &chars, false) {
+            return true;
+        }
+        if self.ascii && name.is_ascii() {
+            return false;
+        }
+        let bytes: Vec<u32> = name.bytes().map(u32::from).collect();
+        matches_symbols(&self.bytes, &bytes, true)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -165,9 +215,9 @@ impl Glob {
         if chars.len() > MAX_CHARS {
             return Self { readings: None };
         }
-        let mut readings = vec![parse(&chars, Shell::Bash)];
+        let mut readings = vec![Reading::new(parse(&chars, Shell::Bash))];
         if component.contains('[') {
-            readings.push(parse(&chars, Shell::Dash));
+            readings.push(Reading::new(parse(&chars, Shell::Dash)));
         }
         Self {
             readings: Some(readings),
@@ -180,40 +230,8 @@ impl Glob {
         let Some(readings) = &self.readings else {
             return true;
         };
-        readings.iter().any(|parts| reading_matches(parts, name))
+        readings.iter().any(|reading| reading.matches(name))
     }
-}
-
-/// Whether one reading of a pattern may match all of `name`.
-fn reading_matches(parts: &[Part], name: &str) -> bool {
-    let chars: Vec<u32> = name.chars().map(u32::from).collect();
-    if matches_symbols(parts, &chars, false) {
-        return true;
-    }
-    let ascii = name.is_ascii()
-        && parts.iter().all(|part| match part {
-            Part::Literal(c) => *c < 0x80,
-            _ => true,
-        });
-    if ascii {
-        return false;
-    }
-    // Byte by byte: a character of the pattern written in several bytes
-    // stands for those bytes.
-    let byte_parts: Vec<Part> = parts
-        .iter()
-        .flat_map(|part| match part {
-            Part::Literal(c) if *c >= 0x80 => char::from_u32(*c)
-                .map(|c| c.to_string().into_bytes())
-                .unwrap_or_default()
-                .into_iter()
-                .map(|b| Part::Literal(u32::from(b)))
-                .collect(),
-            other => vec![other.clone()],
-        })
-        .collect();
-    let bytes: Vec<u32> = name.bytes().map(u32::from).collect();
-    matches_symbols(&byte_parts, &bytes, true)
 }
 
 /// Whether `parts` may match all of `name`. Goes back only to the last `*`
