@@ -59,6 +59,11 @@ impl Drop for Profile {
     }
 }
 
+/// The proxy bypass list that bypasses nothing: it undoes Chromium's
+/// built-in bypass of loopback, so a page's request to loopback meets the
+/// guard too.
+pub(crate) const PROXY_LOOPBACK_TOO: &str = "<-loopback>";
+
 /// The Chromium binary: the configured path, or the name found on `PATH`.
 pub(crate) fn find_chromium(config: &BrowserConfig) -> Option<PathBuf> {
     let wanted = config.chromium();
@@ -72,8 +77,9 @@ pub(crate) fn find_chromium(config: &BrowserConfig) -> Option<PathBuf> {
     })
 }
 
-/// The launch configuration: headless, no background traffic of Chromium's
-/// own, one renderer process for every frame (so request interception on the
+/// The launch configuration: headless, as little background traffic of
+/// Chromium's own as switches allow, and what is left sent to `proxy` (the
+/// closed one), one renderer process for every frame (so request interception on the
 /// page sees iframes too), and no pop-up windows (they would be pages the
 /// interception does not watch).
 pub(crate) fn launch_config(
@@ -106,13 +112,14 @@ pub(crate) fn launch_config(
         "password-store=basic",
         "use-mock-keychain",
     ];
-    // Every connection goes through the guarding proxy, loopback included
-    // (`<-loopback>` undoes Chromium's built-in bypass for it); WebRTC may
-    // not send UDP around it.
+    // Every connection goes through a proxy, loopback included; WebRTC may
+    // not send UDP around it. This one is for Chromium's own traffic (the
+    // pages' context names its own, see `session`).
     let proxy_server = format!("proxy-server=http://{proxy}");
+    let bypass = format!("proxy-bypass-list={PROXY_LOOPBACK_TOO}");
     args.extend([
         proxy_server.as_str(),
-        "proxy-bypass-list=<-loopback>",
+        bypass.as_str(),
         // Chromium reads the policy under this name; the older `force-`
         // spelling is accepted but, as tried here, still lets STUN
         // datagrams out.

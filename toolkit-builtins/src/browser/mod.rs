@@ -24,6 +24,11 @@
 //!   (WebSocket handshakes) and DNS rebinding (a name whose answer changes
 //!   between the check and the connection), since Chromium never resolves
 //!   the names it is asked for.
+//! - The pages have a browser context of their own, whose connections go to
+//!   that proxy. Chromium's own traffic (a profile's sign-in check, which
+//!   no switch turns off, updates, time checks) goes to a second proxy that
+//!   refuses everything: it leaves nothing, resolves nothing, and is not
+//!   listed to the model as the page's.
 //!
 //! Chromium's network predictor (which opens connections ahead of requests)
 //! is off, pop-up windows are blocked, all frames share one renderer so the

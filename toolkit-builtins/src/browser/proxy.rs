@@ -1,12 +1,17 @@
-//! The browser's only way out: a forwarding proxy on loopback that checks
-//! every destination with the network guard and connects to the addresses
-//! it checked.
+//! The browser's only ways out: forwarding proxies on loopback.
 //!
-//! The request interception sees what the page asks for, but Chromium would
-//! still resolve names and open connections itself. Through this proxy it
-//! does neither: WebSocket handshakes (which the interception never sees),
-//! names whose DNS answer changes after the check, and anything else that
-//! opens a connection all meet the guard here, at the connection.
+//! The page's proxy checks every destination with the network guard and
+//! connects to the addresses it checked. The request interception sees
+//! what the page asks for, but Chromium would still resolve names and open
+//! connections itself. Through this proxy it does neither: WebSocket
+//! handshakes (which the interception never sees), names whose DNS answer
+//! changes after the check, and anything else that opens a connection all
+//! meet the guard here, at the connection.
+//!
+//! Chromium's own traffic (the sign-in check a profile makes when its
+//! network comes up, which no switch turns off) goes through a second
+//! proxy whose door is closed: refused without a lookup, and not listed
+//! among the requests the page made.
 
 use std::io;
 use std::net::SocketAddr;
@@ -24,6 +29,20 @@ use crate::net::NetPolicy;
 /// The most a request head may take.
 const MAX_HEAD: usize = 64 * 1024;
 
+/// Who may pass a proxy.
+#[derive(Debug, Clone)]
+pub(crate) enum Door {
+    /// The page's traffic: each destination checked with `policy`, and
+    /// each refusal logged in `blocked` for the page's next action.
+    Guarded {
+        policy: Arc<NetPolicy>,
+        blocked: BlockedLog,
+    },
+    /// Chromium's own traffic: every request refused, nothing looked up,
+    /// nothing logged.
+    Closed,
+}
+
 /// A running proxy; it stops, with every connection through it, on drop.
 #[derive(Debug)]
 pub(crate) struct GuardProxy {
@@ -32,7 +51,7 @@ pub(crate) struct GuardProxy {
 }
 
 impl GuardProxy {
-    pub(crate) async fn start(policy: Arc<NetPolicy>, blocked: BlockedLog) -> io::Result<Self> {
+    pub(crate) async fn start(door: Door) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
@@ -43,9 +62,9 @@ impl GuardProxy {
                 tokio::select! {
                     accepted = listener.accept() => match accepted {
                         Ok((client, _)) => {
-                            let (policy, blocked) = (Arc::clone(&policy), blocked.clone());
+                            let door = door.clone();
                             connections.spawn(async move {
-                                let _ = forward(client, &policy, &blocked).await;
+                                let _ = forward(client, &door).await;
                             });
                         }
                         Err(_) => break,
@@ -57,7 +76,7 @@ impl GuardProxy {
         Ok(Self { addr, task })
     }
 
-    /// Where Chromium is told to send everything.
+    /// Where Chromium is told to send what this proxy takes.
     pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -71,12 +90,15 @@ impl Drop for GuardProxy {
 
 /// One client connection: a `CONNECT host:port` tunnel (https, wss) or one
 /// plain-http request in absolute form (http, ws), then bytes both ways.
-async fn forward(
-    mut client: TcpStream,
-    policy: &NetPolicy,
-    blocked: &BlockedLog,
-) -> io::Result<()> {
+async fn forward(mut client: TcpStream, door: &Door) -> io::Result<()> {
     let (head, rest) = read_head(&mut client).await?;
+    let (policy, blocked) = match door {
+        Door::Guarded { policy, blocked } => (policy, blocked),
+        Door::Closed => {
+            let body = "the browser's own traffic is not allowed out";
+            return respond(&mut client, "403 Forbidden", body).await;
+        }
+    };
     let mut lines = head.split("\r\n");
     let request_line = lines.next().unwrap_or_default();
     let mut parts = request_line.split(' ');
@@ -171,5 +193,71 @@ async fn read_head(client: &mut TcpStream) -> io::Result<(String, Vec<u8>)> {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::net::Resolve;
+
+    /// Counts lookups, and answers each with a loopback address the policy
+    /// does not allow.
+    struct Counting(Arc<AtomicUsize>);
+
+    #[toolsmith::async_trait]
+    impl Resolve for Counting {
+        async fn resolve(&self, _host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+        }
+    }
+
+    /// The proxy's answer to a `CONNECT` of `host`.
+    async fn connect_through(proxy: &GuardProxy, host: &str) -> String {
+        let mut client = TcpStream::connect(proxy.addr()).await.unwrap();
+        let head = format!("CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n");
+        client.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        answer
+    }
+
+    #[tokio::test]
+    async fn the_closed_door_refuses_everything_and_the_guarded_one_checks_and_logs() {
+        let lookups = Arc::new(AtomicUsize::new(0));
+        let policy = NetPolicy::new().with_resolver(Counting(Arc::clone(&lookups)));
+        let blocked = BlockedLog::default();
+        let guarded = GuardProxy::start(Door::Guarded {
+            policy: Arc::new(policy),
+            blocked: blocked.clone(),
+        })
+        .await
+        .unwrap();
+        let closed = GuardProxy::start(Door::Closed).await.unwrap();
+
+        let answer = connect_through(&closed, "accounts.example").await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+        assert!(answer.contains("own traffic"), "{answer}");
+        assert_eq!(
+            lookups.load(Ordering::SeqCst),
+            0,
+            "the closed door looks nothing up"
+        );
+        assert!(blocked.take().is_empty(), "and lists nothing for the page");
+
+        // The same request at the page's door is looked up, refused for
+        // the loopback address it leads to, and listed.
+        let answer = connect_through(&guarded, "accounts.example").await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+        assert_eq!(lookups.load(Ordering::SeqCst), 1);
+        let listed = blocked.take();
+        assert_eq!(listed.len(), 1);
+        assert!(
+            listed[0].refusal.url.contains("accounts.example"),
+            "{listed:?}"
+        );
     }
 }

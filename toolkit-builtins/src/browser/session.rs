@@ -1,11 +1,15 @@
 //! [`BrowserSession`]: one Chromium, started on first use, reused across
 //! calls, and stopped with the session.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::browser::{
-    SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams,
 };
 use chromiumoxide::error::CdpError;
 use chromiumoxide::{Browser, Page};
@@ -15,8 +19,8 @@ use tokio::task::JoinHandle;
 
 use super::config::BrowserConfig;
 use super::intercept::{BlockedLog, intercept};
-use super::launch::{Profile, find_chromium, launch_config};
-use super::proxy::GuardProxy;
+use super::launch::{PROXY_LOOPBACK_TOO, Profile, find_chromium, launch_config};
+use super::proxy::{Door, GuardProxy};
 use crate::net::NetPolicy;
 
 /// Why the browser could not be used.
@@ -67,7 +71,11 @@ pub(crate) struct Running {
     interceptor: JoinHandle<()>,
     pub(crate) page: Page,
     pub(crate) blocked: BlockedLog,
-    _proxy: GuardProxy,
+    /// Where the page's pages are opened: its traffic goes through the
+    /// page's proxy, and downloads are refused there.
+    context: BrowserContextId,
+    _page_proxy: GuardProxy,
+    _closed_proxy: GuardProxy,
     // Dropped last: the directory goes once the process is gone.
     _profile: Profile,
 }
@@ -129,10 +137,18 @@ impl BrowserSession {
         let profile = Profile::create()
             .map_err(|e| BrowserError::Launch(format!("cannot create a profile directory: {e}")))?;
         let blocked = BlockedLog::default();
-        let proxy = GuardProxy::start(Arc::clone(&self.guard), blocked.clone())
+        let proxy_failed =
+            |e: std::io::Error| BrowserError::Launch(format!("cannot start a guarding proxy: {e}"));
+        let page_proxy = GuardProxy::start(Door::Guarded {
+            policy: Arc::clone(&self.guard),
+            blocked: blocked.clone(),
+        })
+        .await
+        .map_err(proxy_failed)?;
+        let closed_proxy = GuardProxy::start(Door::Closed)
             .await
-            .map_err(|e| BrowserError::Launch(format!("cannot start the guarding proxy: {e}")))?;
-        let launch = launch_config(&self.config, &chromium, &profile, proxy.addr())
+            .map_err(proxy_failed)?;
+        let launch = launch_config(&self.config, &chromium, &profile, closed_proxy.addr())
             .map_err(BrowserError::Launch)?;
         let (mut browser, mut handler) = Browser::launch(launch)
             .await
@@ -141,15 +157,22 @@ impl BrowserSession {
         // the connection is lost (invalid messages are skipped, not
         // reported), so the task ends and the next call starts a new browser.
         let handler = tokio::spawn(async move { while let Some(Ok(())) = handler.next().await {} });
-        let started = open_page(&browser, Arc::clone(&self.guard), blocked.clone());
+        let started = async {
+            let context = open_context(&browser, page_proxy.addr()).await?;
+            let (page, interceptor) =
+                open_page(&browser, &context, Arc::clone(&self.guard), blocked.clone()).await?;
+            Ok::<_, CdpError>((context, page, interceptor))
+        };
         match tokio::time::timeout(self.config.launch_timeout(), started).await {
-            Ok(Ok((page, interceptor))) => Ok(Running {
+            Ok(Ok((context, page, interceptor))) => Ok(Running {
                 browser,
                 handler,
                 interceptor,
                 page,
                 blocked,
-                _proxy: proxy,
+                context,
+                _page_proxy: page_proxy,
+                _closed_proxy: closed_proxy,
                 _profile: profile,
             }),
             failed => {
@@ -172,20 +195,39 @@ impl BrowserSession {
     }
 }
 
-/// A blank page whose every request goes through the guard.
+/// The browser context the pages are opened in. Its connections go to the
+/// page's proxy (at `proxy`), loopback included; Chromium's own traffic
+/// stays on the launch's proxy, whose door is closed. A proxy per context
+/// is what tells the two apart: the proxy cannot see who opened a
+/// connection.
+async fn open_context(browser: &Browser, proxy: SocketAddr) -> Result<BrowserContextId, CdpError> {
+    let context = browser
+        .create_browser_context(CreateBrowserContextParams {
+            proxy_server: Some(format!("http://{proxy}")),
+            proxy_bypass_list: Some(PROXY_LOOPBACK_TOO.to_owned()),
+            ..CreateBrowserContextParams::default()
+        })
+        .await?;
+    // Downloads would land in the host user's download directory, outside
+    // any workspace: refused for the pages' context and for the default one.
+    for context in [Some(context.clone()), None] {
+        let mut deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
+        deny.browser_context_id = context;
+        browser.execute(deny).await?;
+    }
+    Ok(context)
+}
+
+/// A blank page in `context` whose every request goes through the guard.
 async fn open_page(
     browser: &Browser,
+    context: &BrowserContextId,
     guard: Arc<NetPolicy>,
     blocked: BlockedLog,
 ) -> Result<(Page, JoinHandle<()>), CdpError> {
-    // Downloads would land in the host user's download directory, outside
-    // any workspace: refused for the whole browser.
-    browser
-        .execute(SetDownloadBehaviorParams::new(
-            SetDownloadBehaviorBehavior::Deny,
-        ))
-        .await?;
-    let page = browser.new_page("about:blank").await?;
+    let mut blank = CreateTargetParams::new("about:blank");
+    blank.browser_context_id = Some(context.clone());
+    let page = browser.new_page(blank).await?;
     let interceptor = intercept(&page, guard, blocked).await?;
     Ok((page, interceptor))
 }
@@ -195,7 +237,8 @@ impl Running {
     /// finished, the DevTools client keeps waiting on it and would queue
     /// every later navigation of that page behind it.
     pub(crate) async fn replace_page(&mut self, guard: Arc<NetPolicy>) -> Result<(), CdpError> {
-        let (page, interceptor) = open_page(&self.browser, guard, self.blocked.clone()).await?;
+        let (page, interceptor) =
+            open_page(&self.browser, &self.context, guard, self.blocked.clone()).await?;
         self.interceptor.abort();
         self.interceptor = interceptor;
         let stuck = std::mem::replace(&mut self.page, page);
