@@ -23,6 +23,8 @@
 
 mod capture;
 #[cfg(target_os = "linux")]
+mod cgroup;
+#[cfg(target_os = "linux")]
 mod confine;
 pub(crate) mod ending;
 mod glob;

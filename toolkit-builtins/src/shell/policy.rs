@@ -50,10 +50,11 @@ pub enum NetAccess {
 /// are restricted to the workspace, the kernel confines the child where it
 /// can (Landlock: reads of the system and the workspace, writes to the
 /// workspace and a temporary directory of its own, no TCP, no signals or
-/// abstract sockets outside; its own PID namespace), only `HOME`, `LANG`,
-/// `TERM` and `TMPDIR` reach the child, the timeout is 60 s by default and
-/// 600 s at most, and each output stream keeps at most 10 000 bytes (head
-/// and tail).
+/// abstract sockets outside; its own PID namespace; a control group that
+/// bounds it to 1024 processes and half the machine's memory), only `HOME`,
+/// `LANG`, `TERM` and `TMPDIR` reach the child, the timeout is 60 s by
+/// default and 600 s at most, and each output stream keeps at most 10 000
+/// bytes (head and tail).
 ///
 /// ```
 /// use std::time::Duration;
@@ -85,6 +86,8 @@ pub struct ShellPolicy {
     pub(crate) pid_namespace: bool,
     pub(crate) extra_read_dirs: Vec<PathBuf>,
     pub(crate) path_append: Vec<PathBuf>,
+    pub(crate) max_processes: u64,
+    pub(crate) max_memory: Option<u64>,
 }
 
 impl Default for ShellPolicy {
@@ -92,6 +95,10 @@ impl Default for ShellPolicy {
         Self::new()
     }
 }
+
+/// The processes and threads a command may have at once unless the host
+/// says otherwise: room for a parallel build, not for a fork bomb.
+const DEFAULT_MAX_PROCESSES: u64 = 1024;
 
 /// Files no command may write to, whatever the host adds.
 const PROTECTED_BY_DEFAULT: &[&str] = &[
@@ -122,7 +129,29 @@ impl ShellPolicy {
             pid_namespace: true,
             extra_read_dirs: Vec::new(),
             path_append: Vec::new(),
+            max_processes: DEFAULT_MAX_PROCESSES,
+            max_memory: None,
         }
+    }
+
+    /// At most `count` processes and threads of a command at once (1024
+    /// unless set), held by the kernel where it can make the command a
+    /// control group of its own ([`KernelWalls::resource_limits`](super::KernelWalls::resource_limits)).
+    /// A command that tries to start more gets an error from the kernel
+    /// (`fork: Resource temporarily unavailable`).
+    pub fn with_max_processes(mut self, count: u64) -> Self {
+        self.max_processes = count.max(1);
+        self
+    }
+
+    /// At most `bytes` of memory (swap included) used by a command and
+    /// everything it starts, together; half of the machine's memory unless
+    /// set. Held, like [`with_max_processes`](Self::with_max_processes), by a
+    /// control group: a command that needs more is killed by the kernel
+    /// (`SIGKILL`), not the host.
+    pub fn with_max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes.max(1 << 20));
+        self
     }
 
     /// Run commands with this shell (`-c COMMAND`) instead of `/bin/sh`.

@@ -174,8 +174,18 @@ pub async fn run_command(
     super::walls::filter_for(policy, &walls).check_command(&request.command, Some(workspace))?;
     let cwd = working_dir(policy, workspace, request.working_dir.as_deref())?;
     let timeout = policy.timeout_for(request.timeout)?;
-    let notes: Vec<String> = super::walls::note_once(policy).into_iter().collect();
+    #[allow(unused_mut)]
+    let mut notes: Vec<String> = super::walls::note_once(policy).into_iter().collect();
     let temp = TempDir::new()?;
+    // Made before the child and removed after it is reaped (on drop).
+    #[cfg(target_os = "linux")]
+    let limits = super::cgroup::Limits::of(policy);
+    #[cfg(target_os = "linux")]
+    let group = super::cgroup::CommandGroup::create(limits);
+    #[cfg(target_os = "linux")]
+    let joiner = group.as_ref().map(super::cgroup::CommandGroup::joiner);
+    #[cfg(not(target_os = "linux"))]
+    let joiner = None::<()>;
 
     let mut command = tokio::process::Command::new(&policy.shell);
     command
@@ -186,7 +196,7 @@ pub async fn run_command(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    setup_child(policy, workspace, &temp, cwd, &mut command)?;
+    setup_child(policy, workspace, &temp, cwd, joiner, &mut command)?;
 
     let mut child = command.spawn().map_err(|e| ShellError::Spawn {
         shell: policy.shell.clone(),
@@ -213,6 +223,10 @@ pub async fn run_command(
     let stderr = collect(stderr, cap).await;
     ending.disarm();
     drop(temp);
+    #[cfg(target_os = "linux")]
+    if let Some(group) = group {
+        notes.extend(group.bounds_reached(limits));
+    }
 
     let (exit_code, signal) = split_status(status);
     Ok(CommandOutput {
@@ -308,6 +322,7 @@ fn setup_child(
     workspace: &Workspace,
     temp: &TempDir,
     cwd: OwnedFd,
+    group: Option<super::cgroup::Joiner>,
     command: &mut tokio::process::Command,
 ) -> Result<(), ShellError> {
     use std::os::fd::AsRawFd;
@@ -329,6 +344,11 @@ fn setup_child(
     // on success.
     unsafe {
         command.pre_exec(move || {
+            // The keeper first, so the command and all it starts are
+            // inside the group's bounds.
+            if let Some(group) = &group {
+                group.join()?;
+            }
             // Before the keeper's new mount namespace, which carries the
             // working directory over to its own copy of the mount.
             if libc::fchdir(cwd.as_raw_fd()) != 0 {
@@ -358,6 +378,7 @@ fn setup_child(
     _workspace: &Workspace,
     _temp: &TempDir,
     cwd: OwnedFd,
+    _group: Option<()>,
     command: &mut tokio::process::Command,
 ) -> Result<(), ShellError> {
     use std::os::fd::AsRawFd;

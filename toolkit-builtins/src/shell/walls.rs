@@ -28,7 +28,7 @@ pub enum ProcessIsolation {
 /// use toolsmith_builtins::shell::KernelWalls;
 ///
 /// let walls = KernelWalls::current();
-/// println!("{walls}"); // e.g. "Landlock ABI 7 (files, TCP ports, scoping); own PID namespace"
+/// println!("{walls}"); // e.g. "Landlock ABI 7 (files, TCP ports, scoping); own PID namespace; control group (processes, memory)"
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelWalls {
@@ -36,6 +36,10 @@ pub struct KernelWalls {
     pub landlock_abi: Option<u32>,
     /// How the command's processes are kept apart from the host's and ended.
     pub process_isolation: ProcessIsolation,
+    /// Whether each command gets a control group of its own that bounds
+    /// its processes and memory ([`ShellPolicy::with_max_processes`],
+    /// [`ShellPolicy::with_max_memory`]).
+    pub resource_limits: bool,
 }
 
 impl KernelWalls {
@@ -44,6 +48,7 @@ impl KernelWalls {
         Self {
             landlock_abi: landlock_abi(),
             process_isolation: process_isolation(),
+            resource_limits: resource_limits(),
         }
     }
 
@@ -90,6 +95,9 @@ impl KernelWalls {
                 "no subreaper: a process that leaves the command's group can outlive the call",
             ),
         }
+        if !self.resource_limits {
+            gaps.push("no control group: a command's processes and memory are bounded only by the machine's");
+        }
         gaps
     }
 }
@@ -109,11 +117,16 @@ impl fmt::Display for KernelWalls {
                 write!(f, "Landlock ABI {abi} ({})", covers.join(", "))?;
             }
         }
-        match self.process_isolation {
-            ProcessIsolation::PidNamespace => f.write_str("; own PID namespace"),
-            ProcessIsolation::Subreaper => f.write_str("; subreaper only, no PID namespace"),
-            ProcessIsolation::ProcessGroup => f.write_str("; process group only"),
-        }
+        f.write_str(match self.process_isolation {
+            ProcessIsolation::PidNamespace => "; own PID namespace",
+            ProcessIsolation::Subreaper => "; subreaper only, no PID namespace",
+            ProcessIsolation::ProcessGroup => "; process group only",
+        })?;
+        f.write_str(if self.resource_limits {
+            "; control group (processes, memory)"
+        } else {
+            "; no control group"
+        })
     }
 }
 
@@ -158,6 +171,16 @@ fn landlock_abi() -> Option<u32> {
 }
 
 #[cfg(target_os = "linux")]
+fn resource_limits() -> bool {
+    super::cgroup::available()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn resource_limits() -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
 fn process_isolation() -> ProcessIsolation {
     super::keeper::isolation()
 }
@@ -175,6 +198,7 @@ mod tests {
         KernelWalls {
             landlock_abi,
             process_isolation: ProcessIsolation::Subreaper,
+            resource_limits: true,
         }
     }
 
@@ -196,11 +220,18 @@ mod tests {
         let all = KernelWalls {
             landlock_abi: Some(6),
             process_isolation: ProcessIsolation::PidNamespace,
+            resource_limits: true,
         };
         assert!(all.gaps(&policy).is_empty());
         assert_eq!(
             all.to_string(),
-            "Landlock ABI 6 (files, TCP ports, scoping); own PID namespace"
+            "Landlock ABI 6 (files, TCP ports, scoping); own PID namespace; control group (processes, memory)"
         );
+        let unbounded = KernelWalls {
+            resource_limits: false,
+            ..all
+        };
+        assert_eq!(unbounded.gaps(&policy).len(), 1);
+        assert!(unbounded.to_string().ends_with("; no control group"));
     }
 }

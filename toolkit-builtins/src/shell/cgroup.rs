@@ -1,0 +1,512 @@
+//! A control group of its own for each command: the kernel's bound on how
+//! many processes (threads included) the command may have at once, and on
+//! how much memory they may use together.
+//!
+//! The command filter refuses the fork bombs it recognizes, but a loop that
+//! starts processes, or a program that allocates without end, is an
+//! ordinary command to it. Without a bound, either reaches the limits of
+//! the whole machine, the host's included, before the timeout. `RLIMIT_NPROC`
+//! is no wall for a host that runs as root (the kernel exempts uid 0), and
+//! `RLIMIT_AS` bounds each process alone; a control group bounds them all,
+//! whoever runs them.
+//!
+//! The group is made under the host's own group in the `pids` and `memory`
+//! hierarchies (cgroup v1), or in the unified hierarchy (v2) where the
+//! host's group hands those controllers down. The keeper joins it between
+//! `fork` and `exec`, before it forks the command, so everything the
+//! command starts is inside. Where no group can be made (no permission, no
+//! such controller), the command runs without one and
+//! [`KernelWalls`](super::KernelWalls) says so.
+//!
+//! A command running as root without capabilities is still the owner of the
+//! group's files. Landlock, which keeps its writes in the workspace, is what
+//! stops it from raising its limits or moving itself out: without
+//! confinement ([`Confinement::Off`](super::Confinement::Off)) the limits
+//! hold only against a command that does not try.
+
+use std::ffi::CString;
+use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The bounds on one command and everything it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Processes and threads at once.
+    pub(crate) processes: u64,
+    /// Bytes of memory (and swap) in use at once.
+    pub(crate) memory: u64,
+}
+
+impl Limits {
+    /// The bounds `policy` sets, counting the keeper as one process more.
+    pub(crate) fn of(policy: &super::ShellPolicy) -> Self {
+        /// The memory bound where the machine's total is unknown.
+        const FALLBACK_MEMORY: u64 = 4 << 30;
+        Self {
+            processes: policy.max_processes.saturating_add(1),
+            memory: policy
+                .max_memory
+                .or_else(half_of_memory)
+                .unwrap_or(FALLBACK_MEMORY),
+        }
+    }
+}
+
+/// Where the host's group of one hierarchy is, and which version it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hierarchy {
+    /// The host's own group in this hierarchy, as a directory.
+    dir: PathBuf,
+    /// Whether it is the unified hierarchy (v2), whose files are named
+    /// differently.
+    unified: bool,
+}
+
+/// The control group one command runs in; removed on drop, which must come
+/// after the command's keeper has been reaped.
+#[derive(Debug)]
+pub(crate) struct CommandGroup {
+    /// One directory per hierarchy the group spans (v1: one for `pids`,
+    /// one for `memory`; v2: one).
+    dirs: Vec<PathBuf>,
+    /// Each directory's `cgroup.procs`, for the child to write to without
+    /// allocating.
+    procs: Vec<CString>,
+}
+
+impl CommandGroup {
+    /// A new group bounded by `limits`, or `None` where this process cannot
+    /// make one with both controllers.
+    pub(crate) fn create(limits: Limits) -> Option<Self> {
+        let (pids, memory) = hierarchies()?;
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "toolsmith-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut group = Self {
+            dirs: Vec::new(),
+            procs: Vec::new(),
+        };
+        // On any failure, dropping `group` removes what was made.
+        let pids_dir = group.add(pids, &name)?;
+        write(&pids_dir, "pids.max", limits.processes)?;
+        let memory_dir = if memory.dir == pids.dir {
+            pids_dir
+        } else {
+            group.add(memory, &name)?
+        };
+        let bytes = limits.memory;
+        if memory.unified {
+            write(&memory_dir, "memory.max", bytes)?;
+            // Swap counts on its own in v2: none, so the bound is real memory.
+            let _ = write(&memory_dir, "memory.swap.max", 0);
+        } else {
+            write(&memory_dir, "memory.limit_in_bytes", bytes)?;
+            // Memory and swap together, where swap is accounted.
+            let _ = write(&memory_dir, "memory.memsw.limit_in_bytes", bytes);
+        }
+        Some(group)
+    }
+
+    /// Make this group's directory in `hierarchy` and keep it for removal.
+    fn add(&mut self, hierarchy: &Hierarchy, name: &str) -> Option<PathBuf> {
+        let dir = hierarchy.dir.join(name);
+        fs::create_dir(&dir).ok()?;
+        self.dirs.push(dir.clone());
+        let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).ok()?;
+        self.procs.push(procs);
+        Some(dir)
+    }
+
+    /// What the command ran into, in words for the model: the process
+    /// bound (the kernel refused a fork) and the memory bound (the kernel
+    /// killed a process). Read before the group is removed.
+    pub(crate) fn bounds_reached(&self, limits: Limits) -> Vec<String> {
+        let counter = |file: &str, name: &str| {
+            self.dirs.iter().find_map(|dir| {
+                let text = fs::read_to_string(dir.join(file)).ok()?;
+                text.lines().find_map(|line| {
+                    let (key, count) = line.split_once(' ')?;
+                    (key == name).then(|| count.trim().parse::<u64>().ok())?
+                })
+            })
+        };
+        let mut reached = Vec::new();
+        if counter("pids.events", "max").is_some_and(|n| n > 0) {
+            reached.push(format!(
+                "the command tried to have more than {} processes and threads at once; the kernel refused the rest (the bound is the host's)",
+                limits.processes.saturating_sub(1)
+            ));
+        }
+        // v1 keeps the count in `memory.oom_control`, v2 in `memory.events`.
+        let killed = counter("memory.oom_control", "oom_kill")
+            .or_else(|| counter("memory.events", "oom_kill"));
+        if killed.is_some_and(|n| n > 0) {
+            reached.push(format!(
+                "the command reached its memory bound of {} MiB and the kernel killed a process of it (the bound is the host's); use less memory at once",
+                limits.memory >> 20
+            ));
+        }
+        reached
+    }
+
+    /// What the child needs to join the group, for its `pre_exec` hook.
+    pub(crate) fn joiner(&self) -> Joiner {
+        Joiner(self.procs.clone())
+    }
+}
+
+/// The paths a child writes itself into; see [`Joiner::join`].
+#[derive(Debug)]
+pub(crate) struct Joiner(Vec<CString>);
+
+impl Joiner {
+    /// Move the calling process into the group (every hierarchy of it).
+    ///
+    /// # Safety
+    ///
+    /// Async-signal-safe: raw system calls on buffers prepared beforehand.
+    /// Call in a child between `fork` and `exec`.
+    pub(crate) unsafe fn join(&self) -> io::Result<()> {
+        for procs in &self.0 {
+            // SAFETY: a NUL-terminated path and a literal buffer.
+            unsafe {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // "0" is the writing process itself.
+                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                let error = io::Error::last_os_error();
+                libc::close(fd);
+                if written != 1 {
+                    return Err(error);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CommandGroup {
+    fn drop(&mut self) {
+        // A group can go only once it is empty. The keeper is reaped by
+        // now (unless the call was dropped while it ran), but the kernel
+        // may still be tearing down the last of the command's processes:
+        // what is still busy is removed off this thread, for a while.
+        let dirs = std::mem::take(&mut self.dirs);
+        if remove_all(&dirs) {
+            return;
+        }
+        std::thread::spawn(move || {
+            for _ in 0..500 {
+                std::thread::sleep(Duration::from_millis(10));
+                if remove_all(&dirs) {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// Remove the directories of a group, children before parents; whether
+/// none is left.
+fn remove_all(dirs: &[PathBuf]) -> bool {
+    dirs.iter().rev().fold(true, |gone, dir| {
+        let removed = match fs::remove_dir(dir) {
+            Ok(()) => true,
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        };
+        gone && removed
+    })
+}
+
+/// Whether this process can bound commands with a group of their own
+/// (found once, by making and removing one).
+pub(crate) fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        CommandGroup::create(Limits {
+            processes: 1,
+            memory: 1 << 20,
+        })
+        .is_some()
+    })
+}
+
+/// The host's groups in the hierarchies of the `pids` and the `memory`
+/// controllers (the same one in v2), found once.
+fn hierarchies() -> Option<(&'static Hierarchy, &'static Hierarchy)> {
+    static FOUND: OnceLock<Option<(Hierarchy, Hierarchy)>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let membership = fs::read_to_string("/proc/self/cgroup").ok()?;
+        let mounts = parse_mounts(&mountinfo);
+        let own = parse_membership(&membership);
+        let pids = find(&mounts, &own, "pids")?;
+        let memory = find(&mounts, &own, "memory")?;
+        for hierarchy in [&pids, &memory] {
+            sweep_orphans(&hierarchy.dir);
+        }
+        Some((pids, memory))
+    });
+    found.as_ref().map(|(pids, memory)| (pids, memory))
+}
+
+/// Remove the empty groups left in `dir` by hosts that were killed before
+/// they could remove them: named for a process that no longer runs, and
+/// made more than a minute ago (a younger one may be another host's, in
+/// another PID namespace, about to be joined). A group still in use is not
+/// empty, and the kernel refuses to remove it.
+fn sweep_orphans(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("toolsmith-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|made| made.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60));
+        if old && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// A mounted cgroup hierarchy: where, which part of it, and which
+/// controllers (v1; empty for v2).
+#[derive(Debug, PartialEq, Eq)]
+struct Mount {
+    point: PathBuf,
+    root: String,
+    controllers: Vec<String>,
+    unified: bool,
+}
+
+/// The cgroup mounts in `/proc/self/mountinfo`.
+fn parse_mounts(mountinfo: &str) -> Vec<Mount> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            // `id parent dev root point options [optional...] - type source super`
+            let (before, after) = line.split_once(" - ")?;
+            let fields: Vec<&str> = before.split(' ').collect();
+            let (root, point) = (fields.get(3)?, fields.get(4)?);
+            let mut after = after.split(' ');
+            let kind = after.next()?;
+            let _source = after.next();
+            let options = after.next().unwrap_or_default();
+            let unified = match kind {
+                "cgroup2" => true,
+                "cgroup" => false,
+                _ => return None,
+            };
+            Some(Mount {
+                point: PathBuf::from(unescape(point)),
+                root: unescape(root),
+                controllers: if unified {
+                    Vec::new()
+                } else {
+                    options.split(',').map(str::to_owned).collect()
+                },
+                unified,
+            })
+        })
+        .collect()
+}
+
+/// Octal escapes of mountinfo (`\040` for a space) undone.
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && let Some(code) = bytes
+                .get(i + 1..i + 4)
+                .and_then(|d| std::str::from_utf8(d).ok())
+                .and_then(|d| u8::from_str_radix(d, 8).ok())
+        {
+            out.push(code);
+            i += 4;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// This process's group per hierarchy, from `/proc/self/cgroup`: the
+/// controllers (empty for v2) and the path.
+fn parse_membership(cgroup: &str) -> Vec<(Vec<String>, String)> {
+    cgroup
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let _id = parts.next()?;
+            let controllers = parts.next()?;
+            let path = parts.next()?;
+            let controllers = controllers
+                .split(',')
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect();
+            Some((controllers, path.to_owned()))
+        })
+        .collect()
+}
+
+/// The host's group in the hierarchy that has `controller`: a v1
+/// hierarchy of its own, else the unified one if the host's group there
+/// hands the controller down to its children.
+fn find(mounts: &[Mount], own: &[(Vec<String>, String)], controller: &str) -> Option<Hierarchy> {
+    let v1 = mounts
+        .iter()
+        .filter(|m| !m.unified && m.controllers.iter().any(|c| c == controller))
+        .find_map(|mount| {
+            let (_, path) = own
+                .iter()
+                .find(|(controllers, _)| controllers.iter().any(|c| c == controller))?;
+            Some(Hierarchy {
+                dir: group_dir(mount, path)?,
+                unified: false,
+            })
+        });
+    if v1.is_some() {
+        return v1;
+    }
+    let (_, path) = own.iter().find(|(controllers, _)| controllers.is_empty())?;
+    mounts.iter().filter(|m| m.unified).find_map(|mount| {
+        let dir = group_dir(mount, path)?;
+        let handed_down = fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
+        handed_down
+            .split_whitespace()
+            .any(|c| c == controller)
+            .then_some(Hierarchy { dir, unified: true })
+    })
+}
+
+/// The directory of group `path` under `mount`, if the mount shows it.
+fn group_dir(mount: &Mount, path: &str) -> Option<PathBuf> {
+    let relative = if mount.root == "/" {
+        path
+    } else {
+        let rest = path.strip_prefix(mount.root.as_str())?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return None;
+        }
+        rest
+    };
+    let relative = relative.trim_start_matches('/');
+    // A path with `..` in it is not one the kernel writes; refuse it rather
+    // than leave the mount.
+    if Path::new(relative)
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    Some(mount.point.join(relative))
+}
+
+/// Write `value` to the group's file `name`.
+fn write(dir: &Path, name: &str, value: u64) -> Option<()> {
+    fs::write(dir.join(name), value.to_string()).ok()
+}
+
+/// The default bound on memory: half of the machine's, so a command cannot
+/// take what the host needs. `None` where the total is unknown.
+pub(crate) fn half_of_memory() -> Option<u64> {
+    let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024) / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755
+40 30 0:35 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory
+41 30 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+42 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+43 25 0:38 /sub /mnt/odd\\040place rw - cgroup cgroup rw,cpu,cpuacct
+";
+
+    #[test]
+    fn the_hierarchies_are_read_from_mountinfo() {
+        let mounts = parse_mounts(MOUNTINFO);
+        assert_eq!(mounts.len(), 4);
+        assert_eq!(mounts[0].point, PathBuf::from("/sys/fs/cgroup/memory"));
+        assert_eq!(mounts[0].controllers, ["rw", "memory"]);
+        assert!(mounts[2].unified);
+        assert_eq!(mounts[3].point, PathBuf::from("/mnt/odd place"));
+        assert_eq!(mounts[3].root, "/sub");
+    }
+
+    #[test]
+    fn the_hosts_group_is_found_under_the_mount_that_shows_it() {
+        let mounts = parse_mounts(MOUNTINFO);
+        let own = parse_membership("8:pids:/\n4:memory:/api/abc\n1:cpu,cpuacct:/sub/x\n0::/\n");
+        assert_eq!(
+            find(&mounts, &own, "memory").map(|h| h.dir),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/api/abc"))
+        );
+        assert_eq!(
+            find(&mounts, &own, "pids").map(|h| h.dir),
+            Some(PathBuf::from("/sys/fs/cgroup/pids"))
+        );
+        assert_eq!(
+            group_dir(&mounts[3], "/sub/x"),
+            Some(PathBuf::from("/mnt/odd place/x"))
+        );
+        assert_eq!(group_dir(&mounts[3], "/subway"), None);
+        assert_eq!(group_dir(&mounts[0], "/a/../../etc"), None);
+    }
+
+    #[test]
+    fn only_old_groups_of_processes_gone_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(600);
+        let make = |name: &str, old: bool| {
+            let path = dir.path().join(name);
+            fs::create_dir(&path).unwrap();
+            if old {
+                fs::File::open(&path)
+                    .unwrap()
+                    .set_modified(long_ago)
+                    .unwrap();
+            }
+            path
+        };
+        // No process has a pid above the kernel's maximum (2^22).
+        let orphan = make("toolsmith-999999999-0", true);
+        let young = make("toolsmith-999999999-1", false);
+        let ours = make(&format!("toolsmith-{}-0", std::process::id()), true);
+        let other = make("other-999999999-0", true);
+        sweep_orphans(dir.path());
+        assert!(!orphan.exists());
+        assert!(young.exists() && ours.exists() && other.exists());
+    }
+}

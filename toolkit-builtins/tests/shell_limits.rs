@@ -1,0 +1,286 @@
+//! A command's processes and memory are bounded by a control group of its
+//! own, whatever it runs: loops of background jobs, a script that starts
+//! itself, a thread bomb, a shell variable or many processes that grow
+//! without end, and attempts to raise the bounds or leave the group from
+//! inside. The host watches the group from outside while each attack runs
+//! and counts the most it ever held.
+#![cfg(all(feature = "shell", target_os = "linux"))]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use toolsmith::CancellationToken;
+use toolsmith_builtins::Workspace;
+use toolsmith_builtins::shell::{
+    CommandOutput, CommandRequest, KernelWalls, ShellPolicy, run_command,
+};
+
+/// Processes a command may have in these tests (the keeper is one more).
+const PROCESSES: u64 = 24;
+/// Memory a command may use in these tests.
+const MEMORY: u64 = 64 << 20;
+
+/// One attack at a time: each is watched through the groups this process
+/// made, which must be its only ones.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The directories this process's command groups are made in: its own
+/// group in each hierarchy, v1 (`/sys/fs/cgroup/<controller>/<path>`) or
+/// unified (`/sys/fs/cgroup/<path>`).
+fn group_parents() -> Vec<PathBuf> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    membership
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let path = path.trim_start_matches('/');
+            Some(match controllers {
+                "" => PathBuf::from("/sys/fs/cgroup").join(path),
+                "pids" | "memory" => PathBuf::from("/sys/fs/cgroup").join(controllers).join(path),
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+/// This process's command groups.
+fn our_groups() -> Vec<PathBuf> {
+    let prefix = format!("toolsmith-{}-", std::process::id());
+    group_parents()
+        .iter()
+        .filter_map(|parent| std::fs::read_dir(parent).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// The most processes, and the most memory, the command's group held while
+/// `run` ran, sampled every few milliseconds from outside.
+async fn watched(run: impl Future<Output = CommandOutput>) -> (CommandOutput, u64, u64) {
+    let (most_processes, most_memory) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (processes, memory, done) = (most_processes.clone(), most_memory.clone(), done.clone());
+        std::thread::spawn(move || {
+            let read = |path: PathBuf| {
+                std::fs::read_to_string(path)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+            };
+            while !done.load(Ordering::SeqCst) {
+                for group in our_groups() {
+                    if let Some(n) = read(group.join("pids.current")) {
+                        processes.fetch_max(n, Ordering::SeqCst);
+                    }
+                    // v1 and v2 names of the peak.
+                    for peak in ["memory.max_usage_in_bytes", "memory.peak"] {
+                        if let Some(n) = read(group.join(peak)) {
+                            memory.fetch_max(n, Ordering::SeqCst);
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let out = run.await;
+    done.store(true, Ordering::SeqCst);
+    watcher.join().unwrap();
+    (
+        out,
+        most_processes.load(Ordering::SeqCst),
+        most_memory.load(Ordering::SeqCst),
+    )
+}
+
+/// Whether this machine gives commands a group; where it cannot, the gap
+/// is named to the model (checked) and there is nothing to attack.
+fn bounded() -> bool {
+    let walls = KernelWalls::current();
+    if !walls.resource_limits {
+        let gaps = walls.gaps(&ShellPolicy::new());
+        assert!(gaps.iter().any(|g| g.contains("control group")), "{gaps:?}");
+        // A root host with the v1 hierarchies mounted read-write can always
+        // make one: there, a missing wall is a failure, not a skip.
+        let root = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+        assert!(
+            !(root && std::path::Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()),
+            "a root host with a pids hierarchy gave commands no control group"
+        );
+        eprintln!("skipped: this system gives commands no control group ({walls})");
+        return false;
+    }
+    true
+}
+
+/// Run `script` as `sh attack.sh`: the command filter sees only that, so
+/// the kernel's walls are all that stands.
+async fn attack(script: &str, timeout_secs: u64) -> (CommandOutput, u64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("attack.sh"), script).unwrap();
+    std::fs::write(
+        dir.path().join("twice.sh"),
+        "sh twice.sh & sh twice.sh & wait\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("threads.py"),
+        "import threading, time\n\
+         n = 0\n\
+         try:\n\
+         \x20   for _ in range(2000):\n\
+         \x20       threading.Thread(target=time.sleep, args=(3,), daemon=True).start()\n\
+         \x20       n += 1\n\
+         except RuntimeError:\n\
+         \x20   pass\n\
+         print('threads', n)\n",
+    )
+    .unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let policy = ShellPolicy::new()
+        .allow_env(["PATH"])
+        .with_max_processes(PROCESSES)
+        .with_max_memory(MEMORY);
+    let request = CommandRequest {
+        command: "sh attack.sh".to_owned(),
+        working_dir: None,
+        timeout: Some(Duration::from_secs(timeout_secs)),
+    };
+    watched(async {
+        run_command(&policy, &ws, &request, &CancellationToken::new())
+            .await
+            .unwrap_or_else(|e| panic!("{script}: {e}"))
+    })
+    .await
+}
+
+/// Attacks on the number of processes: each tries for more than the bound.
+const PROCESS_ATTACKS: &[(&str, &str)] = &[
+    (
+        "a loop of background jobs",
+        "i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done; echo started $i",
+    ),
+    ("a script that starts itself twice", "sh twice.sh"),
+    ("a thread bomb", "python3 threads.py"),
+    (
+        "raising its own bound first",
+        "for f in /sys/fs/cgroup/pids/toolsmith-*/pids.max $(sed -n 's/^[0-9]*:pids:/\\/sys\\/fs\\/cgroup\\/pids/p' /proc/self/cgroup)/pids.max; do echo max > $f; done; \
+         i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done; echo started $i",
+    ),
+    (
+        "leaving its group first",
+        "echo $$ > /sys/fs/cgroup/pids/cgroup.procs; echo 0 > /sys/fs/cgroup/pids/cgroup.procs; \
+         i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done; echo started $i",
+    ),
+];
+
+#[tokio::test]
+async fn no_command_holds_more_processes_than_its_bound() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    let mut contained = 0;
+    for (name, command) in PROCESS_ATTACKS {
+        let (out, most, _) = attack(command, 4).await;
+        let text = out.to_model_text();
+        eprintln!("{name}: at most {most} processes\n{text}");
+        // The keeper is one of the group's processes.
+        assert!(most <= PROCESSES + 1, "{name}: {most} processes\n{text}");
+        // And the attack did reach the bound: the kernel refused a fork,
+        // and the model is told so.
+        assert!(
+            text.contains("Cannot fork") || text.contains("threads "),
+            "{name}: the attack never reached the bound ({most})\n{text}"
+        );
+        assert!(!text.contains("threads 2000"), "{name}\n{text}");
+        assert!(
+            text.contains(&format!("more than {PROCESSES} processes")),
+            "{name}: the model is not told\n{text}"
+        );
+        assert!(
+            !text.contains("started 200"),
+            "{name}: every job started\n{text}"
+        );
+        contained += 1;
+    }
+    eprintln!(
+        "processes: tried {}, contained {contained}, escaped {}",
+        PROCESS_ATTACKS.len(),
+        PROCESS_ATTACKS.len() - contained
+    );
+}
+
+/// Attacks on memory: each holds more than the bound, in one process or
+/// spread over several.
+const MEMORY_ATTACKS: &[(&str, &str)] = &[
+    (
+        "a shell variable of 300 MB",
+        "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo held ${#x}",
+    ),
+    (
+        "four processes of 30 MB each",
+        "for i in 1 2 3 4; do (x=$(head -c 30000000 /dev/zero | tr '\\0' a); sleep 2; echo held ${#x}) & done; wait",
+    ),
+    (
+        "raising its own bound first",
+        "for f in $(sed -n 's/^[0-9]*:memory:/\\/sys\\/fs\\/cgroup\\/memory/p' /proc/self/cgroup)/memory.limit_in_bytes; do echo -1 > $f; done; \
+         x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo held ${#x}",
+    ),
+];
+
+#[tokio::test]
+async fn no_command_holds_more_memory_than_its_bound() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    for (name, command) in MEMORY_ATTACKS {
+        let (out, _, most) = attack(command, 20).await;
+        let text = out.to_model_text();
+        eprintln!("{name}: at most {} MiB\n{text}", most >> 20);
+        assert!(most <= MEMORY, "{name}: {most} bytes\n{text}");
+        let held = text.matches("held").count();
+        let all = if name.starts_with("four") { 4 } else { 1 };
+        assert!(held < all, "{name}: every allocation was held\n{text}");
+        assert!(
+            text.contains(&format!("memory bound of {} MiB", MEMORY >> 20)),
+            "{name}: the model is not told\n{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ordinary_commands_run_and_leave_no_group_behind() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    let (out, _, _) = attack(
+        "for i in 1 2 3 4 5 6 7 8; do sleep 0.1 & done; wait; x=$(head -c 1000000 /dev/zero | tr '\\0' a); echo ok ${#x}",
+        20,
+    )
+    .await;
+    let text = out.to_model_text();
+    assert_eq!(out.exit_code, Some(0), "{text}");
+    assert!(text.contains("ok 1000000"), "{text}");
+    assert!(
+        !text.contains("bound"),
+        "no bound reached, none named: {text}"
+    );
+    // Removed once the command is reaped (maybe a moment after the call).
+    for _ in 0..100 {
+        if our_groups().is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("groups left behind: {:?}", our_groups());
+}
