@@ -95,12 +95,29 @@ pub fn fixture_server() -> &'static str {
 }
 
 /// A free port on loopback (bound and released: the caller binds it at once).
+///
+/// Taken below the kernel's range of ephemeral ports, so no other process
+/// (another test binary running at the same time, a client's outgoing
+/// connection) is handed it by the kernel between the release here and the
+/// child's bind. Never the same one twice in this process, so tests running
+/// at once never get the same port.
 pub fn free_port() -> u16 {
-    // The port is free when the listener is dropped, and the system may
-    // hand it out again at once: never the same one twice in this process,
-    // so tests running at once never get the same port.
     static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let free = |port: u16| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
+    if let Some(ephemeral) = ephemeral_low() {
+        // Start somewhere different in each process: two test binaries
+        // picking at the same moment rarely try the same ports.
+        let below = (ephemeral.saturating_sub(PORTS_FROM)).max(1);
+        let start = (std::process::id() as u64 * 7919) % below as u64;
+        for step in 0..below as u64 {
+            let port = PORTS_FROM + ((start + step) % below as u64) as u16;
+            if !given.contains(&port) && free(port) {
+                given.push(port);
+                return port;
+            }
+        }
+    }
     loop {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -112,6 +129,18 @@ pub fn free_port() -> u16 {
             return port;
         }
     }
+}
+
+/// The lowest port `free_port` hands out: above the well-known and the
+/// commonly registered ones.
+const PORTS_FROM: u16 = 20_000;
+
+/// The first port of the kernel's ephemeral range, if it leaves room below
+/// it for [`free_port`].
+fn ephemeral_low() -> Option<u16> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let low: u16 = range.split_whitespace().next()?.parse().ok()?;
+    (low > PORTS_FROM + 1000).then_some(low)
 }
 
 /// A child process killed when dropped.
