@@ -50,6 +50,9 @@ pub use defaults::{DefaultTools, SetupError, default_tools};
 #[cfg(all(feature = "shell", unix))]
 pub mod shell;
 
+#[cfg(all(target_os = "linux", any(feature = "shell", feature = "browser")))]
+mod cgroup;
+
 #[cfg(feature = "net")]
 pub mod net;
 

@@ -4,6 +4,8 @@
 mod browser_common;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -215,4 +217,166 @@ fn the_tool_is_off_until_the_host_provides_a_session() {
     ));
     assert!(out.is_error);
     assert!(out.content.contains("BrowserSession"), "{}", out.content);
+}
+
+/// The control groups this process made: Chromium's, while it runs.
+#[cfg(target_os = "linux")]
+fn our_groups() -> Vec<std::path::PathBuf> {
+    let prefix = format!("toolsmith-{}-", std::process::id());
+    let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    membership
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let path = path.trim_start_matches('/');
+            let base = std::path::PathBuf::from("/sys/fs/cgroup");
+            Some(match controllers {
+                "" => base.join(path),
+                "pids" | "memory" => base.join(controllers).join(path),
+                _ => return None,
+            })
+        })
+        .filter_map(|parent| std::fs::read_dir(parent).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// A number read from a control group's file, or from its `key N` line.
+#[cfg(target_os = "linux")]
+fn group_number(group: &std::path::Path, file: &str, key: Option<&str>) -> Option<u64> {
+    let text = std::fs::read_to_string(group.join(file)).ok()?;
+    match key {
+        None => text.trim().parse().ok(),
+        Some(key) => text.lines().find_map(|line| {
+            let (name, n) = line.split_once(' ')?;
+            (name == key).then(|| n.trim().parse().ok())?
+        }),
+    }
+}
+
+/// A page that starts workers without end, and one that allocates without
+/// end, against a browser bounded to 1 GiB and 256 processes and threads:
+/// the group, watched from outside, never holds more, the kernel does stop
+/// each page (a refused thread or a killed renderer), and the browser works
+/// for the next page. Where the host can make no group there is no wall to
+/// test: a root host with the v1 `pids` hierarchy must make one.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_page_that_hogs_memory_or_threads_is_held_to_the_browsers_bounds() {
+    require_chromium();
+    const MEMORY: u64 = 1 << 30;
+    const PROCESSES: u64 = 256;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let site = Site::start().await;
+        let ctx = ToolContext::new().with_state(BrowserSession::new(
+            BrowserConfig::default()
+                .with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap())
+                .with_max_memory(MEMORY)
+                .with_max_processes(PROCESSES)
+                .with_action_timeout(Duration::from_secs(10)),
+        ));
+        let registry = registry();
+        let home = json!({"action": "navigate", "url": site.url("/")});
+        let out = registry.call("browser", home.clone(), &ctx).await;
+        assert!(!out.is_error, "{}", out.content);
+        let Some(group) = our_groups().into_iter().next() else {
+            let root = std::fs::read_to_string("/proc/self/status")
+                .unwrap()
+                .lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+            assert!(
+                !(root && std::path::Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()),
+                "a root host with a pids hierarchy gave the browser no control group"
+            );
+            eprintln!("skipped: this system gives the browser no control group");
+            return;
+        };
+        // The kernel's counts of what it stopped: forks refused at the
+        // process bound, processes killed at the memory bound. Each worker
+        // is a thread and a heap, so the thread hog meets either first.
+        let stops = [
+            ("pids.events", Some("max")),
+            ("memory.oom_control", Some("oom_kill")),
+            ("memory.events", Some("oom_kill")),
+        ];
+        for page in ["/hog-threads", "/hog-memory"] {
+            // The browser's group now: a browser the kernel stopped was
+            // replaced, with a group of its own.
+            let groups = our_groups();
+            let (most_processes, most_memory) =
+                (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+            let done = Arc::new(AtomicBool::new(false));
+            let watcher = {
+                let (processes, memory, done, groups) = (
+                    most_processes.clone(),
+                    most_memory.clone(),
+                    done.clone(),
+                    groups.clone(),
+                );
+                std::thread::spawn(move || {
+                    while !done.load(Ordering::SeqCst) {
+                        for group in &groups {
+                            if let Some(n) = group_number(group, "pids.current", None) {
+                                processes.fetch_max(n, Ordering::SeqCst);
+                            }
+                            if let Some(n) = group_number(group, "memory.usage_in_bytes", None) {
+                                memory.fetch_max(n, Ordering::SeqCst);
+                            }
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                })
+            };
+            let stopped = || {
+                groups
+                    .iter()
+                    .flat_map(|g| {
+                        stops
+                            .iter()
+                            .filter_map(|(file, key)| group_number(g, file, *key))
+                    })
+                    .sum::<u64>()
+            };
+            let before = stopped();
+            let hog = json!({"action": "navigate", "url": site.url(page)});
+            // Whatever the page's fate, the call returns.
+            let _ = registry.call("browser", hog, &ctx).await;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while stopped() == before && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            done.store(true, Ordering::SeqCst);
+            watcher.join().unwrap();
+            let (processes, memory) = (
+                most_processes.load(Ordering::SeqCst),
+                most_memory.load(Ordering::SeqCst),
+            );
+            eprintln!(
+                "{page}: at most {processes} processes, {} MiB",
+                memory >> 20
+            );
+            assert!(
+                stopped() > before,
+                "{page}: the kernel never had to stop it ({processes} processes, {} MiB)",
+                memory >> 20
+            );
+            assert!(processes <= PROCESSES, "{page}: {processes} processes");
+            assert!(memory <= MEMORY, "{page}: {memory} bytes");
+            // The browser (or a new one, if the kernel killed the old) is
+            // usable for the next page.
+            let out = registry.call("browser", home.clone(), &ctx).await;
+            let out = if out.is_error {
+                registry.call("browser", home.clone(), &ctx).await
+            } else {
+                out
+            };
+            assert!(!out.is_error, "{page}: {}", out.content);
+        }
+        let _ = group;
+        ctx.state::<BrowserSession>().unwrap().shutdown().await;
+    });
 }

@@ -29,6 +29,8 @@ pub struct BrowserConfig {
     viewport: (u32, u32),
     max_read_chars: usize,
     net: NetPolicy,
+    max_processes: u64,
+    max_memory: Option<u64>,
 }
 
 impl Default for BrowserConfig {
@@ -41,6 +43,8 @@ impl Default for BrowserConfig {
             viewport: (1280, 800),
             max_read_chars: 20_000,
             net: NetPolicy::new(),
+            max_processes: 2048,
+            max_memory: None,
         }
     }
 }
@@ -91,6 +95,34 @@ impl BrowserConfig {
     pub fn with_net_policy(mut self, policy: NetPolicy) -> Self {
         self.net = policy;
         self
+    }
+
+    /// At most `count` processes and threads of Chromium at once (every
+    /// worker a page starts is a thread). Default: 2048. Held by the kernel
+    /// where the host can give Chromium a control group of its own (Linux,
+    /// as for `exec`'s commands).
+    pub fn with_max_processes(mut self, count: u64) -> Self {
+        self.max_processes = count.max(1);
+        self
+    }
+
+    /// At most `bytes` of memory (swap included) used by Chromium, all its
+    /// processes together; half of the machine's memory unless set. Held
+    /// like [`with_max_processes`](Self::with_max_processes): a page that
+    /// needs more has its renderer killed by the kernel, not the host.
+    pub fn with_max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes.max(1 << 20));
+        self
+    }
+
+    /// The most processes and threads Chromium may have at once.
+    pub fn max_processes(&self) -> u64 {
+        self.max_processes
+    }
+
+    /// The most memory Chromium may use, if set (else half the machine's).
+    pub fn max_memory(&self) -> Option<u64> {
+        self.max_memory
     }
 
     /// The Chromium binary.

@@ -76,8 +76,46 @@ pub(crate) struct Running {
     context: BrowserContextId,
     _page_proxy: GuardProxy,
     _closed_proxy: GuardProxy,
-    // Dropped last: the directory goes once the process is gone.
+    // Dropped after the browser: the directory goes once the process is gone.
     _profile: Profile,
+    /// The control group that bounds Chromium's processes and memory,
+    /// where the host can make one; removed once they are gone.
+    _group: Option<Bounds>,
+}
+
+#[cfg(target_os = "linux")]
+type Bounds = crate::cgroup::ControlGroup;
+#[cfg(not(target_os = "linux"))]
+type Bounds = ();
+
+/// Chromium and every process it has moved into a control group of its
+/// own, bounded as `config` says; `None` (and a warning) where the host
+/// cannot make one.
+#[cfg(target_os = "linux")]
+fn bound(browser: &mut Browser, config: &BrowserConfig) -> Option<Bounds> {
+    use crate::cgroup::{ControlGroup, Limits};
+    let pid = browser
+        .get_mut_child()
+        .and_then(|child| child.as_mut_inner().id())?;
+    let limits = Limits::new(config.max_processes(), config.max_memory());
+    let Some(group) = ControlGroup::create(limits) else {
+        tracing::warn!(
+            "no control group for the browser: its processes and memory are bounded only by the machine's"
+        );
+        return None;
+    };
+    match group.adopt(pid) {
+        Ok(()) => Some(group),
+        Err(e) => {
+            tracing::warn!("the browser could not be moved into its control group: {e}");
+            None
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn bound(_browser: &mut Browser, _config: &BrowserConfig) -> Option<Bounds> {
+    None
 }
 
 impl BrowserSession {
@@ -153,6 +191,9 @@ impl BrowserSession {
         let (mut browser, mut handler) = Browser::launch(launch)
             .await
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
+        // Before any page is opened: a page's renderer is then started
+        // inside the bounds.
+        let group = bound(&mut browser, &self.config);
         // The handler drives the DevTools connection. An error from it means
         // the connection is lost (invalid messages are skipped, not
         // reported), so the task ends and the next call starts a new browser.
@@ -174,6 +215,7 @@ impl BrowserSession {
                 _page_proxy: page_proxy,
                 _closed_proxy: closed_proxy,
                 _profile: profile,
+                _group: group,
             }),
             failed => {
                 let _ = browser.kill().await;

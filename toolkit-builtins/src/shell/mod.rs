@@ -23,8 +23,6 @@
 
 mod capture;
 #[cfg(target_os = "linux")]
-mod cgroup;
-#[cfg(target_os = "linux")]
 mod confine;
 pub(crate) mod ending;
 mod glob;

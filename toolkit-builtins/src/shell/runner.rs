@@ -179,11 +179,13 @@ pub async fn run_command(
     let temp = TempDir::new()?;
     // Made before the child and removed after it is reaped (on drop).
     #[cfg(target_os = "linux")]
-    let limits = super::cgroup::Limits::of(policy);
+    // The keeper is one process more.
+    let limits =
+        crate::cgroup::Limits::new(policy.max_processes.saturating_add(1), policy.max_memory);
     #[cfg(target_os = "linux")]
-    let group = super::cgroup::CommandGroup::create(limits);
+    let group = crate::cgroup::ControlGroup::create(limits);
     #[cfg(target_os = "linux")]
-    let joiner = group.as_ref().map(super::cgroup::CommandGroup::joiner);
+    let joiner = group.as_ref().map(crate::cgroup::ControlGroup::joiner);
     #[cfg(not(target_os = "linux"))]
     let joiner = None::<()>;
 
@@ -225,7 +227,12 @@ pub async fn run_command(
     drop(temp);
     #[cfg(target_os = "linux")]
     if let Some(group) = group {
-        notes.extend(group.bounds_reached(limits));
+        // Named as the policy has them, without the keeper.
+        let named = crate::cgroup::Limits {
+            processes: policy.max_processes,
+            ..limits
+        };
+        notes.extend(group.bounds_reached(named, "the command"));
     }
 
     let (exit_code, signal) = split_status(status);
@@ -322,7 +329,7 @@ fn setup_child(
     workspace: &Workspace,
     temp: &TempDir,
     cwd: OwnedFd,
-    group: Option<super::cgroup::Joiner>,
+    group: Option<crate::cgroup::Joiner>,
     command: &mut tokio::process::Command,
 ) -> Result<(), ShellError> {
     use std::os::fd::AsRawFd;

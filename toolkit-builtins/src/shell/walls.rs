@@ -172,7 +172,7 @@ fn landlock_abi() -> Option<u32> {
 
 #[cfg(target_os = "linux")]
 fn resource_limits() -> bool {
-    super::cgroup::available()
+    crate::cgroup::available()
 }
 
 #[cfg(not(target_os = "linux"))]

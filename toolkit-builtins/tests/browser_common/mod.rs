@@ -164,6 +164,20 @@ async fn serve(mut stream: TcpStream, targets: Targets) {
             "Frame out",
             &format!("<p>outer page</p><iframe src=\"http://{forbidden}/secret\"></iframe>"),
         ),
+        // Grows by 256 MB a turn, touching every byte, until it is stopped.
+        "/hog-memory" => page(
+            "Memory hog",
+            "<script>const held = []; function grow() { for (let i = 0; i < 8; i++) { \
+             const b = new Uint8Array(32 << 20); b.fill(7); held.push(b); } \
+             document.title = 'held ' + held.length; setTimeout(grow, 0); } grow();</script>",
+        ),
+        // Starts workers (each a thread of the renderer) until it is stopped.
+        "/hog-threads" => page(
+            "Thread hog",
+            "<script>const url = URL.createObjectURL(new Blob(['setInterval(() => {}, 1000)'])); \
+             const workers = []; function more() { for (let i = 0; i < 64; i++) workers.push(new Worker(url)); \
+             document.title = 'workers ' + workers.length; if (workers.length < 20000) setTimeout(more, 0); } more();</script>",
+        ),
         "/busy" => page(
             "Busy",
             "<p>a page whose script never yields</p>\

@@ -1,28 +1,30 @@
-//! A control group of its own for each command: the kernel's bound on how
-//! many processes (threads included) the command may have at once, and on
-//! how much memory they may use together.
+//! A control group of its own for each command `exec` runs, and for the
+//! browser: the kernel's bound on how many processes (threads included)
+//! they may have at once, and on how much memory they may use together.
 //!
 //! The command filter refuses the fork bombs it recognizes, but a loop that
 //! starts processes, or a program that allocates without end, is an
-//! ordinary command to it. Without a bound, either reaches the limits of
-//! the whole machine, the host's included, before the timeout. `RLIMIT_NPROC`
-//! is no wall for a host that runs as root (the kernel exempts uid 0), and
-//! `RLIMIT_AS` bounds each process alone; a control group bounds them all,
-//! whoever runs them.
+//! ordinary command to it; and a page's scripts may allocate, or start
+//! workers, as they please. Without a bound, either reaches the limits of
+//! the whole machine, the host's included. `RLIMIT_NPROC` is no wall for a
+//! host that runs as root (the kernel exempts uid 0), and `RLIMIT_AS`
+//! bounds each process alone; a control group bounds them all, whoever
+//! runs them.
 //!
 //! The group is made under the host's own group in the `pids` and `memory`
 //! hierarchies (cgroup v1), or in the unified hierarchy (v2) where the
-//! host's group hands those controllers down. The keeper joins it between
-//! `fork` and `exec`, before it forks the command, so everything the
-//! command starts is inside. Where no group can be made (no permission, no
-//! such controller), the command runs without one and
-//! [`KernelWalls`](super::KernelWalls) says so.
+//! host's group hands those controllers down. A command's keeper joins it
+//! between `fork` and `exec`, before it forks the command, so everything
+//! the command starts is inside; Chromium, which is started by a library,
+//! is moved in with every process it has right after it starts, before it
+//! opens a page. Where no group can be made (no permission, no such
+//! controller), they run without one and `KernelWalls` says so.
 //!
 //! A command running as root without capabilities is still the owner of the
 //! group's files. Landlock, which keeps its writes in the workspace, is what
 //! stops it from raising its limits or moving itself out: without
-//! confinement ([`Confinement::Off`](super::Confinement::Off)) the limits
-//! hold only against a command that does not try.
+//! confinement (`Confinement::Off`) the limits hold only against a command
+//! that does not try.
 
 use std::ffi::CString;
 use std::fs;
@@ -33,7 +35,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// The bounds on one command and everything it starts.
+/// The bounds on a group: a command and everything it starts, or the
+/// browser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// Processes and threads at once.
@@ -43,16 +46,13 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    /// The bounds `policy` sets, counting the keeper as one process more.
-    pub(crate) fn of(policy: &super::ShellPolicy) -> Self {
+    /// `processes` at once, and `memory` bytes, or half the machine's.
+    pub(crate) fn new(processes: u64, memory: Option<u64>) -> Self {
         /// The memory bound where the machine's total is unknown.
         const FALLBACK_MEMORY: u64 = 4 << 30;
         Self {
-            processes: policy.max_processes.saturating_add(1),
-            memory: policy
-                .max_memory
-                .or_else(half_of_memory)
-                .unwrap_or(FALLBACK_MEMORY),
+            processes,
+            memory: memory.or_else(half_of_memory).unwrap_or(FALLBACK_MEMORY),
         }
     }
 }
@@ -67,10 +67,11 @@ struct Hierarchy {
     unified: bool,
 }
 
-/// The control group one command runs in; removed on drop, which must come
-/// after the command's keeper has been reaped.
+/// The control group a command or the browser runs in; removed on drop,
+/// which must come after its processes are gone (a command's keeper
+/// reaped, Chromium stopped).
 #[derive(Debug)]
-pub(crate) struct CommandGroup {
+pub(crate) struct ControlGroup {
     /// One directory per hierarchy the group spans (v1: one for `pids`,
     /// one for `memory`; v2: one).
     dirs: Vec<PathBuf>,
@@ -79,7 +80,7 @@ pub(crate) struct CommandGroup {
     procs: Vec<CString>,
 }
 
-impl CommandGroup {
+impl ControlGroup {
     /// A new group bounded by `limits`, or `None` where this process cannot
     /// make one with both controllers.
     pub(crate) fn create(limits: Limits) -> Option<Self> {
@@ -125,10 +126,12 @@ impl CommandGroup {
         Some(dir)
     }
 
-    /// What the command ran into, in words for the model: the process
-    /// bound (the kernel refused a fork) and the memory bound (the kernel
-    /// killed a process). Read before the group is removed.
-    pub(crate) fn bounds_reached(&self, limits: Limits) -> Vec<String> {
+    /// What `who` ran into, in words for the model: the process bound (the
+    /// kernel refused a fork) and the memory bound (the kernel killed a
+    /// process), named as `named` gives them. Read before the group is
+    /// removed.
+    #[cfg(feature = "shell")]
+    pub(crate) fn bounds_reached(&self, named: Limits, who: &str) -> Vec<String> {
         let counter = |file: &str, name: &str| {
             self.dirs.iter().find_map(|dir| {
                 let text = fs::read_to_string(dir.join(file)).ok()?;
@@ -141,8 +144,8 @@ impl CommandGroup {
         let mut reached = Vec::new();
         if counter("pids.events", "max").is_some_and(|n| n > 0) {
             reached.push(format!(
-                "the command tried to have more than {} processes and threads at once; the kernel refused the rest (the bound is the host's)",
-                limits.processes.saturating_sub(1)
+                "{who} tried to have more than {} processes and threads at once; the kernel refused the rest (the bound is the host's)",
+                named.processes
             ));
         }
         // v1 keeps the count in `memory.oom_control`, v2 in `memory.events`.
@@ -150,23 +153,47 @@ impl CommandGroup {
             .or_else(|| counter("memory.events", "oom_kill"));
         if killed.is_some_and(|n| n > 0) {
             reached.push(format!(
-                "the command reached its memory bound of {} MiB and the kernel killed a process of it (the bound is the host's); use less memory at once",
-                limits.memory >> 20
+                "{who} reached its memory bound of {} MiB and the kernel killed a process of it (the bound is the host's); use less memory at once",
+                named.memory >> 20
             ));
         }
         reached
     }
 
+    /// Move the process `root` and every process below it into the group.
+    /// A process that ends meanwhile is skipped; one started meanwhile by a
+    /// process not yet moved is found by the second pass, and anything
+    /// started by a moved one is inside already.
+    #[cfg(feature = "browser")]
+    pub(crate) fn adopt(&self, root: u32) -> io::Result<()> {
+        for _ in 0..2 {
+            for pid in tree(root) {
+                for procs in &self.procs {
+                    let path = Path::new(std::ffi::OsStr::from_bytes(procs.as_bytes()));
+                    match fs::write(path, pid.to_string()) {
+                        Ok(()) => {}
+                        Err(e) if e.raw_os_error() == Some(NO_SUCH_PROCESS) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// What the child needs to join the group, for its `pre_exec` hook.
+    #[cfg(feature = "shell")]
     pub(crate) fn joiner(&self) -> Joiner {
         Joiner(self.procs.clone())
     }
 }
 
 /// The paths a child writes itself into; see [`Joiner::join`].
+#[cfg(feature = "shell")]
 #[derive(Debug)]
 pub(crate) struct Joiner(Vec<CString>);
 
+#[cfg(feature = "shell")]
 impl Joiner {
     /// Move the calling process into the group (every hierarchy of it).
     ///
@@ -195,7 +222,7 @@ impl Joiner {
     }
 }
 
-impl Drop for CommandGroup {
+impl Drop for ControlGroup {
     fn drop(&mut self) {
         // A group can go only once it is empty. The keeper is reaped by
         // now (unless the call was dropped while it ran), but the kernel
@@ -228,12 +255,43 @@ fn remove_all(dirs: &[PathBuf]) -> bool {
     })
 }
 
+/// `root` and every process below it, parents first, from each thread's
+/// `children` list in `/proc`.
+#[cfg(feature = "browser")]
+fn tree(root: u32) -> Vec<u32> {
+    let mut found = vec![root];
+    let mut next = 0;
+    while let Some(&pid) = found.get(next) {
+        next += 1;
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Ok(children) = fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                if !found.contains(&child) {
+                    found.push(child);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Linux's error for a process that does not exist (`ESRCH`): a write
+/// naming one that has ended.
+#[cfg(feature = "browser")]
+const NO_SUCH_PROCESS: i32 = 3;
+
 /// Whether this process can bound commands with a group of their own
 /// (found once, by making and removing one).
+#[cfg(feature = "shell")]
 pub(crate) fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
-        CommandGroup::create(Limits {
+        ControlGroup::create(Limits {
             processes: 1,
             memory: 1 << 20,
         })
