@@ -57,6 +57,10 @@ impl Limits {
     }
 }
 
+/// The most pids the kernel has (`PID_MAX_LIMIT` on 64-bit systems), and
+/// the highest `pids.max` it takes.
+const PID_MAX_LIMIT: u64 = 1 << 22;
+
 /// Where the host's group of one hierarchy is, and which version it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Hierarchy {
@@ -85,19 +89,14 @@ impl ControlGroup {
     /// make one with both controllers.
     pub(crate) fn create(limits: Limits) -> Option<Self> {
         let (pids, memory) = hierarchies()?;
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "toolsmith-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
         let mut group = Self {
             dirs: Vec::new(),
             procs: Vec::new(),
         };
         // On any failure, dropping `group` removes what was made.
-        let pids_dir = group.add(pids, &name)?;
-        write(&pids_dir, "pids.max", limits.processes)?;
+        let (pids_dir, name) = group.add_new(pids)?;
+        // The kernel takes no bound above its most pids; that one is none.
+        write(&pids_dir, "pids.max", limits.processes.min(PID_MAX_LIMIT))?;
         let memory_dir = if memory.dir == pids.dir {
             pids_dir
         } else {
@@ -110,16 +109,45 @@ impl ControlGroup {
             let _ = write(&memory_dir, "memory.swap.max", 0);
         } else {
             write(&memory_dir, "memory.limit_in_bytes", bytes)?;
-            // Memory and swap together, where swap is accounted.
+            // Memory and swap together, where the kernel accounts swap.
             let _ = write(&memory_dir, "memory.memsw.limit_in_bytes", bytes);
         }
         Some(group)
+    }
+
+    /// Make a group of a name not yet taken in `hierarchy`: one left by an
+    /// earlier process of the same pid (a restarted container's first
+    /// process, say) is passed over, not joined.
+    fn add_new(&mut self, hierarchy: &Hierarchy) -> Option<(PathBuf, String)> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        for _ in 0..64 {
+            let name = format!(
+                "toolsmith-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            );
+            match fs::create_dir(hierarchy.dir.join(&name)) {
+                Ok(()) => {
+                    let dir = self.keep(hierarchy.dir.join(&name))?;
+                    return Some((dir, name));
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     /// Make this group's directory in `hierarchy` and keep it for removal.
     fn add(&mut self, hierarchy: &Hierarchy, name: &str) -> Option<PathBuf> {
         let dir = hierarchy.dir.join(name);
         fs::create_dir(&dir).ok()?;
+        self.keep(dir)
+    }
+
+    /// Keep `dir`, just made, for removal, and its `cgroup.procs` for
+    /// joining.
+    fn keep(&mut self, dir: PathBuf) -> Option<PathBuf> {
         self.dirs.push(dir.clone());
         let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).ok()?;
         self.procs.push(procs);
@@ -232,14 +260,18 @@ impl Drop for ControlGroup {
         if remove_all(&dirs) {
             return;
         }
-        std::thread::spawn(move || {
-            for _ in 0..500 {
-                std::thread::sleep(Duration::from_millis(10));
-                if remove_all(&dirs) {
-                    return;
+        // A group this fails to remove (no thread to be had, or the host
+        // exits first) is swept by a later host.
+        let _ = std::thread::Builder::new()
+            .name("cgroup-removal".into())
+            .spawn(move || {
+                for _ in 0..500 {
+                    std::thread::sleep(Duration::from_millis(10));
+                    if remove_all(&dirs) {
+                        return;
+                    }
                 }
-            }
-        });
+            });
     }
 }
 

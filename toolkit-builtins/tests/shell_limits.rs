@@ -13,11 +13,13 @@ use std::time::Duration;
 
 use toolsmith::CancellationToken;
 use toolsmith_builtins::Workspace;
+mod shell_support;
+
 use toolsmith_builtins::shell::{
     CommandOutput, CommandRequest, KernelWalls, ShellPolicy, run_command,
 };
 
-/// Processes a command may have in these tests (the keeper is one more).
+/// Processes a command may have in these tests.
 const PROCESSES: u64 = 24;
 /// Memory a command may use in these tests.
 const MEMORY: u64 = 64 << 20;
@@ -104,15 +106,9 @@ fn bounded() -> bool {
     if !walls.resource_limits {
         let gaps = walls.gaps(&ShellPolicy::new());
         assert!(gaps.iter().any(|g| g.contains("control group")), "{gaps:?}");
-        // A root host with the v1 hierarchies mounted read-write can always
-        // make one: there, a missing wall is a failure, not a skip.
-        let root = std::fs::read_to_string("/proc/self/status")
-            .unwrap()
-            .lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
         assert!(
-            !(root && std::path::Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()),
-            "a root host with a pids hierarchy gave commands no control group"
+            !host_can_make_groups(),
+            "this host can make control groups, yet gave commands none"
         );
         eprintln!("skipped: this system gives commands no control group ({walls})");
         return false;
@@ -120,9 +116,38 @@ fn bounded() -> bool {
     true
 }
 
+/// Whether this process can make a control group under its own in the v1
+/// `pids` hierarchy: where it can, a missing wall is a failure, not a skip.
+fn host_can_make_groups() -> bool {
+    let Ok(membership) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return false;
+    };
+    let Some(own) = membership
+        .lines()
+        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_owned()))
+    else {
+        return false;
+    };
+    let probe = std::path::Path::new("/sys/fs/cgroup/pids")
+        .join(own.trim_start_matches('/'))
+        .join(format!("probe-{}", std::process::id()));
+    let made = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    made
+}
+
 /// Run `script` as `sh attack.sh`: the command filter sees only that, so
 /// the kernel's walls are all that stands.
 async fn attack(script: &str, timeout_secs: u64) -> (CommandOutput, u64, u64) {
+    attack_with(script, timeout_secs, true).await
+}
+
+/// [`attack`], in a PID namespace of its own or not.
+async fn attack_with(
+    script: &str,
+    timeout_secs: u64,
+    pid_namespace: bool,
+) -> (CommandOutput, u64, u64) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("attack.sh"), script).unwrap();
     std::fs::write(
@@ -147,7 +172,8 @@ async fn attack(script: &str, timeout_secs: u64) -> (CommandOutput, u64, u64) {
     let policy = ShellPolicy::new()
         .allow_env(["PATH"])
         .with_max_processes(PROCESSES)
-        .with_max_memory(MEMORY);
+        .with_max_memory(MEMORY)
+        .with_pid_namespace(pid_namespace);
     let request = CommandRequest {
         command: "sh attack.sh".to_owned(),
         working_dir: None,
@@ -192,8 +218,7 @@ async fn no_command_holds_more_processes_than_its_bound() {
         let (out, most, _) = attack(command, 4).await;
         let text = out.to_model_text();
         eprintln!("{name}: at most {most} processes\n{text}");
-        // The keeper is one of the group's processes.
-        assert!(most <= PROCESSES + 1, "{name}: {most} processes\n{text}");
+        assert!(most <= PROCESSES, "{name}: {most} processes\n{text}");
         // And the attack did reach the bound: the kernel refused a fork,
         // and the model is told so.
         assert!(
@@ -283,4 +308,102 @@ async fn ordinary_commands_run_and_leave_no_group_behind() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("groups left behind: {:?}", our_groups());
+}
+
+/// `clone3` with `CLONE_INTO_CGROUP` starts a child in the group a
+/// descriptor names, and opening a group's directory is only a read: the
+/// child would be out of the command's bounds. Tried into every hierarchy
+/// root the command can open.
+#[tokio::test]
+async fn no_child_is_started_into_another_control_group() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    let script = r#"python3 - <<'EOF'
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+for target in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory"]:
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        print(target, "not opened", e.errno)
+        continue
+    # struct clone_args: flags (CLONE_INTO_CGROUP), pidfd, child_tid,
+    # parent_tid, exit_signal (SIGCHLD), stack, stack_size, tls, set_tid,
+    # set_tid_size, cgroup
+    args = ctypes.create_string_buffer(struct.pack("11Q", 0x200000000, 0, 0, 0, 17, 0, 0, 0, 0, 0, fd))
+    pid = libc.syscall(435, args, 88)
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+        print(target, "started a child")
+    else:
+        print(target, "refused", ctypes.get_errno())
+EOF"#;
+    let (out, _, _) = attack(script, 20).await;
+    let text = out.to_model_text();
+    eprintln!("{text}");
+    assert!(text.contains("refused"), "the attack did not run\n{text}");
+    assert!(!text.contains("started a child"), "{text}");
+}
+
+/// Memory the command holds outside its processes' own pages (a `memfd`)
+/// would leave the keeper, whose pages are the host's, the largest process
+/// in the group. The kernel must kill the command, not the keeper: without
+/// a PID namespace, a killed keeper leaves the command's processes running.
+#[tokio::test]
+async fn the_memory_bound_never_kills_the_keeper() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    let tag = shell_support::tag();
+    let script = format!(
+        "setsid sleep {tag} >/dev/null 2>&1 &\n\
+         python3 -c 'import os\nfd = os.memfd_create(\"hog\")\nfor _ in range(300): os.write(fd, b\"x\" * (1 << 20))\nprint(\"held\")'\n"
+    );
+    // A host of some size, as an agent is: the keeper, forked from it,
+    // would show the largest resident size in the group.
+    let ballast = vec![1u8; 256 << 20];
+    let (out, _, most) = attack_with(&script, 20, false).await;
+    std::hint::black_box(&ballast);
+    let text = out.to_model_text();
+    eprintln!("at most {} MiB\n{text}", most >> 20);
+    assert!(!text.contains("held"), "{text}");
+    assert!(text.contains("memory bound"), "{text}");
+    shell_support::assert_gone(&tag).await;
+}
+
+/// System V shared memory belongs to an IPC namespace, not to a process:
+/// made in the host's, it would stay after the command, outside any
+/// bound, for as long as the host runs.
+#[tokio::test]
+async fn shared_memory_a_command_makes_goes_with_it() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    // A size nothing else uses, to find the segment by.
+    const SIZE: u64 = 12_345_679;
+    let segments = || {
+        std::fs::read_to_string("/proc/sysvipc/shm")
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.split_whitespace().nth(3) == Some(&SIZE.to_string()))
+            .count()
+    };
+    let before = segments();
+    let script = format!(
+        "python3 -c 'import ctypes\nlibc = ctypes.CDLL(None)\nprint(\"segment\", libc.shmget(0, {SIZE}, 0o1600))'\n"
+    );
+    let (out, _, _) = attack(&script, 20).await;
+    let text = out.to_model_text();
+    assert!(text.contains("segment "), "{text}");
+    assert!(
+        !text.contains("segment -1"),
+        "the attack did not run\n{text}"
+    );
+    assert_eq!(segments(), before, "a segment outlived the command\n{text}");
 }

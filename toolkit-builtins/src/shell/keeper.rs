@@ -39,6 +39,8 @@ pub(crate) const STOP_SIGNAL: libc::c_int = libc::SIGTERM;
 pub(crate) struct Keeper {
     namespaces: Option<Namespaces>,
     drop_capabilities: bool,
+    /// The control group the command joins, if it has one.
+    group: Option<crate::cgroup::Joiner>,
 }
 
 /// The namespaces to enter, and the identity maps a user namespace needs.
@@ -63,7 +65,17 @@ impl Keeper {
         Self {
             namespaces,
             drop_capabilities,
+            group: None,
         }
+    }
+
+    /// The command (not the keeper) joins `group` before it runs anything.
+    /// The keeper stays out: a fork of the host, it holds the host's pages,
+    /// and in the group it would be the out-of-memory killer's first pick,
+    /// leaving the command unwatched.
+    pub(crate) fn with_group(mut self, group: Option<crate::cgroup::Joiner>) -> Self {
+        self.group = group;
+        self
     }
 
     /// A keeper that never makes namespaces (used by the probe itself).
@@ -71,6 +83,7 @@ impl Keeper {
         Self {
             namespaces: None,
             drop_capabilities: false,
+            group: None,
         }
     }
 
@@ -121,6 +134,16 @@ impl Keeper {
             );
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if let Some(group) = &self.group {
+                group.join()?;
+                // A cgroup namespace rooted at the group just joined: no
+                // process of the command can be moved, or started (`clone3`
+                // with `CLONE_INTO_CGROUP`), into a group outside it. Where
+                // the command may not make one (no namespaces for a host
+                // without privilege), the seccomp filter still refuses
+                // `clone3`, and Landlock the writes that move a process.
+                libc::unshare(libc::CLONE_NEWCGROUP);
+            }
             if in_namespace {
                 mount_own_proc()?;
             }
@@ -184,7 +207,9 @@ impl Namespaces {
     fn for_this_process() -> Self {
         // SAFETY: getters without preconditions.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        // An IPC namespace too: System V shared memory the command makes
+        // goes with it, rather than staying in the host's.
+        let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
         if uid == 0 {
             return Self {
                 flags: base,

@@ -144,7 +144,8 @@ impl ShellPolicy {
         self
     }
 
-    /// At most `bytes` of memory (swap included) used by a command and
+    /// At most `bytes` of memory (swap included, where the kernel accounts
+    /// it) used by a command and
     /// everything it starts, together; half of the machine's memory unless
     /// set. Held, like [`with_max_processes`](Self::with_max_processes), by a
     /// control group: a command that needs more is killed by the kernel

@@ -179,11 +179,17 @@ pub async fn run_command(
     let temp = TempDir::new()?;
     // Made before the child and removed after it is reaped (on drop).
     #[cfg(target_os = "linux")]
-    // The keeper is one process more.
-    let limits =
-        crate::cgroup::Limits::new(policy.max_processes.saturating_add(1), policy.max_memory);
+    let limits = crate::cgroup::Limits::new(policy.max_processes, policy.max_memory);
     #[cfg(target_os = "linux")]
     let group = crate::cgroup::ControlGroup::create(limits);
+    #[cfg(target_os = "linux")]
+    if group.is_none() && super::KernelWalls::current().resource_limits {
+        // The wall stands on this system but could not be put up for this
+        // command: said every time, as it is not the system's lasting state.
+        notes.push(
+            "this command ran without its control group (it could not be made): its processes and memory were bounded only by the machine's".into(),
+        );
+    }
     #[cfg(target_os = "linux")]
     let joiner = group.as_ref().map(crate::cgroup::ControlGroup::joiner);
     #[cfg(not(target_os = "linux"))]
@@ -227,12 +233,7 @@ pub async fn run_command(
     drop(temp);
     #[cfg(target_os = "linux")]
     if let Some(group) = group {
-        // Named as the policy has them, without the keeper.
-        let named = crate::cgroup::Limits {
-            processes: policy.max_processes,
-            ..limits
-        };
-        notes.extend(group.bounds_reached(named, "the command"));
+        notes.extend(group.bounds_reached(limits, "the command"));
     }
 
     let (exit_code, signal) = split_status(status);
@@ -342,7 +343,8 @@ fn setup_child(
     let filter = (policy.confinement != Confinement::Off)
         .then(|| super::seccomp::Filter::for_network(&policy.network));
     let keeper =
-        super::keeper::Keeper::new(policy.pid_namespace, policy.confinement != Confinement::Off);
+        super::keeper::Keeper::new(policy.pid_namespace, policy.confinement != Confinement::Off)
+            .with_group(group);
     // The keeper, not this process, ends the command: a kill on drop would
     // kill the keeper before it could end what the command started.
     command.kill_on_drop(false);
@@ -351,11 +353,6 @@ fn setup_child(
     // on success.
     unsafe {
         command.pre_exec(move || {
-            // The keeper first, so the command and all it starts are
-            // inside the group's bounds.
-            if let Some(group) = &group {
-                group.join()?;
-            }
             // Before the keeper's new mount namespace, which carries the
             // working directory over to its own copy of the mount.
             if libc::fchdir(cwd.as_raw_fd()) != 0 {

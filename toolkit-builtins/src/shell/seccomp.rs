@@ -17,11 +17,15 @@
 //! - `MSG_FASTOPEN` on `sendto`, `sendmsg` and `sendmmsg`;
 //! - `listen` when the policy allows no port to bind;
 //! - `io_uring_setup`;
+//! - `clone3` (`ENOSYS`, on which C libraries fall back to `clone`): seccomp
+//!   cannot read its arguments, and `CLONE_INTO_CGROUP` among them starts a
+//!   child in a control group given by descriptor, past Landlock's rules on
+//!   paths and out of the command's bounds;
 //! - every system call of another architecture's ABI (32-bit or x32
 //!   programs), whose numbers the filter does not know.
 //!
-//! With `NetAccess::Any` only the `io_uring` and foreign-ABI rules remain
-//! (they do not concern the network alone).
+//! With `NetAccess::Any` only the `io_uring`, `clone3` and foreign-ABI rules
+//! remain (they do not concern the network alone).
 
 use super::policy::NetAccess;
 
@@ -69,6 +73,7 @@ impl Filter {
         b.load(NR);
         b.if_ge(X32_SYSCALL_BIT, |b| b.ret_errno(ENOSYS));
         b.if_eq(libc::SYS_io_uring_setup as u32, |b| b.ret_errno(ENOSYS));
+        b.if_eq(libc::SYS_clone3 as u32, |b| b.ret_errno(ENOSYS));
         if restrict_sockets {
             b.if_eq(libc::SYS_socket as u32, |b| {
                 b.load(arg(0));
