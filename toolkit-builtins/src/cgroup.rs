@@ -46,13 +46,17 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    /// `processes` at once, and `memory` bytes, or half the machine's.
+    /// `processes` at once (at least 1, at most the kernel's most pids),
+    /// and `memory` bytes (at least 1 MiB), or half the machine's.
     pub(crate) fn new(processes: u64, memory: Option<u64>) -> Self {
         /// The memory bound where the machine's total is unknown.
         const FALLBACK_MEMORY: u64 = 4 << 30;
         Self {
-            processes,
-            memory: memory.or_else(half_of_memory).unwrap_or(FALLBACK_MEMORY),
+            processes: processes.clamp(1, PID_MAX_LIMIT),
+            memory: memory
+                .or_else(half_of_memory)
+                .unwrap_or(FALLBACK_MEMORY)
+                .max(1 << 20),
         }
     }
 }
@@ -95,8 +99,7 @@ impl ControlGroup {
         };
         // On any failure, dropping `group` removes what was made.
         let (pids_dir, name) = group.add_new(pids)?;
-        // The kernel takes no bound above its most pids; that one is none.
-        write(&pids_dir, "pids.max", limits.processes.min(PID_MAX_LIMIT))?;
+        write(&pids_dir, "pids.max", limits.processes)?;
         let memory_dir = if memory.dir == pids.dir {
             pids_dir
         } else {

@@ -2,6 +2,8 @@
 //! every process it started and its profile) after shutdown or drop.
 
 mod browser_common;
+#[cfg(target_os = "linux")]
+mod cgroup_support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -219,65 +221,6 @@ fn the_tool_is_off_until_the_host_provides_a_session() {
     assert!(out.content.contains("BrowserSession"), "{}", out.content);
 }
 
-/// Whether this process can make a control group under its own in the v1
-/// `pids` hierarchy: where it can, a missing wall is a failure, not a skip.
-#[cfg(target_os = "linux")]
-fn host_can_make_groups() -> bool {
-    let Ok(membership) = std::fs::read_to_string("/proc/self/cgroup") else {
-        return false;
-    };
-    let Some(own) = membership
-        .lines()
-        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_owned()))
-    else {
-        return false;
-    };
-    let probe = std::path::Path::new("/sys/fs/cgroup/pids")
-        .join(own.trim_start_matches('/'))
-        .join(format!("probe-{}", std::process::id()));
-    let made = std::fs::create_dir(&probe).is_ok();
-    let _ = std::fs::remove_dir(&probe);
-    made
-}
-
-/// The control groups this process made: Chromium's, while it runs.
-#[cfg(target_os = "linux")]
-fn our_groups() -> Vec<std::path::PathBuf> {
-    let prefix = format!("toolsmith-{}-", std::process::id());
-    let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-    membership
-        .lines()
-        .filter_map(|line| {
-            let mut parts = line.splitn(3, ':');
-            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-            let path = path.trim_start_matches('/');
-            let base = std::path::PathBuf::from("/sys/fs/cgroup");
-            Some(match controllers {
-                "" => base.join(path),
-                "pids" | "memory" => base.join(controllers).join(path),
-                _ => return None,
-            })
-        })
-        .filter_map(|parent| std::fs::read_dir(parent).ok())
-        .flat_map(|entries| entries.flatten())
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|entry| entry.path())
-        .collect()
-}
-
-/// A number read from a control group's file, or from its `key N` line.
-#[cfg(target_os = "linux")]
-fn group_number(group: &std::path::Path, file: &str, key: Option<&str>) -> Option<u64> {
-    let text = std::fs::read_to_string(group.join(file)).ok()?;
-    match key {
-        None => text.trim().parse().ok(),
-        Some(key) => text.lines().find_map(|line| {
-            let (name, n) = line.split_once(' ')?;
-            (name == key).then(|| n.trim().parse().ok())?
-        }),
-    }
-}
-
 /// A page that starts workers without end, and one that allocates without
 /// end, against a browser bounded to 1 GiB and 256 processes and threads:
 /// the group, watched from outside, never holds more, the kernel does stop
@@ -287,6 +230,7 @@ fn group_number(group: &std::path::Path, file: &str, key: Option<&str>) -> Optio
 #[cfg(target_os = "linux")]
 #[test]
 fn a_page_that_hogs_memory_or_threads_is_held_to_the_browsers_bounds() {
+    use cgroup_support::{group_number, host_can_make_groups, our_groups};
     require_chromium();
     const MEMORY: u64 = 1 << 30;
     const PROCESSES: u64 = 256;

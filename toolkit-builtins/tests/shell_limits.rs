@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use toolsmith::CancellationToken;
 use toolsmith_builtins::Workspace;
+mod cgroup_support;
 mod shell_support;
+
+use cgroup_support::{host_can_make_groups, our_groups};
 
 use toolsmith_builtins::shell::{
     CommandOutput, CommandRequest, KernelWalls, ShellPolicy, run_command,
@@ -27,38 +30,6 @@ const MEMORY: u64 = 64 << 20;
 /// One attack at a time: each is watched through the groups this process
 /// made, which must be its only ones.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// The directories this process's command groups are made in: its own
-/// group in each hierarchy, v1 (`/sys/fs/cgroup/<controller>/<path>`) or
-/// unified (`/sys/fs/cgroup/<path>`).
-fn group_parents() -> Vec<PathBuf> {
-    let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-    membership
-        .lines()
-        .filter_map(|line| {
-            let mut parts = line.splitn(3, ':');
-            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-            let path = path.trim_start_matches('/');
-            Some(match controllers {
-                "" => PathBuf::from("/sys/fs/cgroup").join(path),
-                "pids" | "memory" => PathBuf::from("/sys/fs/cgroup").join(controllers).join(path),
-                _ => return None,
-            })
-        })
-        .collect()
-}
-
-/// This process's command groups.
-fn our_groups() -> Vec<PathBuf> {
-    let prefix = format!("toolsmith-{}-", std::process::id());
-    group_parents()
-        .iter()
-        .filter_map(|parent| std::fs::read_dir(parent).ok())
-        .flat_map(|entries| entries.flatten())
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|entry| entry.path())
-        .collect()
-}
 
 /// The most processes, and the most memory, the command's group held while
 /// `run` ran, sampled every few milliseconds from outside.
@@ -114,26 +85,6 @@ fn bounded() -> bool {
         return false;
     }
     true
-}
-
-/// Whether this process can make a control group under its own in the v1
-/// `pids` hierarchy: where it can, a missing wall is a failure, not a skip.
-fn host_can_make_groups() -> bool {
-    let Ok(membership) = std::fs::read_to_string("/proc/self/cgroup") else {
-        return false;
-    };
-    let Some(own) = membership
-        .lines()
-        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_owned()))
-    else {
-        return false;
-    };
-    let probe = std::path::Path::new("/sys/fs/cgroup/pids")
-        .join(own.trim_start_matches('/'))
-        .join(format!("probe-{}", std::process::id()));
-    let made = std::fs::create_dir(&probe).is_ok();
-    let _ = std::fs::remove_dir(&probe);
-    made
 }
 
 /// Run `script` as `sh attack.sh`: the command filter sees only that, so

@@ -102,7 +102,7 @@ impl BrowserConfig {
     /// where the host can give Chromium a control group of its own (Linux,
     /// as for `exec`'s commands).
     pub fn with_max_processes(mut self, count: u64) -> Self {
-        self.max_processes = count.max(1);
+        self.max_processes = count;
         self
     }
 
@@ -111,7 +111,7 @@ impl BrowserConfig {
     /// like [`with_max_processes`](Self::with_max_processes): a page that
     /// needs more has its renderer killed by the kernel, not the host.
     pub fn with_max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = Some(bytes.max(1 << 20));
+        self.max_memory = Some(bytes);
         self
     }
 

@@ -140,7 +140,7 @@ impl ShellPolicy {
     /// A command that tries to start more gets an error from the kernel
     /// (`fork: Resource temporarily unavailable`).
     pub fn with_max_processes(mut self, count: u64) -> Self {
-        self.max_processes = count.max(1);
+        self.max_processes = count;
         self
     }
 
@@ -151,7 +151,7 @@ impl ShellPolicy {
     /// control group: a command that needs more is killed by the kernel
     /// (`SIGKILL`), not the host.
     pub fn with_max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = Some(bytes.max(1 << 20));
+        self.max_memory = Some(bytes);
         self
     }
 
