@@ -61,6 +61,15 @@ impl Limits {
     }
 }
 
+/// How often the kernel stopped a group at its bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Stops {
+    /// Forks and thread starts refused at the process bound.
+    forks_refused: u64,
+    /// Processes killed at the memory bound.
+    killed: u64,
+}
+
 /// The most pids the kernel has (`PID_MAX_LIMIT` on 64-bit systems), and
 /// the highest `pids.max` it takes.
 const PID_MAX_LIMIT: u64 = 1 << 22;
@@ -157,12 +166,8 @@ impl ControlGroup {
         Some(dir)
     }
 
-    /// What `who` ran into, in words for the model: the process bound (the
-    /// kernel refused a fork) and the memory bound (the kernel killed a
-    /// process), named as `named` gives them. Read before the group is
-    /// removed.
-    #[cfg(feature = "shell")]
-    pub(crate) fn bounds_reached(&self, named: Limits, who: &str) -> Vec<String> {
+    /// How often the kernel has stopped the group at its bounds so far.
+    pub(crate) fn stops(&self) -> Stops {
         let counter = |file: &str, name: &str| {
             self.dirs.iter().find_map(|dir| {
                 let text = fs::read_to_string(dir.join(file)).ok()?;
@@ -172,20 +177,31 @@ impl ControlGroup {
                 })
             })
         };
+        Stops {
+            forks_refused: counter("pids.events", "max").unwrap_or(0),
+            // v1 keeps the count in `memory.oom_control`, v2 in `memory.events`.
+            killed: counter("memory.oom_control", "oom_kill")
+                .or_else(|| counter("memory.events", "oom_kill"))
+                .unwrap_or(0),
+        }
+    }
+
+    /// What `who` ran into since `before`, in words for the model: the
+    /// process bound (the kernel refused a fork) and the memory bound (the
+    /// kernel killed a process). Read before the group is removed.
+    pub(crate) fn bounds_reached(&self, limits: Limits, who: &str, before: Stops) -> Vec<String> {
+        let now = self.stops();
         let mut reached = Vec::new();
-        if counter("pids.events", "max").is_some_and(|n| n > 0) {
+        if now.forks_refused > before.forks_refused {
             reached.push(format!(
                 "{who} tried to have more than {} processes and threads at once; the kernel refused the rest (the bound is the host's)",
-                named.processes
+                limits.processes
             ));
         }
-        // v1 keeps the count in `memory.oom_control`, v2 in `memory.events`.
-        let killed = counter("memory.oom_control", "oom_kill")
-            .or_else(|| counter("memory.events", "oom_kill"));
-        if killed.is_some_and(|n| n > 0) {
+        if now.killed > before.killed {
             reached.push(format!(
                 "{who} reached its memory bound of {} MiB and the kernel killed a process of it (the bound is the host's); use less memory at once",
-                named.memory >> 20
+                limits.memory >> 20
             ));
         }
         reached

@@ -224,8 +224,8 @@ fn the_tool_is_off_until_the_host_provides_a_session() {
 /// A page that starts workers without end, and one that allocates without
 /// end, against a browser bounded to 1 GiB and 256 processes and threads:
 /// the group, watched from outside, never holds more, the kernel does stop
-/// each page (a refused thread or a killed renderer), and the browser works
-/// for the next page. Where the host can make no group there is no wall to
+/// each page (a refused thread or a killed renderer), the model is told,
+/// and the browser works for the next page. Where the host can make no group there is no wall to
 /// test: a root host with the v1 `pids` hierarchy must make one.
 #[cfg(target_os = "linux")]
 #[test]
@@ -305,7 +305,7 @@ fn a_page_that_hogs_memory_or_threads_is_held_to_the_browsers_bounds() {
             let before = stopped();
             let hog = json!({"action": "navigate", "url": site.url(page)});
             // Whatever the page's fate, the call returns.
-            let _ = registry.call("browser", hog, &ctx).await;
+            let mut told = registry.call("browser", hog, &ctx).await.content;
             let deadline = Instant::now() + Duration::from_secs(30);
             while stopped() == before && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -330,12 +330,19 @@ fn a_page_that_hogs_memory_or_threads_is_held_to_the_browsers_bounds() {
             // The browser (or a new one, if the kernel killed the old) is
             // usable for the next page.
             let out = registry.call("browser", home.clone(), &ctx).await;
+            told.push_str(&out.content);
             let out = if out.is_error {
                 registry.call("browser", home.clone(), &ctx).await
             } else {
                 out
             };
             assert!(!out.is_error, "{page}: {}", out.content);
+            // The model is told why: the page's renderer, its largest
+            // process, is the one the kernel stops.
+            assert!(
+                told.contains("Note: the browser (with the page's scripts)"),
+                "{page}: the model is not told\n{told}"
+            );
         }
         let _ = group;
         ctx.state::<BrowserSession>().unwrap().shutdown().await;

@@ -160,7 +160,7 @@ pub async fn browser(
     };
     // The actions bound their own waits; this catches the rest, such as a
     // page whose script never yields and so never answers at all.
-    match tokio::time::timeout(timeout + UNRESPONSIVE_GRACE, action_done).await {
+    let done = match tokio::time::timeout(timeout + UNRESPONSIVE_GRACE, action_done).await {
         Ok(done) => done,
         Err(_) => {
             running
@@ -173,6 +173,18 @@ pub async fn browser(
                 timeout.as_secs()
             ))
         }
+    };
+    let mut notes = String::new();
+    for reached in running.bounds_reached() {
+        notes.push_str("\nNote: ");
+        notes.push_str(&reached);
+    }
+    match done {
+        Ok(mut output) => {
+            output.content.push_str(&notes);
+            Ok(output)
+        }
+        Err(error) => Err(error + &notes),
     }
 }
 

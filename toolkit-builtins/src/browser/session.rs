@@ -79,12 +79,16 @@ pub(crate) struct Running {
     // Dropped after the browser: the directory goes once the process is gone.
     _profile: Profile,
     /// The control group that bounds Chromium's processes and memory,
-    /// where the host can make one; removed once they are gone.
-    _group: Option<Bounds>,
+    /// where the host can make one, with its limits; removed once they are
+    /// gone.
+    group: Option<Bounds>,
+    /// The group's stops already told to the model.
+    #[cfg(target_os = "linux")]
+    stops_told: crate::cgroup::Stops,
 }
 
 #[cfg(target_os = "linux")]
-type Bounds = crate::cgroup::ControlGroup;
+type Bounds = (crate::cgroup::ControlGroup, crate::cgroup::Limits);
 #[cfg(not(target_os = "linux"))]
 type Bounds = ();
 
@@ -105,7 +109,7 @@ fn bound(browser: &mut Browser, config: &BrowserConfig) -> Option<Bounds> {
         return None;
     };
     match group.adopt(pid) {
-        Ok(()) => Some(group),
+        Ok(()) => Some((group, limits)),
         Err(e) => {
             tracing::warn!("the browser could not be moved into its control group: {e}");
             None
@@ -215,7 +219,9 @@ impl BrowserSession {
                 _page_proxy: page_proxy,
                 _closed_proxy: closed_proxy,
                 _profile: profile,
-                _group: group,
+                group,
+                #[cfg(target_os = "linux")]
+                stops_told: Default::default(),
             }),
             failed => {
                 let _ = browser.kill().await;
@@ -275,6 +281,28 @@ async fn open_page(
 }
 
 impl Running {
+    /// The bounds the browser reached since they were last told, in words
+    /// for the model: a page stopped at one shows as a crash or a timeout
+    /// otherwise.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn bounds_reached(&mut self) -> Vec<String> {
+        let Some((group, limits)) = &self.group else {
+            return Vec::new();
+        };
+        let reached = group.bounds_reached(
+            *limits,
+            "the browser (with the page's scripts)",
+            self.stops_told,
+        );
+        self.stops_told = group.stops();
+        reached
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn bounds_reached(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Swaps the page for a fresh one. After a navigation that never
     /// finished, the DevTools client keeps waiting on it and would queue
     /// every later navigation of that page behind it.
