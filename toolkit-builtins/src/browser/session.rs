@@ -71,8 +71,8 @@ pub(crate) struct Running {
     interceptor: JoinHandle<()>,
     pub(crate) page: Page,
     pub(crate) blocked: BlockedLog,
-    /// Where the page's pages are opened: its traffic goes through the
-    /// page's proxy, and downloads are refused there.
+    /// The browser context the pages are opened in: its traffic goes
+    /// through the page's proxy, and downloads are refused there.
     context: BrowserContextId,
     _page_proxy: GuardProxy,
     _closed_proxy: GuardProxy,
