@@ -167,7 +167,7 @@ impl ControlGroup {
     }
 
     /// How often the kernel has stopped the group at its bounds so far.
-    pub(crate) fn stops(&self) -> Stops {
+    fn stops(&self) -> Stops {
         let counter = |file: &str, name: &str| {
             self.dirs.iter().find_map(|dir| {
                 let text = fs::read_to_string(dir.join(file)).ok()?;
@@ -186,11 +186,19 @@ impl ControlGroup {
         }
     }
 
-    /// What `who` ran into since `before`, in words for the model: the
+    /// What `who` ran into since `told`, in words for the model: the
     /// process bound (the kernel refused a fork) and the memory bound (the
-    /// kernel killed a process). Read before the group is removed.
-    pub(crate) fn bounds_reached(&self, limits: Limits, who: &str, before: Stops) -> Vec<String> {
+    /// kernel killed a process). `told` moves on to what was read, in the
+    /// same reading: a stop between two readings would never be told.
+    /// Read before the group is removed.
+    pub(crate) fn bounds_reached(
+        &self,
+        limits: Limits,
+        who: &str,
+        told: &mut Stops,
+    ) -> Vec<String> {
         let now = self.stops();
+        let before = std::mem::replace(told, now);
         let mut reached = Vec::new();
         if now.forks_refused > before.forks_refused {
             reached.push(format!(

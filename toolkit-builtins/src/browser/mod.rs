@@ -174,11 +174,7 @@ pub async fn browser(
             ))
         }
     };
-    let mut notes = String::new();
-    for reached in running.bounds_reached() {
-        notes.push_str("\nNote: ");
-        notes.push_str(&reached);
-    }
+    let notes = session::notes(&running.bounds_reached());
     match done {
         Ok(mut output) => {
             output.content.push_str(&notes);

@@ -85,6 +85,9 @@ pub(crate) struct Running {
     /// The group's stops already told to the model.
     #[cfg(target_os = "linux")]
     stops_told: crate::cgroup::Stops,
+    /// Bounds the browser this one replaced had reached before it died,
+    /// not yet told: the kernel may have killed it for them.
+    untold: Vec<String>,
 }
 
 #[cfg(target_os = "linux")]
@@ -160,14 +163,25 @@ impl BrowserSession {
     /// Holding the guard serializes actions: there is one page.
     pub(crate) async fn running(&self) -> Result<MutexGuard<'_, Option<Running>>, BrowserError> {
         let mut running = self.running.lock().await;
+        let mut untold = Vec::new();
         if running.as_mut().is_some_and(|r| !r.is_alive()) {
             // Chromium went away (crashed or was killed): start a new one.
-            if let Some(dead) = running.take() {
+            if let Some(mut dead) = running.take() {
+                untold = dead.bounds_reached();
                 dead.stop().await;
             }
         }
         if running.is_none() {
-            *running = Some(self.launch().await?);
+            match self.launch().await {
+                Ok(mut started) => {
+                    started.untold = untold;
+                    *running = Some(started);
+                }
+                Err(BrowserError::Launch(why)) if !untold.is_empty() => {
+                    return Err(BrowserError::Launch(why + &notes(&untold)));
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(running)
     }
@@ -222,6 +236,7 @@ impl BrowserSession {
                 group,
                 #[cfg(target_os = "linux")]
                 stops_told: Default::default(),
+                untold: Vec::new(),
             }),
             failed => {
                 let _ = browser.kill().await;
@@ -241,6 +256,11 @@ impl BrowserSession {
             running.stop().await;
         }
     }
+}
+
+/// Bounds reached, as notes that follow a result.
+pub(crate) fn notes(reached: &[String]) -> String {
+    reached.iter().map(|r| format!("\nNote: {r}")).collect()
 }
 
 /// The browser context the pages are opened in. Its connections go to the
@@ -281,26 +301,21 @@ async fn open_page(
 }
 
 impl Running {
-    /// The bounds the browser reached since they were last told, in words
-    /// for the model: a page stopped at one shows as a crash or a timeout
-    /// otherwise.
-    #[cfg(target_os = "linux")]
+    /// The bounds the browser reached since they were last told (and those
+    /// of the browser it replaced), in words for the model: a page stopped
+    /// at one shows as a crash or a timeout otherwise.
     pub(crate) fn bounds_reached(&mut self) -> Vec<String> {
-        let Some((group, limits)) = &self.group else {
-            return Vec::new();
-        };
-        let reached = group.bounds_reached(
-            *limits,
-            "the browser (with the page's scripts)",
-            self.stops_told,
-        );
-        self.stops_told = group.stops();
+        #[allow(unused_mut)]
+        let mut reached = std::mem::take(&mut self.untold);
+        #[cfg(target_os = "linux")]
+        if let Some((group, limits)) = &self.group {
+            reached.extend(group.bounds_reached(
+                *limits,
+                "the browser (with the page's scripts)",
+                &mut self.stops_told,
+            ));
+        }
         reached
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn bounds_reached(&mut self) -> Vec<String> {
-        Vec::new()
     }
 
     /// Swaps the page for a fresh one. After a navigation that never

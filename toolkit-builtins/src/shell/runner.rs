@@ -233,7 +233,7 @@ pub async fn run_command(
     drop(temp);
     #[cfg(target_os = "linux")]
     if let Some(group) = group {
-        notes.extend(group.bounds_reached(limits, "the command", Default::default()));
+        notes.extend(group.bounds_reached(limits, "the command", &mut Default::default()));
     }
 
     let (exit_code, signal) = split_status(status);
