@@ -174,26 +174,9 @@ pub async fn run_command(
     super::walls::filter_for(policy, &walls).check_command(&request.command, Some(workspace))?;
     let cwd = working_dir(policy, workspace, request.working_dir.as_deref())?;
     let timeout = policy.timeout_for(request.timeout)?;
-    #[allow(unused_mut)]
     let mut notes: Vec<String> = super::walls::note_once(policy).into_iter().collect();
     let temp = TempDir::new()?;
-    // Made before the child and removed after it is reaped (on drop).
-    #[cfg(target_os = "linux")]
-    let limits = crate::cgroup::Limits::new(policy.max_processes, policy.max_memory);
-    #[cfg(target_os = "linux")]
-    let group = crate::cgroup::ControlGroup::create(limits);
-    #[cfg(target_os = "linux")]
-    if group.is_none() && super::KernelWalls::current().resource_limits {
-        // The wall stands on this system but could not be put up for this
-        // command: said every time, as it is not the system's lasting state.
-        notes.push(
-            "this command ran without its control group (it could not be made): its processes and memory were bounded only by the machine's".into(),
-        );
-    }
-    #[cfg(target_os = "linux")]
-    let joiner = group.as_ref().map(crate::cgroup::ControlGroup::joiner);
-    #[cfg(not(target_os = "linux"))]
-    let joiner = None::<()>;
+    let bounds = CommandBounds::new(policy, &walls, &mut notes);
 
     let mut command = tokio::process::Command::new(&policy.shell);
     command
@@ -204,7 +187,7 @@ pub async fn run_command(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    setup_child(policy, workspace, &temp, cwd, joiner, &mut command)?;
+    setup_child(policy, workspace, &temp, cwd, bounds.joiner(), &mut command)?;
 
     let mut child = command.spawn().map_err(|e| ShellError::Spawn {
         shell: policy.shell.clone(),
@@ -231,10 +214,7 @@ pub async fn run_command(
     let stderr = collect(stderr, cap).await;
     ending.disarm();
     drop(temp);
-    #[cfg(target_os = "linux")]
-    if let Some(group) = group {
-        notes.extend(group.bounds_reached(limits, "the command", &mut Default::default()));
-    }
+    bounds.reached(&mut notes);
 
     let (exit_code, signal) = split_status(status);
     Ok(CommandOutput {
@@ -246,6 +226,58 @@ pub async fn run_command(
         stderr,
         notes,
     })
+}
+
+/// The command's control group with its limits, where the system gives
+/// one: made before the child, which joins it, and read and removed once
+/// the child is reaped.
+struct CommandBounds {
+    #[cfg(target_os = "linux")]
+    group: Option<(crate::cgroup::ControlGroup, crate::cgroup::Limits)>,
+}
+
+#[cfg(target_os = "linux")]
+impl CommandBounds {
+    fn new(policy: &ShellPolicy, walls: &super::KernelWalls, notes: &mut Vec<String>) -> Self {
+        let limits = crate::cgroup::Limits::new(policy.max_processes, policy.max_memory);
+        let group = crate::cgroup::ControlGroup::create(limits);
+        if group.is_none() && walls.resource_limits {
+            // The wall stands on this system but could not be put up for this
+            // command: said every time, as it is not the system's lasting state.
+            notes.push(
+                "this command ran without its control group (it could not be made): its processes and memory were bounded only by the machine's".into(),
+            );
+        }
+        Self {
+            group: group.map(|group| (group, limits)),
+        }
+    }
+
+    /// What the child needs to join the group.
+    fn joiner(&self) -> Option<crate::cgroup::Joiner> {
+        self.group.as_ref().map(|(group, _)| group.joiner())
+    }
+
+    /// The bounds the command reached, in `notes`; the group goes.
+    fn reached(self, notes: &mut Vec<String>) {
+        if let Some((group, limits)) = self.group {
+            notes.extend(group.bounds_reached(limits, "the command", &mut Default::default()));
+        }
+    }
+}
+
+/// No control groups here: the machine's bounds are the command's.
+#[cfg(not(target_os = "linux"))]
+impl CommandBounds {
+    fn new(_policy: &ShellPolicy, _walls: &super::KernelWalls, _notes: &mut Vec<String>) -> Self {
+        Self {}
+    }
+
+    fn joiner(&self) -> Option<()> {
+        None
+    }
+
+    fn reached(self, _notes: &mut Vec<String>) {}
 }
 
 /// The working directory, opened once: the child changes into this handle,
