@@ -31,8 +31,8 @@ use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// The bounds on a group: a command and everything it starts, or the
@@ -84,47 +84,109 @@ struct Hierarchy {
     unified: bool,
 }
 
-/// The control group a command or the browser runs in; removed on drop,
-/// which must come after its processes are gone (a command's keeper
-/// reaped, Chromium stopped).
+/// The control group a command or the browser runs in; on drop, which
+/// must come after its processes are gone (a command's keeper reaped,
+/// Chromium stopped), kept as a spare if [`Reuse::Spare`], or removed.
 #[derive(Debug)]
 pub(crate) struct ControlGroup {
     /// One directory per hierarchy the group spans (v1: one for `pids`,
-    /// one for `memory`; v2: one).
+    /// then one for `memory`; v2: one).
     dirs: Vec<PathBuf>,
     /// Each directory's `cgroup.procs`, for the child to write to without
     /// allocating.
     procs: Vec<CString>,
+    /// The stops already told: a spare group's count goes on from its
+    /// earlier use.
+    told: Stops,
+    reuse: Reuse,
 }
 
+/// What becomes of a group once its processes are gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    /// Kept as a spare for the next group: only for processes that could
+    /// not write to the group's files (a command under Landlock), so a
+    /// spare holds no setting of theirs beyond the limits, which are set
+    /// anew.
+    Spare,
+    /// Removed: its processes could have changed its settings.
+    Remove,
+}
+
+/// Groups whose processes are all gone, kept to bound the next command
+/// instead of being removed, at most [`SPARES`].
+///
+/// A memory group whose pages are still charged when it is removed (the
+/// page cache of the files a command wrote, which outlive it) stays in the
+/// kernel, offline, until those pages are reclaimed, holding one of the
+/// kernel's 65,535 memory-group IDs, which the whole machine shares. A new
+/// group for every command would let a long-running agent use them all up,
+/// and then nobody on the machine could make a memory group. Reused, the
+/// groups ever made are about as many as ran at once.
+static SPARE: Mutex<Vec<Vec<PathBuf>>> = Mutex::new(Vec::new());
+
+/// The most spare groups kept.
+const SPARES: usize = 64;
+
 impl ControlGroup {
-    /// A new group bounded by `limits`, or `None` where this process cannot
-    /// make one with both controllers.
-    pub(crate) fn create(limits: Limits) -> Option<Self> {
+    /// A group bounded by `limits` (a spare one if there is one, else a new
+    /// one), or `None` where this process cannot make one with both
+    /// controllers.
+    pub(crate) fn create(limits: Limits, reuse: Reuse) -> Option<Self> {
         let (pids, memory) = hierarchies()?;
+        while let Some(dirs) = take_spare() {
+            // A spare that no longer takes the limits is removed on drop.
+            let mut group = Self::of(dirs, Reuse::Remove)?;
+            if group.bound(limits, memory.unified).is_some() {
+                group.reuse = reuse;
+                group.told = group.stops();
+                return Some(group);
+            }
+        }
+        let mut group = Self::of(Vec::new(), Reuse::Remove)?;
+        // On any failure, dropping `group` removes what was made.
+        let (_, name) = group.add_new(pids)?;
+        if memory.dir != pids.dir {
+            group.add(memory, &name)?;
+        }
+        group.bound(limits, memory.unified)?;
+        group.reuse = reuse;
+        Some(group)
+    }
+
+    /// The group of the directories `dirs`.
+    fn of(dirs: Vec<PathBuf>, reuse: Reuse) -> Option<Self> {
         let mut group = Self {
             dirs: Vec::new(),
             procs: Vec::new(),
+            told: Stops::default(),
+            reuse,
         };
-        // On any failure, dropping `group` removes what was made.
-        let (pids_dir, name) = group.add_new(pids)?;
-        write(&pids_dir, "pids.max", limits.processes)?;
-        let memory_dir = if memory.dir == pids.dir {
-            pids_dir
-        } else {
-            group.add(memory, &name)?
-        };
-        let bytes = limits.memory;
-        if memory.unified {
-            write(&memory_dir, "memory.max", bytes)?;
-            // Swap counts on its own in v2: none, so the bound is real memory.
-            let _ = write(&memory_dir, "memory.swap.max", 0);
-        } else {
-            write(&memory_dir, "memory.limit_in_bytes", bytes)?;
-            // Memory and swap together, where the kernel accounts swap.
-            let _ = write(&memory_dir, "memory.memsw.limit_in_bytes", bytes);
+        for dir in dirs {
+            group.keep(dir)?;
         }
         Some(group)
+    }
+
+    /// Set the group's limits: processes on the first directory (`pids`),
+    /// memory on the last (`memory`; the same one in v2).
+    fn bound(&self, limits: Limits, unified: bool) -> Option<()> {
+        let (pids_dir, memory_dir) = (self.dirs.first()?, self.dirs.last()?);
+        write(pids_dir, "pids.max", limits.processes)?;
+        let bytes = limits.memory;
+        if unified {
+            write(memory_dir, "memory.max", bytes)?;
+            // Swap counts on its own in v2: none, so the bound is real memory.
+            let _ = write(memory_dir, "memory.swap.max", 0);
+        } else {
+            // Memory and swap together, where the kernel accounts swap. The
+            // kernel keeps that limit at or above the memory one, so it is
+            // set before it when it grows and after it when it shrinks.
+            let _ = write(memory_dir, "memory.memsw.limit_in_bytes", bytes);
+            write(memory_dir, "memory.limit_in_bytes", bytes)?;
+            let _ = write(memory_dir, "memory.memsw.limit_in_bytes", bytes);
+        }
+        Some(())
     }
 
     /// Make a group of a name not yet taken in `hierarchy`: one left by an
@@ -186,19 +248,14 @@ impl ControlGroup {
         }
     }
 
-    /// What `who` ran into since `told`, in words for the model: the
-    /// process bound (the kernel refused a fork) and the memory bound (the
-    /// kernel killed a process). `told` moves on to what was read, in the
-    /// same reading: a stop between two readings would never be told.
-    /// Read before the group is removed.
-    pub(crate) fn bounds_reached(
-        &self,
-        limits: Limits,
-        who: &str,
-        told: &mut Stops,
-    ) -> Vec<String> {
+    /// What `who` ran into since this was last asked (or since the group
+    /// was given out), in words for the model: the process bound (the
+    /// kernel refused a fork) and the memory bound (the kernel killed a
+    /// process). What is told moves on to what was read, in the same
+    /// reading: a stop between two readings would never be told.
+    pub(crate) fn bounds_reached(&mut self, limits: Limits, who: &str) -> Vec<String> {
         let now = self.stops();
-        let before = std::mem::replace(told, now);
+        let before = std::mem::replace(&mut self.told, now);
         let mut reached = Vec::new();
         if now.forks_refused > before.forks_refused {
             reached.push(format!(
@@ -279,27 +336,62 @@ impl Joiner {
 
 impl Drop for ControlGroup {
     fn drop(&mut self) {
-        // A group can go only once it is empty. The keeper is reaped by
-        // now (unless the call was dropped while it ran), but the kernel
-        // may still be tearing down the last of the command's processes:
-        // what is still busy is removed off this thread, for a while.
+        // A group can be kept or go only once it is empty. The keeper is
+        // reaped by now (unless the call was dropped while it ran), but the
+        // kernel may still be tearing down the last of the command's
+        // processes: what is still busy is dealt with off this thread, for
+        // a while.
         let dirs = std::mem::take(&mut self.dirs);
-        if remove_all(&dirs) {
+        let reuse = self.reuse;
+        let Err(dirs) = retire(dirs, reuse) else {
             return;
-        }
+        };
         // A group this fails to remove (no thread to be had, or the host
         // exits first) is swept by a later host.
         let _ = std::thread::Builder::new()
             .name("cgroup-removal".into())
             .spawn(move || {
+                let mut dirs = dirs;
                 for _ in 0..500 {
                     std::thread::sleep(Duration::from_millis(10));
-                    if remove_all(&dirs) {
-                        return;
+                    match retire(dirs, reuse) {
+                        Ok(()) => return,
+                        Err(busy) => dirs = busy,
                     }
                 }
             });
     }
+}
+
+/// Keep the group of `dirs` as a spare (if `reuse` allows, it is empty and
+/// there is room) or remove it; the directories back if they are still
+/// busy.
+fn retire(dirs: Vec<PathBuf>, reuse: Reuse) -> Result<(), Vec<PathBuf>> {
+    if reuse == Reuse::Spare && is_empty(&dirs) {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARES {
+            spare.push(dirs);
+            return Ok(());
+        }
+    }
+    if remove_all(&dirs) { Ok(()) } else { Err(dirs) }
+}
+
+/// A spare group, if one is kept.
+fn take_spare() -> Option<Vec<PathBuf>> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner()).pop()
+}
+
+/// Whether no process is left in the group, nor any group below it.
+fn is_empty(dirs: &[PathBuf]) -> bool {
+    dirs.iter().all(|dir| {
+        let no_process =
+            fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|procs| procs.trim().is_empty());
+        let no_child = fs::read_dir(dir).is_ok_and(|mut entries| {
+            !entries.any(|e| e.and_then(|e| e.file_type()).is_ok_and(|t| t.is_dir()))
+        });
+        no_process && no_child
+    })
 }
 
 /// Remove the directories of a group, children before parents; whether
@@ -350,10 +442,13 @@ const NO_SUCH_PROCESS: i32 = 3;
 pub(crate) fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
-        ControlGroup::create(Limits {
-            processes: 1,
-            memory: 1 << 20,
-        })
+        ControlGroup::create(
+            Limits {
+                processes: 1,
+                memory: 1 << 20,
+            },
+            Reuse::Spare,
+        )
         .is_some()
     })
 }

@@ -82,9 +82,6 @@ pub(crate) struct Running {
     /// where the host can make one, with its limits; removed once they are
     /// gone.
     group: Option<Bounds>,
-    /// The group's stops already told to the model.
-    #[cfg(target_os = "linux")]
-    stops_told: crate::cgroup::Stops,
     /// Bounds the browser this one replaced had reached before it died,
     /// not yet told: the kernel may have killed it for them.
     untold: Vec<String>,
@@ -100,12 +97,14 @@ type Bounds = ();
 /// cannot make one.
 #[cfg(target_os = "linux")]
 fn bound(browser: &mut Browser, config: &BrowserConfig) -> Option<Bounds> {
-    use crate::cgroup::{ControlGroup, Limits};
+    use crate::cgroup::{ControlGroup, Limits, Reuse};
     let pid = browser
         .get_mut_child()
         .and_then(|child| child.as_mut_inner().id())?;
     let limits = Limits::new(config.max_processes(), config.max_memory());
-    let Some(group) = ControlGroup::create(limits) else {
+    // Chromium runs unconfined and could change its group's settings: the
+    // group is removed after it, not kept for another.
+    let Some(group) = ControlGroup::create(limits, Reuse::Remove) else {
         tracing::warn!(
             "no control group for the browser: its processes and memory are bounded only by the machine's"
         );
@@ -234,8 +233,6 @@ impl BrowserSession {
                 _closed_proxy: closed_proxy,
                 _profile: profile,
                 group,
-                #[cfg(target_os = "linux")]
-                stops_told: Default::default(),
                 untold: Vec::new(),
             }),
             failed => {
@@ -308,12 +305,8 @@ impl Running {
         #[allow(unused_mut)]
         let mut reached = std::mem::take(&mut self.untold);
         #[cfg(target_os = "linux")]
-        if let Some((group, limits)) = &self.group {
-            reached.extend(group.bounds_reached(
-                *limits,
-                "the browser (with the page's scripts)",
-                &mut self.stops_told,
-            ));
+        if let Some((group, limits)) = &mut self.group {
+            reached.extend(group.bounds_reached(*limits, "the browser (with the page's scripts)"));
         }
         reached
     }

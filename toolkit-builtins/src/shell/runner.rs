@@ -239,8 +239,17 @@ struct CommandBounds {
 #[cfg(target_os = "linux")]
 impl CommandBounds {
     fn new(policy: &ShellPolicy, walls: &super::KernelWalls, notes: &mut Vec<String>) -> Self {
-        let limits = crate::cgroup::Limits::new(policy.max_processes, policy.max_memory);
-        let group = crate::cgroup::ControlGroup::create(limits);
+        use crate::cgroup::{ControlGroup, Limits, Reuse};
+        let limits = Limits::new(policy.max_processes, policy.max_memory);
+        // A command under Landlock cannot write to its group's files, so
+        // the group can bound the next command; one without could have
+        // changed any of its settings.
+        let reuse = if policy.confinement != Confinement::Off && walls.files() {
+            Reuse::Spare
+        } else {
+            Reuse::Remove
+        };
+        let group = ControlGroup::create(limits, reuse);
         if group.is_none() && walls.resource_limits {
             // The wall stands on this system but could not be put up for this
             // command: said every time, as it is not the system's lasting state.
@@ -260,8 +269,8 @@ impl CommandBounds {
 
     /// The bounds the command reached, in `notes`; the group goes.
     fn reached(self, notes: &mut Vec<String>) {
-        if let Some((group, limits)) = self.group {
-            notes.extend(group.bounds_reached(limits, "the command", &mut Default::default()));
+        if let Some((mut group, limits)) = self.group {
+            notes.extend(group.bounds_reached(limits, "the command"));
         }
     }
 }
