@@ -135,9 +135,10 @@ impl ControlGroup {
     pub(crate) fn create(limits: Limits, reuse: Reuse) -> Option<Self> {
         let (pids, memory) = hierarchies()?;
         while let Some(dirs) = take_spare() {
-            // A spare that no longer takes the limits is removed on drop.
+            // A spare that holds too much of the new bound, or no longer
+            // takes the limits, is removed on drop.
             let mut group = Self::of(dirs, Reuse::Remove)?;
-            if group.bound(limits, memory.unified).is_some() {
+            if group.held() <= limits.memory / 4 && group.bound(limits, memory.unified).is_some() {
                 group.reuse = reuse;
                 group.told = group.stops();
                 return Some(group);
@@ -166,6 +167,26 @@ impl ControlGroup {
             group.keep(dir)?;
         }
         Some(group)
+    }
+
+    /// The bytes charged to the group that the kernel cannot reclaim with
+    /// its processes gone: the files an earlier command left in a `tmpfs`
+    /// (a workspace in memory, say). They would count against the next
+    /// command's bound; the page cache of files on disk is reclaimed when
+    /// the bound is reached, so it does not.
+    fn held(&self) -> u64 {
+        let Some(memory_dir) = self.dirs.last() else {
+            return 0;
+        };
+        fs::read_to_string(memory_dir.join("memory.stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.lines().find_map(|line| {
+                    let count = line.strip_prefix("shmem ")?;
+                    count.trim().parse().ok()
+                })
+            })
+            .unwrap_or(0)
     }
 
     /// Set the group's limits: processes on the first directory (`pids`),

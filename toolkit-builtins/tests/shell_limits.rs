@@ -312,6 +312,56 @@ async fn commands_that_leave_files_behind_reuse_their_groups() {
     );
 }
 
+/// Files a command leaves in a `tmpfs` stay charged to its group, and the
+/// kernel cannot reclaim them as it does the page cache of files on disk:
+/// a group kept for the next command would bound it by that much less. A
+/// kept group that holds much of the bound is not given out again.
+#[tokio::test]
+async fn files_left_in_memory_do_not_shrink_the_next_commands_bound() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    let in_memory = std::fs::read_to_string("/proc/mounts")
+        .is_ok_and(|mounts| mounts.lines().any(|m| m.starts_with("tmpfs /dev/shm ")));
+    let Ok(dir) = tempfile::tempdir_in("/dev/shm").map_err(|e| eprintln!("{e}")) else {
+        eprintln!("skipped: no /dev/shm to put a workspace in");
+        return;
+    };
+    if !in_memory {
+        eprintln!("skipped: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let ws = Workspace::new(dir.path()).unwrap();
+    let policy = ShellPolicy::new()
+        .allow_env(["PATH"])
+        .with_max_processes(PROCESSES)
+        .with_max_memory(MEMORY);
+    let run = |command: &str| {
+        let request = CommandRequest {
+            command: command.to_owned(),
+            working_dir: None,
+            timeout: Some(Duration::from_secs(20)),
+        };
+        let (policy, ws) = (&policy, &ws);
+        async move {
+            run_command(policy, ws, &request, &CancellationToken::new())
+                .await
+                .unwrap()
+        }
+    };
+    // 40 MB left in memory, then 40 MB allocated: within a fresh 64 MiB
+    // bound, not within one that still holds the file.
+    let left = run("head -c 40000000 /dev/zero > held; echo left").await;
+    assert_eq!(left.exit_code, Some(0), "{}", left.to_model_text());
+    for _ in 0..3 {
+        let out = run("python3 -c 'b = bytearray(40_000_000); print(len(b))'").await;
+        let text = out.to_model_text();
+        assert_eq!(out.exit_code, Some(0), "{text}");
+        assert!(text.contains("40000000"), "{text}");
+    }
+}
+
 /// `clone3` with `CLONE_INTO_CGROUP` starts a child in the group a
 /// descriptor names, and opening a group's directory is only a read: the
 /// child would be out of the command's bounds. Tried into every hierarchy
