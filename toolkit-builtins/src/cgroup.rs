@@ -388,6 +388,9 @@ impl Drop for ControlGroup {
 /// there is room) or remove it; the directories back if they are still
 /// busy.
 fn retire(dirs: Vec<PathBuf>, reuse: Reuse) -> Result<(), Vec<PathBuf>> {
+    if dirs.is_empty() {
+        return Ok(());
+    }
     if reuse == Reuse::Spare && is_empty(&dirs) {
         let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
         if spare.len() < SPARES {
