@@ -348,3 +348,96 @@ fn a_page_that_hogs_memory_or_threads_is_held_to_the_browsers_bounds() {
         ctx.state::<BrowserSession>().unwrap().shutdown().await;
     });
 }
+
+/// When a process started, in clock ticks since boot.
+#[cfg(target_os = "linux")]
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    // Field 22 of stat; `after` starts at field 3.
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Every process in `group`'s `cgroup.procs`.
+#[cfg(target_os = "linux")]
+fn members(group: &std::path::Path) -> BTreeSet<u32> {
+    std::fs::read_to_string(group.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// Chromium's helpers that leave its process tree (the crash handlers it
+/// starts detach to init) would escape the bounds the group sets: after
+/// launch, every process carrying the browser's profile directory, and
+/// every crash handler started since the browser, is in its group.
+#[cfg(target_os = "linux")]
+#[test]
+fn no_process_the_browser_starts_runs_outside_its_control_group() {
+    use cgroup_support::{host_can_make_groups, our_groups};
+    require_chromium();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let site = Site::start().await;
+        let ctx = ToolContext::new().with_state(BrowserSession::new(
+            BrowserConfig::default()
+                .with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap()),
+        ));
+        let session = ctx.state::<BrowserSession>().unwrap();
+        let out = registry()
+            .call(
+                "browser",
+                json!({"action": "navigate", "url": site.url("/")}),
+                &ctx,
+            )
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        let groups = our_groups();
+        if groups.is_empty() {
+            assert!(
+                !host_can_make_groups(),
+                "this host can make control groups, yet gave the browser none"
+            );
+            eprintln!("skipped: this system gives the browser no control group");
+            return;
+        }
+        let browser = session.pid().await.expect("running");
+        let born = start_time(browser).expect("the browser's start time");
+        let cmdline = |pid: u32| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+                .unwrap_or_default()
+        };
+        let profile = cmdline(browser)
+            .split(' ')
+            .find_map(|arg| arg.strip_prefix("--user-data-dir="))
+            .expect("the browser names its profile")
+            .to_owned();
+        let inside: BTreeSet<u32> = groups.iter().flat_map(|g| members(g)).collect();
+        let pids: Vec<u32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect();
+        let mut checked = 0;
+        let outside: Vec<String> = pids
+            .into_iter()
+            .filter(|pid| alive(*pid))
+            .filter(|pid| start_time(*pid).is_some_and(|t| t >= born))
+            .map(|pid| (pid, cmdline(pid)))
+            .filter(|(_, line)| line.contains(&profile) || line.contains("crashpad_handler"))
+            .inspect(|_| checked += 1)
+            .filter(|(pid, _)| !inside.contains(pid))
+            .map(|(pid, line)| format!("{pid}: {}", line.chars().take(160).collect::<String>()))
+            .collect();
+        eprintln!("{checked} processes of the browser checked");
+        assert!(checked > 1, "Chromium runs helper processes");
+        assert!(
+            outside.is_empty(),
+            "outside the browser's group:\n{}",
+            outside.join("\n")
+        );
+        session.shutdown().await;
+    });
+}

@@ -46,6 +46,38 @@ impl Profile {
     pub(crate) fn path(&self) -> &Path {
         &self.dir
     }
+
+    /// Where Chromium's crash handlers keep their reports: inside the
+    /// profile, so they go with it, and so the handlers' command lines name
+    /// the profile (see [`Profile::processes`]).
+    fn crash_reports(&self) -> PathBuf {
+        self.dir.join("Crash Reports")
+    }
+
+    /// Every running process whose command line names this profile. Chromium
+    /// starts two crash handlers whatever `disable-breakpad` or
+    /// `disable-crash-reporter` say (and `disable-crashpad-for-testing`
+    /// makes its network service crash); they detach to init at once, so
+    /// they are found here, by the report directory they are given, rather
+    /// than below the browser's process.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn processes(&self) -> Vec<u32> {
+        let named = self.dir.as_os_str().as_encoded_bytes();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+                cmdline
+                    .windows(named.len())
+                    .any(|w| w == named)
+                    .then_some(pid)
+            })
+            .collect()
+    }
 }
 
 impl Drop for Profile {
@@ -146,6 +178,13 @@ pub(crate) fn launch_config(
         })
         .window_size(width, height)
         .args(args)
+        // Chromium's crash handlers take their report directory from here,
+        // not from the profile: otherwise it is the host user's
+        // `~/.config/chromium/Crash Reports`.
+        .env(
+            "BREAKPAD_DUMP_LOCATION",
+            profile.crash_reports().to_string_lossy(),
+        )
         .build()
 }
 

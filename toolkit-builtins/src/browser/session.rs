@@ -92,11 +92,12 @@ type Bounds = (crate::cgroup::ControlGroup, crate::cgroup::Limits);
 #[cfg(not(target_os = "linux"))]
 type Bounds = ();
 
-/// Chromium and every process it has moved into a control group of its
-/// own, bounded as `config` says; `None` (and a warning) where the host
-/// cannot make one.
+/// Chromium, every process it has started, and its crash handlers (which
+/// detach from it, found by the `profile` they name) moved into a control
+/// group of their own, bounded as `config` says; `None` (and a warning)
+/// where the host cannot make one.
 #[cfg(target_os = "linux")]
-fn bound(browser: &mut Browser, config: &BrowserConfig) -> Option<Bounds> {
+fn bound(browser: &mut Browser, config: &BrowserConfig, profile: &Profile) -> Option<Bounds> {
     use crate::cgroup::{ControlGroup, Limits, Reuse};
     let pid = browser
         .get_mut_child()
@@ -110,7 +111,10 @@ fn bound(browser: &mut Browser, config: &BrowserConfig) -> Option<Bounds> {
         );
         return None;
     };
-    match group.adopt(pid) {
+    let adopted = std::iter::once(pid)
+        .chain(profile.processes())
+        .try_for_each(|pid| group.adopt(pid));
+    match adopted {
         Ok(()) => Some((group, limits)),
         Err(e) => {
             tracing::warn!("the browser could not be moved into its control group: {e}");
@@ -120,7 +124,7 @@ fn bound(browser: &mut Browser, config: &BrowserConfig) -> Option<Bounds> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn bound(_browser: &mut Browser, _config: &BrowserConfig) -> Option<Bounds> {
+fn bound(_browser: &mut Browser, _config: &BrowserConfig, _profile: &Profile) -> Option<Bounds> {
     None
 }
 
@@ -210,7 +214,7 @@ impl BrowserSession {
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
         // Before any page is opened: a page's renderer is then started
         // inside the bounds.
-        let group = bound(&mut browser, &self.config);
+        let group = bound(&mut browser, &self.config, &profile);
         // The handler drives the DevTools connection. An error from it means
         // the connection is lost (invalid messages are skipped, not
         // reported), so the task ends and the next call starts a new browser.
