@@ -23,7 +23,9 @@
 //!   addresses it checked. This catches what the interception never sees
 //!   (WebSocket handshakes) and DNS rebinding (a name whose answer changes
 //!   between the check and the connection), since Chromium never resolves
-//!   the names it is asked for.
+//!   the names it is asked for. It relays one plain-http request per
+//!   connection, parsed strictly, so a second request on a kept-alive
+//!   connection is never sent on unchecked.
 //! - The pages have a browser context of their own, whose connections go to
 //!   that proxy. Chromium's own traffic (a profile's sign-in check, which
 //!   no switch turns off, updates, time checks) goes to a second proxy that
@@ -50,6 +52,7 @@ mod guard;
 mod intercept;
 mod launch;
 mod proxy;
+mod request_head;
 mod session;
 
 use std::sync::Arc;
