@@ -665,3 +665,50 @@ fn a_tree_100_000_levels_deep_is_dropped_without_recursion() {
     .join()
     .unwrap();
 }
+
+/// A server that compresses its body unasked (this client asks for no
+/// compression and decodes none): the model gets an error naming the
+/// encoding, not the compressed bytes as text; a body marked `identity` is
+/// read as usual.
+#[tokio::test]
+async fn a_body_compressed_unasked_is_refused_by_name() {
+    let gzip_of_hello: &[u8] = &[
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9,
+        0x07, 0x00, 0x86, 0xa6, 0x10, 0x36, 0x05, 0x00, 0x00, 0x00,
+    ];
+    let server = Server::start(move |request| {
+        let encoding = match request.target.as_str() {
+            "/gzip" => "gzip",
+            "/twice" => "identity, br",
+            _ => "identity",
+        };
+        let body: Vec<u8> = if encoding == "identity" {
+            b"<p>plain hello</p>".to_vec()
+        } else {
+            gzip_of_hello.to_vec()
+        };
+        Reply::Fixed {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/html".into()),
+                ("Content-Encoding".into(), encoding.into()),
+            ],
+            body,
+        }
+    })
+    .await;
+    let ctx = ToolContext::new().with_state(WebPolicy::new().with_net(allowing(&server)));
+    for (path, encoding) in [("/gzip", "gzip"), ("/twice", "br")] {
+        let out = call(&ctx, "web_fetch", json!({"url": server.url(path)})).await;
+        assert!(out.is_error, "{path}: {}", out.content);
+        assert!(
+            out.content.contains(&format!("`{encoding}`")),
+            "{path}: {}",
+            out.content
+        );
+        assert!(!out.content.contains('\u{8b}'), "{path}: {}", out.content);
+    }
+    let out = call(&ctx, "web_fetch", json!({"url": server.url("/plain")})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("plain hello"), "{}", out.content);
+}

@@ -96,8 +96,31 @@ pub(crate) async fn send(
             redirect(&mut outgoing, next, status);
             continue;
         }
+        if let Some(encoding) = encoding_of(response.headers()) {
+            return Err(WebError::Encoded {
+                url: outgoing.url.to_string(),
+                encoding,
+            });
+        }
         return read_body(response, limits.max_bytes).await;
     }
+}
+
+/// The `Content-Encoding` of a response, unless there is none (or only
+/// `identity`): this client asks for no compression and decodes none, so a
+/// server that compresses anyway sends bytes no tool can show.
+fn encoding_of(headers: &HeaderMap) -> Option<String> {
+    let mut named = Vec::new();
+    for value in headers.get_all(reqwest::header::CONTENT_ENCODING) {
+        for coding in String::from_utf8_lossy(value.as_bytes()).split(',') {
+            let coding = coding.trim().to_ascii_lowercase();
+            if !coding.is_empty() && coding != "identity" {
+                named.push(coding);
+            }
+        }
+    }
+    // Named to the model: cut short, as any text from a server.
+    (!named.is_empty()).then(|| named.join(", ").chars().take(64).collect())
 }
 
 /// A client that can only reach `addrs` for `url`'s host: the name is

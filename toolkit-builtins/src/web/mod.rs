@@ -97,6 +97,17 @@ pub enum WebError {
     /// The HTTP client could not be built.
     #[error("the HTTP client could not be set up: {0}")]
     Client(String),
+    /// The body came compressed (`Content-Encoding`), which this client
+    /// does not decode: its bytes would reach the model as text.
+    #[error(
+        "`{url}` sent its body encoded as `{encoding}`, which this tool cannot decode; ask without an `Accept-Encoding` header"
+    )]
+    Encoded {
+        /// The URL that answered.
+        url: String,
+        /// The `Content-Encoding` it named.
+        encoding: String,
+    },
 }
 
 impl WebError {
