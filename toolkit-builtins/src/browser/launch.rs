@@ -112,8 +112,8 @@ pub(crate) fn find_chromium(config: &BrowserConfig) -> Option<PathBuf> {
 /// The launch configuration: headless, as little background traffic of
 /// Chromium's own as switches allow, and what is left sent to `proxy` (the
 /// closed one), one renderer process for every frame (so request interception on the
-/// page sees iframes too), and no pop-up windows (they would be pages the
-/// interception does not watch).
+/// page sees iframes too). `block-new-web-contents` does not stop a
+/// `target=_blank` link's window: `windows` closes those.
 pub(crate) fn launch_config(
     config: &BrowserConfig,
     chromium: &Path,

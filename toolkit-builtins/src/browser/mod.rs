@@ -33,8 +33,9 @@
 //!   listed to the model as the page's.
 //!
 //! Chromium's network predictor (which opens connections ahead of requests)
-//! is off, pop-up windows are blocked, all frames share one renderer so the
-//! interception sees iframes, and WebRTC may not send UDP around the proxy.
+//! is off, any other window a page opens (a `target=_blank` link, `window.open`)
+//! is closed as it appears and named in the result, all frames share one
+//! renderer so the interception sees iframes, and WebRTC may not send UDP around the proxy.
 //! Limits: a page's service workers run outside the page and are not
 //! intercepted (their connections still meet the proxy).
 //!
@@ -54,6 +55,7 @@ mod launch;
 mod proxy;
 mod request_head;
 mod session;
+mod windows;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -177,7 +179,7 @@ pub async fn browser(
             ))
         }
     };
-    let notes = session::notes(&running.bounds_reached());
+    let notes = running.closed_windows.take_note() + &session::notes(&running.bounds_reached());
     match done {
         Ok(mut output) => {
             output.content.push_str(&notes);

@@ -21,6 +21,7 @@ use super::config::BrowserConfig;
 use super::intercept::{BlockedLog, intercept};
 use super::launch::{PROXY_LOOPBACK_TOO, Profile, find_chromium, launch_config};
 use super::proxy::{Door, GuardProxy};
+use super::windows::{ClosedWindows, close_other_windows};
 use crate::net::NetPolicy;
 
 /// Why the browser could not be used.
@@ -69,8 +70,12 @@ pub(crate) struct Running {
     browser: Browser,
     handler: JoinHandle<()>,
     interceptor: JoinHandle<()>,
+    /// Closes every other window a page opens.
+    window_closer: JoinHandle<()>,
     pub(crate) page: Page,
     pub(crate) blocked: BlockedLog,
+    /// The windows `window_closer` closed, for the next result.
+    pub(crate) closed_windows: ClosedWindows,
     /// The browser context the pages are opened in: its traffic goes
     /// through the page's proxy, and downloads are refused there.
     context: BrowserContextId,
@@ -219,19 +224,28 @@ impl BrowserSession {
         // the connection is lost (invalid messages are skipped, not
         // reported), so the task ends and the next call starts a new browser.
         let handler = tokio::spawn(async move { while let Some(Ok(())) = handler.next().await {} });
+        let closed_windows = ClosedWindows::default();
         let started = async {
             let context = open_context(&browser, page_proxy.addr()).await?;
-            let (page, interceptor) =
-                open_page(&browser, &context, Arc::clone(&self.guard), blocked.clone()).await?;
-            Ok::<_, CdpError>((context, page, interceptor))
+            let (page, interceptor, window_closer) = open_page(
+                &browser,
+                &context,
+                Arc::clone(&self.guard),
+                blocked.clone(),
+                closed_windows.clone(),
+            )
+            .await?;
+            Ok::<_, CdpError>((context, page, interceptor, window_closer))
         };
         match tokio::time::timeout(self.config.launch_timeout(), started).await {
-            Ok(Ok((context, page, interceptor))) => Ok(Running {
+            Ok(Ok((context, page, interceptor, window_closer))) => Ok(Running {
                 browser,
                 handler,
                 interceptor,
+                window_closer,
                 page,
                 blocked,
+                closed_windows,
                 context,
                 _page_proxy: page_proxy,
                 _closed_proxy: closed_proxy,
@@ -287,18 +301,22 @@ async fn open_context(browser: &Browser, proxy: SocketAddr) -> Result<BrowserCon
     Ok(context)
 }
 
-/// A blank page in `context` whose every request goes through the guard.
+/// A blank page in `context` whose every request goes through the guard,
+/// with the tasks that watch it: its interception, and the closing of
+/// every other window in `context`.
 async fn open_page(
     browser: &Browser,
     context: &BrowserContextId,
     guard: Arc<NetPolicy>,
     blocked: BlockedLog,
-) -> Result<(Page, JoinHandle<()>), CdpError> {
+    closed: ClosedWindows,
+) -> Result<(Page, JoinHandle<()>, JoinHandle<()>), CdpError> {
     let mut blank = CreateTargetParams::new("about:blank");
     blank.browser_context_id = Some(context.clone());
     let page = browser.new_page(blank).await?;
     let interceptor = intercept(&page, guard, blocked).await?;
-    Ok((page, interceptor))
+    let window_closer = close_other_windows(browser, &page, context, closed).await?;
+    Ok((page, interceptor, window_closer))
 }
 
 impl Running {
@@ -319,10 +337,19 @@ impl Running {
     /// finished, the DevTools client keeps waiting on it and would queue
     /// every later navigation of that page behind it.
     pub(crate) async fn replace_page(&mut self, guard: Arc<NetPolicy>) -> Result<(), CdpError> {
-        let (page, interceptor) =
-            open_page(&self.browser, &self.context, guard, self.blocked.clone()).await?;
+        // Stopped first: it would take the new page for one the old opened.
+        self.window_closer.abort();
+        let (page, interceptor, window_closer) = open_page(
+            &self.browser,
+            &self.context,
+            guard,
+            self.blocked.clone(),
+            self.closed_windows.clone(),
+        )
+        .await?;
         self.interceptor.abort();
         self.interceptor = interceptor;
+        self.window_closer = window_closer;
         let stuck = std::mem::replace(&mut self.page, page);
         let _ = tokio::time::timeout(Duration::from_secs(2), stuck.close()).await;
         Ok(())
@@ -336,6 +363,7 @@ impl Running {
     /// Asks Chromium to close, then makes sure it has.
     async fn stop(mut self) {
         self.interceptor.abort();
+        self.window_closer.abort();
         if !self.is_alive() {
             // Already gone, or no connection left to ask it through.
             let _ = self.browser.kill().await;
@@ -357,6 +385,7 @@ impl Drop for BrowserSession {
     fn drop(&mut self) {
         if let Some(running) = self.running.get_mut().as_mut() {
             running.interceptor.abort();
+            running.window_closer.abort();
             running.handler.abort();
             if let Some(child) = running.browser.get_mut_child() {
                 let child = child.as_mut_inner();

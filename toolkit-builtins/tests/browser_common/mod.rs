@@ -178,6 +178,20 @@ async fn serve(mut stream: TcpStream, targets: Targets) {
              const workers = []; function more() { for (let i = 0; i < 64; i++) workers.push(new Worker(url)); \
              document.title = 'workers ' + workers.length; if (workers.length < 20000) setTimeout(more, 0); } more();</script>",
         ),
+        // Each opens another window: by a link, by a click's script, and
+        // by a script as it loads.
+        "/popup-link" => page(
+            "Popup link",
+            "<a id=\"pop\" href=\"/button\" target=\"_blank\">elsewhere</a>",
+        ),
+        "/popup-click" => page(
+            "Popup click",
+            "<button id=\"pop\" onclick=\"window.open('/button', '_blank')\">Open</button>",
+        ),
+        "/popup-on-load" => page(
+            "Popup on load",
+            "<p>opens a window</p><script>window.open('/button', '_blank')</script>",
+        ),
         "/busy" => page(
             "Busy",
             "<p>a page whose script never yields</p>\
