@@ -174,14 +174,27 @@ fn dropping_the_context_with_its_registry_stops_the_browser() {
         .block_on(ctx.state::<BrowserSession>().unwrap().pid())
         .unwrap();
     let tree = process_tree(pid);
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let profile = String::from_utf8_lossy(&cmdline)
+        .split('\0')
+        .find_map(|arg| arg.strip_prefix("--user-data-dir="))
+        .map(std::path::PathBuf::from)
+        .expect("the browser names its profile");
+    assert!(profile.is_dir());
 
     drop(registry);
-    drop(ctx);
+    // Dropped on one of the runtime's threads, as a host's task would.
+    runtime.block_on(async move { drop(ctx) });
     assert_eq!(
         wait_gone(&tree),
         Vec::<u32>::new(),
         "left running after drop"
     );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while profile.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!profile.exists(), "the profile outlived the browser");
 }
 
 #[test]

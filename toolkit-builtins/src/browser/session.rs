@@ -383,22 +383,35 @@ impl Running {
 
 impl Drop for BrowserSession {
     fn drop(&mut self) {
-        if let Some(running) = self.running.get_mut().as_mut() {
-            running.interceptor.abort();
-            running.window_closer.abort();
-            running.handler.abort();
-            if let Some(child) = running.browser.get_mut_child() {
-                let child = child.as_mut_inner();
-                // No await in drop: kill, then reap for a moment so the
-                // profile directory is removed after the process is gone.
-                let _ = child.start_kill();
-                for _ in 0..100 {
-                    if !matches!(child.try_wait(), Ok(None)) {
-                        break;
+        let Some(mut running) = self.running.get_mut().take() else {
+            return;
+        };
+        running.interceptor.abort();
+        running.window_closer.abort();
+        running.handler.abort();
+        if let Some(child) = running.browser.get_mut_child() {
+            let _ = child.as_mut_inner().start_kill();
+        }
+        // No await in drop, and the dropping thread may be one of the
+        // runtime's: the reaping (up to 2 s), and the profile's removal
+        // once the process is gone, happen on a thread of their own.
+        let reaper = std::thread::Builder::new()
+            .name("toolsmith-browser-reaper".into())
+            .spawn(move || {
+                if let Some(child) = running.browser.get_mut_child() {
+                    let child = child.as_mut_inner();
+                    for _ in 0..100 {
+                        if !matches!(child.try_wait(), Ok(None)) {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
                     }
-                    std::thread::sleep(Duration::from_millis(20));
                 }
-            }
+                drop(running);
+            });
+        if let Err(e) = reaper {
+            // The browser was killed; only its profile may outlive it.
+            tracing::warn!("no thread to reap the browser: {e}");
         }
     }
 }
