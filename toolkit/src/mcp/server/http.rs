@@ -1,21 +1,24 @@
 //! Serving over streamable HTTP.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
+use super::sessions::BoundedSessions;
 use super::stream::{Resumptions, StreamRelease, releasable};
 
 /// How to serve over HTTP.
@@ -39,6 +42,13 @@ pub struct HttpOptions {
     /// Check bearer tokens as an OAuth resource server (see [`OAuthResource`]);
     /// `None` (the default) lets every request in.
     pub auth: Option<OAuthResource>,
+    /// Connections served at once (default 1024); a client past them waits
+    /// to be accepted. Each holds a task, a descriptor and up to a request
+    /// body (4 MiB).
+    pub max_connections: usize,
+    /// Sessions open at once (default 1024); an `initialize` past them is
+    /// refused. A session idle for five minutes is closed.
+    pub max_sessions: usize,
 }
 
 impl Default for HttpOptions {
@@ -60,6 +70,8 @@ impl Default for HttpOptions {
             ],
             shutdown: CancellationToken::new(),
             auth: None,
+            max_connections: 1024,
+            max_sessions: 1024,
         }
     }
 }
@@ -92,6 +104,18 @@ impl HttpOptions {
     /// Accept only requests with a bearer token `resource` accepts.
     pub fn auth(mut self, resource: OAuthResource) -> Self {
         self.auth = Some(resource);
+        self
+    }
+
+    /// Serve at most `max` connections at once (at least 1).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max.max(1);
+        self
+    }
+
+    /// Keep at most `max` sessions open at once (at least 1).
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
         self
     }
 
@@ -136,14 +160,12 @@ impl McpServer {
                 Arc::new(NeverSessionManager::default()),
                 config,
             );
-            accept(listener, service, path, gate, options.shutdown).await
+            accept(listener, service, path, gate, &options).await
         } else {
-            let service = StreamableHttpService::new(
-                factory,
-                Arc::new(LocalSessionManager::default()),
-                config,
-            );
-            accept(listener, service, path, gate, options.shutdown).await
+            let sessions =
+                BoundedSessions::new(LocalSessionManager::default(), options.max_sessions);
+            let service = StreamableHttpService::new(factory, Arc::new(sessions), config);
+            accept(listener, service, path, gate, &options).await
         }
     }
 }
@@ -151,12 +173,21 @@ impl McpServer {
 type Response =
     hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
 
+/// How long a client may take to send a request's head; then the
+/// connection is closed. A client that sends it a byte at a time would
+/// otherwise hold its connection for ever.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The pause after a failed accept. Out of descriptors, `accept` fails at
+/// once, every time: without a pause the loop would spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
 async fn accept<S>(
     listener: TcpListener,
     service: S,
     path: Arc<str>,
     gate: Arc<Gate>,
-    shutdown: CancellationToken,
+    options: &HttpOptions,
 ) -> std::io::Result<()>
 where
     S: Service<hyper::Request<GateBody>, Response = Response, Error = std::convert::Infallible>
@@ -165,14 +196,30 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
+    let shutdown = &options.shutdown;
     let resumptions = Resumptions::default();
+    let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
     loop {
+        // A permit first: past the bound, clients wait in the listen queue.
+        let permit = tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            permit = Arc::clone(&connections).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return Ok(()),
+            },
+        };
         let (stream, _) = tokio::select! {
             () = shutdown.cancelled() => return Ok(()),
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
-                // A connection that failed before we saw it is the client's problem.
-                Err(_) => continue,
+                // A connection that failed before we saw it is the client's
+                // problem; no descriptor left is ours, and passes.
+                Err(_) => {
+                    tokio::select! {
+                        () = shutdown.cancelled() => return Ok(()),
+                        () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                    }
+                }
             },
         };
         // An answer streamed as events goes out in several small writes
@@ -185,6 +232,7 @@ where
         let shutdown = shutdown.clone();
         let resumptions = resumptions.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                 let service = service.clone();
                 let known = request.uri().path() == &*path;
@@ -204,7 +252,13 @@ where
                     }
                 }
             });
-            let builder = auto::Builder::new(TokioExecutor::new());
+            // HTTP/1 only: the transport needs nothing more, and HTTP/2's
+            // streams and settings are more for a client to abuse.
+            let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT);
             let connection = builder.serve_connection(TokioIo::new(stream), handler);
             tokio::select! {
                 _ = connection => {}

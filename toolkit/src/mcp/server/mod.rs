@@ -9,6 +9,7 @@ mod http;
 mod identity;
 mod listeners;
 mod session;
+mod sessions;
 mod sources;
 mod stream;
 mod tasks;

@@ -26,6 +26,10 @@ type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
 /// limit the MCP service behind it keeps too.
 const BODY_LIMIT: usize = 4 << 20;
 
+/// How long a request body may take to arrive: one sent a byte at a time
+/// would otherwise hold its connection, and its task, for ever.
+const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How many sessions' owners are remembered; the oldest are forgotten first.
 const SESSION_LIMIT: usize = 65_536;
 
@@ -124,9 +128,16 @@ impl Gate {
         }
         let request = if request.method() == Method::POST {
             let (parts, body) = request.into_parts();
-            let bytes = match Limited::new(body, BODY_LIMIT).collect().await {
-                Ok(collected) => collected.to_bytes(),
+            let read = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, BODY_LIMIT).collect());
+            let bytes = match read.await {
+                Ok(Ok(collected)) => collected.to_bytes(),
                 Err(_) => {
+                    return Ok(plain(
+                        StatusCode::REQUEST_TIMEOUT,
+                        "the request body did not arrive in time",
+                    ));
+                }
+                Ok(Err(_)) => {
                     return Ok(plain(
                         StatusCode::PAYLOAD_TOO_LARGE,
                         "the request body could not be read whole",

@@ -1,0 +1,190 @@
+//! Clients that try to wear a served registry out over HTTP: a request head
+//! or body sent a byte at a time, more connections than the server keeps,
+//! and sessions opened without end. Each is bounded by the server: the slow
+//! client is cut off, the extra connection waits its turn, the extra
+//! session is refused, and ordinary clients are served throughout.
+
+#[path = "../raw_http.rs"]
+mod raw_http;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tk::mcp::{HttpOptions, McpServer};
+use tk::{CancellationToken, ToolRegistry};
+
+/// A server of an empty registry on loopback; its URL and its shutdown.
+async fn serve(options: HttpOptions) -> (String, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let shutdown = CancellationToken::new();
+    tokio::spawn(
+        McpServer::new(Arc::new(ToolRegistry::new()))
+            .serve_http(listener, options.shutdown(shutdown.clone())),
+    );
+    (url, shutdown)
+}
+
+fn authority(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Whether the server closed `stream` (or answered it) within `limit`.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    let mut buf = [0u8; 1024];
+    while Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(_) => return true,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// A request head that never ends, sent a byte at a time, is cut off; so
+/// is a connection that never sends a byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_head_that_never_ends_is_cut_off() {
+    let (url, shutdown) = serve(HttpOptions::default()).await;
+    let at = authority(&url);
+    let (drip, silent) = tokio::task::spawn_blocking(move || {
+        let mut silent = TcpStream::connect(&at).unwrap();
+        let mut stream = TcpStream::connect(&at).unwrap();
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .unwrap();
+        // A header byte every 200 ms for up to 30 s, while watching.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut cut = false;
+        while Instant::now() < deadline {
+            if stream.write_all(b"X").is_err() || closed_within(&mut stream, Duration::ZERO) {
+                cut = true;
+                break;
+            }
+            if closed_within(&mut stream, Duration::from_millis(200)) {
+                cut = true;
+                break;
+            }
+        }
+        (cut, closed_within(&mut silent, Duration::from_secs(20)))
+    })
+    .await
+    .unwrap();
+    shutdown.cancel();
+    assert!(drip, "a head sent a byte at a time was not cut off in 30 s");
+    assert!(
+        silent,
+        "a connection that sent nothing was not closed in 20 s"
+    );
+}
+
+/// A request body that never arrives whole is answered `408`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_body_that_never_arrives_is_answered_408() {
+    let (url, shutdown) = serve(HttpOptions::default()).await;
+    let at = authority(&url);
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(&at).unwrap();
+        stream
+            .write_all(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                  Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"json",
+            )
+            .unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut head = [0u8; 64];
+        let n = stream.read(&mut head).unwrap_or(0);
+        String::from_utf8_lossy(&head[..n]).into_owned()
+    })
+    .await
+    .unwrap();
+    shutdown.cancel();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer:?}");
+}
+
+/// Past its bound of connections, a client waits to be accepted: its
+/// request is answered once one of the held connections goes, not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_past_the_bound_waits_its_turn() {
+    let (url, shutdown) = serve(HttpOptions::default().max_connections(3)).await;
+    let at = authority(&url);
+    let (early, late) = tokio::task::spawn_blocking(move || {
+        let mut held: Vec<TcpStream> = (0..3)
+            .map(|_| {
+                let mut s = TcpStream::connect(&at).unwrap();
+                s.write_all(b"POST /mcp HTTP/1.1\r\n").unwrap();
+                s
+            })
+            .collect();
+        // Give the server the moment it takes to accept the three.
+        std::thread::sleep(Duration::from_millis(300));
+        let mut extra = TcpStream::connect(&at).unwrap();
+        extra
+            .write_all(b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let early = closed_within(&mut extra, Duration::from_secs(1));
+        drop(held.pop());
+        let late = closed_within(&mut extra, Duration::from_secs(20));
+        (early, late)
+    })
+    .await
+    .unwrap();
+    shutdown.cancel();
+    assert!(
+        !early,
+        "a fourth connection was served while three were held"
+    );
+    assert!(late, "the fourth connection was never served");
+}
+
+/// Past its bound of sessions, an `initialize` is refused; once a session
+/// is closed, a new one opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_the_bound_are_refused_until_one_closes() {
+    let (url, shutdown) = serve(HttpOptions::default().max_sessions(3)).await;
+    let url_then = url.clone();
+    let (refused, reopened) = tokio::task::spawn_blocking(move || {
+        let url = url_then;
+        let sessions: Vec<String> = (0..3).map(|_| raw_http::open_session(&url)).collect();
+        let refused = raw_http::post(&url, &[], &raw_http::initialize());
+        // DELETE closes a session.
+        let at = authority(&url);
+        let mut stream = TcpStream::connect(&at).unwrap();
+        write!(
+            stream,
+            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n",
+            sessions[0]
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 2"), "{answer}");
+        (refused, raw_http::post(&url, &[], &raw_http::initialize()))
+    })
+    .await
+    .unwrap();
+    shutdown.cancel();
+    assert_ne!(refused.0, 200, "a fourth session opened: {}", refused.1);
+    assert!(refused.1.contains("sessions are open"), "{}", refused.1);
+    assert_eq!(reopened.0, 200, "{}", reopened.1);
+}
