@@ -2,7 +2,7 @@
 //! the bearer token and its scopes, a session's owner, and the
 //! `Mcp-Param-*` headers of a tool call; and the metadata it answers itself.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
@@ -30,7 +30,10 @@ const BODY_LIMIT: usize = 4 << 20;
 /// would otherwise hold its connection, and its task, for ever.
 const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// How many sessions' owners are remembered; the oldest are forgotten first.
+/// How many sessions' owners are remembered; the one used least recently
+/// is forgotten first. Not the oldest: a client that opens and closes
+/// sessions in a loop would then push out the sessions of everyone else,
+/// in use or not.
 const SESSION_LIMIT: usize = 65_536;
 
 /// The error code of a header that does not match the body (SEP-2243).
@@ -51,8 +54,21 @@ pub(crate) struct Gate {
 
 #[derive(Default)]
 struct Owners {
-    by_session: HashMap<String, Option<String>>,
-    order: VecDeque<String>,
+    /// Each session's owner, and when it was last used (a count of uses).
+    by_session: HashMap<String, (Option<String>, u64)>,
+    /// The sessions by when they were last used.
+    by_use: BTreeMap<u64, String>,
+    uses: u64,
+}
+
+impl Owners {
+    /// Mark `session` (remembered, last used at `used`) as used now.
+    fn touch(&mut self, session: &str, used: u64) -> u64 {
+        self.uses += 1;
+        self.by_use.remove(&used);
+        self.by_use.insert(self.uses, session.to_owned());
+        self.uses
+    }
 }
 
 impl Gate {
@@ -280,11 +296,19 @@ impl Gate {
     }
 
     fn owned_by(&self, session: &str, subject: &Option<String>) -> bool {
-        let owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
         // A session not remembered (opened before a restart, forgotten as
-        // the oldest, or never opened here) has no owner to compare: it is
-        // refused, so no other identity can take it over.
-        owners.by_session.get(session) == Some(subject)
+        // the least used, or never opened here) has no owner to compare: it
+        // is refused, so no other identity can take it over.
+        let used = match owners.by_session.get(session) {
+            Some((owner, used)) if owner == subject => *used,
+            _ => return false,
+        };
+        let now = owners.touch(session, used);
+        if let Some((_, used)) = owners.by_session.get_mut(session) {
+            *used = now;
+        }
+        true
     }
 
     fn own(&self, session: &str, subject: Option<String>) {
@@ -293,12 +317,12 @@ impl Gate {
         if owners.by_session.contains_key(session) {
             return;
         }
-        owners.by_session.insert(session.to_owned(), subject);
-        owners.order.push_back(session.to_owned());
-        while owners.order.len() > SESSION_LIMIT {
-            if let Some(oldest) = owners.order.pop_front() {
-                owners.by_session.remove(&oldest);
-            }
+        let now = owners.touch(session, 0);
+        owners.by_session.insert(session.to_owned(), (subject, now));
+        if owners.by_session.len() > SESSION_LIMIT
+            && let Some((_, least_used)) = owners.by_use.pop_first()
+        {
+            owners.by_session.remove(&least_used);
         }
     }
 }
@@ -404,5 +428,29 @@ mod tests {
         assert!(!gate.owned_by("first", &alice));
         assert!(!gate.owned_by("first", &bob));
         assert!(gate.owned_by("later-0", &bob));
+    }
+
+    /// A client that opens sessions without end pushes out the sessions
+    /// least used, never one in use.
+    #[test]
+    fn a_flood_of_sessions_never_pushes_out_one_in_use() {
+        let gate = Gate::new(None, Arc::new(ToolRegistry::new()), "/mcp");
+        let alice = Some(r#"["https://as.test","sub","alice"]"#.to_owned());
+        let mallory = Some(r#"["https://as.test","sub","mallory"]"#.to_owned());
+        gate.own("alices", alice.clone());
+        for n in 0..2 * SESSION_LIMIT {
+            gate.own(&format!("flood-{n}"), mallory.clone());
+            if n % 10_000 == 0 {
+                assert!(gate.owned_by("alices", &alice), "pushed out after {n}");
+            }
+        }
+        assert!(gate.owned_by("alices", &alice));
+        assert!(
+            !gate.owned_by("flood-0", &mallory),
+            "the least used went first"
+        );
+        let owners = gate.owners.lock().unwrap();
+        assert_eq!(owners.by_session.len(), SESSION_LIMIT);
+        assert_eq!(owners.by_use.len(), SESSION_LIMIT);
     }
 }
