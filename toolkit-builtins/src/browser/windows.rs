@@ -9,7 +9,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
-use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, EventTargetCreated};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CloseTargetParams, EventTargetCreated, GetTargetsParams, TargetInfo,
+};
 use chromiumoxide::{Browser, Page};
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
@@ -52,10 +54,11 @@ impl ClosedWindows {
     }
 }
 
-/// Closes every page target in `context` other than `page`, from now until
-/// the returned task is aborted, and lists it in `closed`. Start it after
-/// `page` is open and stop the previous one before opening another: a page
-/// the tool opens is not one to close.
+/// Closes every page target in `context` other than `page`, those open now
+/// (one a page opened while the previous task was stopped) and those
+/// created until the returned task is aborted, and lists them in `closed`.
+/// Start it after `page` is open and stop the previous one before opening
+/// another: a page the tool opens is not one to close.
 pub(crate) async fn close_other_windows(
     browser: &Browser,
     page: &Page,
@@ -63,25 +66,31 @@ pub(crate) async fn close_other_windows(
     closed: ClosedWindows,
 ) -> chromiumoxide::Result<JoinHandle<()>> {
     let mut created = browser.event_listener::<EventTargetCreated>().await?;
+    let open = page.execute(GetTargetsParams::default()).await?;
     let (page, context) = (page.clone(), context.clone());
-    Ok(tokio::spawn(async move {
-        while let Some(event) = created.next().await {
-            let target = &event.target_info;
+    let close = move |target: TargetInfo| {
+        let (page, context, closed) = (page.clone(), context.clone(), closed.clone());
+        async move {
             let another_page = target.r#type == "page"
                 && target.browser_context_id.as_ref() == Some(&context)
                 && target.target_id != *page.target_id();
             if !another_page {
-                continue;
+                return;
             }
-            closed.push(target.url.clone());
+            closed.push(target.url);
             // Sent through the tool's page: a session the remote-debugging
             // client opened may close any target.
-            if let Err(error) = page
-                .execute(CloseTargetParams::new(target.target_id.clone()))
-                .await
-            {
+            if let Err(error) = page.execute(CloseTargetParams::new(target.target_id)).await {
                 tracing::warn!(%error, "a window the page opened could not be closed");
             }
+        }
+    };
+    for target in open.result.target_infos {
+        close(target).await;
+    }
+    Ok(tokio::spawn(async move {
+        while let Some(event) = created.next().await {
+            close(event.target_info.clone()).await;
         }
     }))
 }
