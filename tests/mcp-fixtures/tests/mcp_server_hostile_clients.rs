@@ -188,3 +188,50 @@ async fn sessions_past_the_bound_are_refused_until_one_closes() {
     assert!(refused.1.contains("sessions are open"), "{}", refused.1);
     assert_eq!(reopened.0, 200, "{}", reopened.1);
 }
+
+/// A client on a byte stream that sends requests in a loop and never reads
+/// an answer: the server reads on only while fewer than its bound of
+/// requests are being answered (an answer counts until it is written), so
+/// the client's writes stall, held by the pipe, instead of the server
+/// taking every request in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_floods_requests_and_never_reads_is_held_back() {
+    use tokio::io::AsyncWriteExt;
+    const REQUESTS: usize = 20_000;
+    let (client, server) = tokio::io::duplex(64 << 10);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(
+        McpServer::new(Arc::new(ToolRegistry::new())).serve_io(server_read, server_write),
+    );
+    let (_client_read, mut client_write) = tokio::io::split(client);
+    let hello = serde_json::to_string(&raw_http::initialize()).unwrap();
+    client_write
+        .write_all(format!("{hello}\n").as_bytes())
+        .await
+        .unwrap();
+    client_write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+    let mut written = 0;
+    while written < REQUESTS {
+        let request =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{written},\"method\":\"tools/list\"}}\n");
+        // A write the server has not made room for in 3 s is held back.
+        match tokio::time::timeout(
+            Duration::from_secs(3),
+            client_write.write_all(request.as_bytes()),
+        )
+        .await
+        {
+            Ok(Ok(())) => written += 1,
+            _ => break,
+        }
+    }
+    serving.abort();
+    eprintln!("{written} of {REQUESTS} requests written before the server stopped reading");
+    assert!(
+        written < REQUESTS / 4,
+        "the server took in {written} requests unanswered"
+    );
+}

@@ -7,6 +7,7 @@
 mod auth;
 mod http;
 mod identity;
+mod in_flight;
 mod listeners;
 mod session;
 mod sessions;
@@ -404,7 +405,9 @@ impl McpServer {
         // A session of its own, whichever clone of the server serves it.
         let running = self
             .for_new_session(false)
-            .serve((reader, writer))
+            .serve(in_flight::InFlight::new(
+                rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, writer),
+            ))
             .await
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         running
