@@ -12,8 +12,9 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tk::mcp::ClientSession;
 use tk::mcp::{HttpOptions, McpServer};
-use tk::{CancellationToken, ToolRegistry};
+use tk::{CancellationToken, ToolRegistry, tool};
 
 /// A server of an empty registry on loopback; its URL and its shutdown.
 async fn serve(options: HttpOptions) -> (String, CancellationToken) {
@@ -233,5 +234,74 @@ async fn a_client_that_floods_requests_and_never_reads_is_held_back() {
     assert!(
         written < REQUESTS / 4,
         "the server took in {written} requests unanswered"
+    );
+}
+
+/// Ask the client for its roots and say how many it has.
+#[tool(read_only)]
+async fn count_roots(session: &ClientSession) -> String {
+    match session.list_roots().await {
+        Ok(roots) => roots["roots"].as_array().map_or(0, Vec::len).to_string(),
+        Err(e) => format!("no roots: {e}"),
+    }
+}
+
+/// More calls than the server answers at once, each waiting for the
+/// client's answer to a question: the answers still come through behind
+/// the requests the server holds back, so every call finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_to_the_servers_questions_are_read_past_held_back_requests() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const CALLS: u64 = 100;
+    let registry = Arc::new(ToolRegistry::new());
+    registry.register(CountRootsTool).unwrap();
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(McpServer::new(registry).serve_io(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    let hello = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let mut out =
+        format!("{hello}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+    for id in 1..=CALLS {
+        out.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"count_roots\",\"arguments\":{{}}}}}}\n"
+        ));
+    }
+    client_write.write_all(out.as_bytes()).await.unwrap();
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut answered = 0;
+        while answered < CALLS {
+            let Ok(Some(line)) = lines.next_line().await else {
+                break;
+            };
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "roots/list" {
+                let answer = serde_json::json!({"jsonrpc": "2.0", "id": message["id"],
+                    "result": {"roots": [{"uri": "file:///tmp", "name": "tmp"}]}});
+                client_write
+                    .write_all(format!("{answer}\n").as_bytes())
+                    .await
+                    .unwrap();
+            } else if message["id"].as_u64().is_some_and(|id| id >= 1)
+                && message.get("result").is_some()
+            {
+                let text = message["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("");
+                assert_eq!(text, "1", "{line}");
+                answered += 1;
+            }
+        }
+        answered
+    })
+    .await
+    .unwrap_or(0);
+    serving.abort();
+    assert_eq!(
+        answered, CALLS,
+        "calls left waiting for the answers to their questions"
     );
 }

@@ -4,11 +4,17 @@
 //! The server reads a client's requests as fast as they come and answers
 //! each in a task of its own. A client that sends requests in a loop, and
 //! worse, one that never reads the answers, would have the server hold
-//! every request and every unsent answer: gigabytes in seconds. Here the
-//! next request is read only once fewer than [`MAX_IN_FLIGHT`] are being
-//! answered, an answer counting until it is written out; what the client
-//! sends meanwhile waits in the pipe, where the kernel bounds it.
+//! every request and every unsent answer: gigabytes in seconds. Here a
+//! request is handed on only while fewer than [`MAX_IN_FLIGHT`] are being
+//! answered, an answer counting until it is written out. Past that, up to
+//! [`MAX_WAITING`] more requests are read and held, so the answers and
+//! notifications the client sends behind them still come through (a tool
+//! waiting for the client's answer to its question holds a slot: were they
+//! not read, the slots would never come free); beyond those, nothing more
+//! is read, and what the client sends waits in the pipe, where the kernel
+//! bounds it.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,14 +27,18 @@ use tokio::sync::Semaphore;
 /// Requests of one client answered at once.
 pub(super) const MAX_IN_FLIGHT: usize = 64;
 
+/// Requests of one client read and held while all slots are taken.
+const MAX_WAITING: usize = 64;
+
 /// `T`, reading a request only while fewer than [`MAX_IN_FLIGHT`] are
 /// being answered.
 pub(super) struct InFlight<T> {
     inner: T,
     slots: Arc<Slots>,
-    /// A message read but not yet handed on: `receive` may be dropped
-    /// while it waits for a slot, and the message must not be lost.
-    pending: Option<RxJsonRpcMessage<RoleServer>>,
+    /// Requests read and not yet handed on, oldest first. Kept here, not in
+    /// `receive`'s future: that may be dropped while it waits, and a
+    /// message must not be lost.
+    waiting: VecDeque<RxJsonRpcMessage<RoleServer>>,
 }
 
 struct Slots {
@@ -51,6 +61,12 @@ impl Slots {
 }
 
 impl<T> InFlight<T> {
+    /// Hand on the oldest waiting request, in a slot just taken.
+    fn hand_on(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        self.slots.taken.fetch_add(1, Ordering::AcqRel);
+        self.waiting.pop_front()
+    }
+
     pub(super) fn new(inner: T) -> Self {
         Self {
             inner,
@@ -58,7 +74,7 @@ impl<T> InFlight<T> {
                 free: Semaphore::new(MAX_IN_FLIGHT),
                 taken: AtomicUsize::new(0),
             }),
-            pending: None,
+            waiting: VecDeque::new(),
         }
     }
 }
@@ -83,16 +99,34 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InFlight<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        if self.pending.is_none() {
-            self.pending = Some(self.inner.receive().await?);
+        loop {
+            let slots = Arc::clone(&self.slots);
+            let waiting = !self.waiting.is_empty();
+            if waiting && let Ok(permit) = slots.free.try_acquire() {
+                permit.forget();
+                return self.hand_on();
+            }
+            let room = self.waiting.len() < MAX_WAITING;
+            let inner = &mut self.inner;
+            // Cancel-safe: a permit is forgotten only where a request is
+            // handed on, and what is read is handed on or queued at once.
+            let next = tokio::select! {
+                permit = slots.free.acquire(), if waiting => match permit {
+                    Ok(permit) => {
+                        permit.forget();
+                        None
+                    }
+                    Err(_) => return None,
+                },
+                message = inner.receive(), if room => Some(message?),
+            };
+            match next {
+                None => return self.hand_on(),
+                Some(request @ JsonRpcMessage::Request(_)) => self.waiting.push_back(request),
+                // Answers and notifications are never held back.
+                Some(other) => return Some(other),
+            }
         }
-        if matches!(self.pending, Some(JsonRpcMessage::Request(_))) {
-            // Cancel-safe: dropped here, the message stays pending.
-            let permit = self.slots.free.acquire().await.ok()?;
-            permit.forget();
-            self.slots.taken.fetch_add(1, Ordering::AcqRel);
-        }
-        self.pending.take()
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
