@@ -305,3 +305,56 @@ async fn answers_to_the_servers_questions_are_read_past_held_back_requests() {
         "calls left waiting for the answers to their questions"
     );
 }
+
+/// A call that never ends by itself.
+#[tool(read_only)]
+async fn hang() -> String {
+    std::future::pending::<String>().await
+}
+
+/// Calls the client cancels are never answered, so their answers cannot
+/// be what frees their slots: cancelled, more calls than the server
+/// answers at once leave it free for the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_calls_free_their_slots() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const CALLS: u64 = 100;
+    let registry = Arc::new(ToolRegistry::new());
+    registry.register(HangTool).unwrap();
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(McpServer::new(registry).serve_io(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    let hello = serde_json::to_string(&raw_http::initialize()).unwrap();
+    let mut out =
+        format!("{hello}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+    for id in 10..10 + CALLS {
+        out.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"hang\",\"arguments\":{{}}}}}}\n"
+        ));
+    }
+    for id in 10..10 + CALLS {
+        out.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{id}}}}}\n"
+        ));
+    }
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    client_write.write_all(out.as_bytes()).await.unwrap();
+    let listed = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == 2 {
+                return message["result"]["tools"][0]["name"] == "hang";
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    serving.abort();
+    assert!(
+        listed,
+        "the request after the cancelled calls was never answered"
+    );
+}

@@ -14,12 +14,13 @@
 //! is read, and what the client sends waits in the pipe, where the kernel
 //! bounds it.
 
+use std::collections::HashSet;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use rmcp::RoleServer;
-use rmcp::model::JsonRpcMessage;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::Semaphore;
@@ -43,28 +44,49 @@ pub(super) struct InFlight<T> {
 
 struct Slots {
     free: Semaphore,
-    /// Requests handed on and not yet answered. Only these give a slot
-    /// back: an error the server sends unasked (for a line it could not
-    /// read) must not add one.
-    taken: AtomicUsize,
+    /// The ids of the requests handed on and not yet answered, each
+    /// holding a slot. Only these give one back: an error the server sends
+    /// unasked (for a line it could not read) must not add a slot, and a
+    /// request the client cancels (whose answer is never sent) must not
+    /// keep one.
+    taken: Mutex<HashSet<RequestId>>,
 }
 
 impl Slots {
-    fn give_back(&self) {
-        let taken = self
+    /// The request `id` is answered or cancelled: its slot comes free.
+    fn give_back(&self, id: &RequestId) {
+        let held = self
             .taken
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
-        if taken.is_ok() {
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        if held {
+            self.free.add_permits(1);
+        }
+    }
+
+    /// The request `id` takes the slot just acquired, unless a request of
+    /// the same id holds one already (its answer would answer both).
+    fn take(&self, id: RequestId) {
+        let new = self
+            .taken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id);
+        if !new {
             self.free.add_permits(1);
         }
     }
 }
 
 impl<T> InFlight<T> {
-    /// Hand on the oldest waiting request, in a slot just taken.
+    /// Hand on the oldest waiting request, in a slot just acquired.
     fn hand_on(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.slots.taken.fetch_add(1, Ordering::AcqRel);
-        self.waiting.pop_front()
+        let request = self.waiting.pop_front()?;
+        if let JsonRpcMessage::Request(request) = &request {
+            self.slots.take(request.id.clone());
+        }
+        Some(request)
     }
 
     pub(super) fn new(inner: T) -> Self {
@@ -72,7 +94,7 @@ impl<T> InFlight<T> {
             inner,
             slots: Arc::new(Slots {
                 free: Semaphore::new(MAX_IN_FLIGHT),
-                taken: AtomicUsize::new(0),
+                taken: Mutex::new(HashSet::new()),
             }),
             waiting: VecDeque::new(),
         }
@@ -86,13 +108,17 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InFlight<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let answer = matches!(item, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_));
+        let answered = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            _ => None,
+        };
         let sent = self.inner.send(item);
         let slots = Arc::clone(&self.slots);
         async move {
             let result = sent.await;
-            if answer {
-                slots.give_back();
+            if let Some(id) = answered {
+                slots.give_back(&id);
             }
             result
         }
@@ -123,8 +149,21 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InFlight<T> {
             match next {
                 None => return self.hand_on(),
                 Some(request @ JsonRpcMessage::Request(_)) => self.waiting.push_back(request),
-                // Answers and notifications are never held back.
-                Some(other) => return Some(other),
+                // Answers and notifications are never held back. A request
+                // cancelled is never answered: its slot comes free now.
+                Some(other) => {
+                    if let JsonRpcMessage::Notification(notification) = &other
+                        && let ClientNotification::CancelledNotification(cancelled) =
+                            &notification.notification
+                        && let Some(id) = &cancelled.params.request_id
+                    {
+                        self.slots.give_back(id);
+                        self.waiting.retain(
+                            |waiting| !matches!(waiting, JsonRpcMessage::Request(r) if &r.id == id),
+                        );
+                    }
+                    return Some(other);
+                }
             }
         }
     }
