@@ -20,11 +20,18 @@ use rmcp::transport::streamable_http_server::session::{
 pub(super) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
+    /// Held from the count to the new session's making, so that sessions
+    /// made at once cannot all see room for one more.
+    making: tokio::sync::Mutex<()>,
 }
 
 impl BoundedSessions {
     pub(super) fn new(inner: LocalSessionManager, max: usize) -> Self {
-        Self { inner, max }
+        Self {
+            inner,
+            max,
+            making: tokio::sync::Mutex::new(()),
+        }
     }
 
     async fn refuse_if_full(&self) -> Result<(), SessionsError> {
@@ -51,6 +58,7 @@ impl SessionManager for BoundedSessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let _making = self.making.lock().await;
         self.refuse_if_full().await?;
         Ok(self.inner.create_session().await?)
     }
@@ -106,6 +114,7 @@ impl SessionManager for BoundedSessions {
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let _making = self.making.lock().await;
         if !self.inner.has_session(&id).await? {
             self.refuse_if_full().await?;
         }
