@@ -176,7 +176,7 @@ pub async fn run_command(
     let timeout = policy.timeout_for(request.timeout)?;
     let mut notes: Vec<String> = super::walls::note_once(policy).into_iter().collect();
     let temp = TempDir::new()?;
-    let bounds = CommandBounds::new(policy, &walls, &mut notes);
+    let bounds = CommandBounds::new(policy, &walls, workspace, &mut notes);
 
     let mut command = tokio::process::Command::new(&policy.shell);
     command
@@ -238,13 +238,21 @@ struct CommandBounds {
 
 #[cfg(target_os = "linux")]
 impl CommandBounds {
-    fn new(policy: &ShellPolicy, walls: &super::KernelWalls, notes: &mut Vec<String>) -> Self {
+    fn new(
+        policy: &ShellPolicy,
+        walls: &super::KernelWalls,
+        workspace: &Workspace,
+        notes: &mut Vec<String>,
+    ) -> Self {
         use crate::cgroup::{ControlGroup, Limits, Reuse};
         let limits = Limits::new(policy.max_processes, policy.max_memory);
         // A command under Landlock cannot write to its group's files, so
         // the group can bound the next command; one without could have
         // changed any of its settings.
-        let reuse = if policy.confinement != Confinement::Off && walls.files() {
+        // (Unless the workspace holds the control groups themselves, `/`
+        // say: then the command may write to them.)
+        let writable_groups = std::path::Path::new("/sys/fs/cgroup").starts_with(workspace.root());
+        let reuse = if policy.confinement != Confinement::Off && walls.files() && !writable_groups {
             Reuse::Spare
         } else {
             Reuse::Remove
@@ -278,7 +286,12 @@ impl CommandBounds {
 /// No control groups here: the machine's bounds are the command's.
 #[cfg(not(target_os = "linux"))]
 impl CommandBounds {
-    fn new(_policy: &ShellPolicy, _walls: &super::KernelWalls, _notes: &mut Vec<String>) -> Self {
+    fn new(
+        _policy: &ShellPolicy,
+        _walls: &super::KernelWalls,
+        _workspace: &Workspace,
+        _notes: &mut Vec<String>,
+    ) -> Self {
         Self {}
     }
 
