@@ -101,7 +101,8 @@ pub enum Transport {
         command: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Extra environment variables.
+        /// Environment variables, besides the few the host passes on to
+        /// every stdio server (`PATH`, `HOME` and the like, never a secret).
         env: BTreeMap<String, String>,
         /// The directory to run it in.
         cwd: Option<PathBuf>,

@@ -23,7 +23,6 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::elicitation::Elicitor;
@@ -639,6 +638,12 @@ impl ServerLink {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
+                cmd.env_clear();
+                for key in INHERITED_ENV {
+                    if let Some(value) = std::env::var_os(key) {
+                        cmd.env(key, value);
+                    }
+                }
                 cmd.args(args).envs(env);
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
@@ -650,12 +655,7 @@ impl ServerLink {
                 if let Some(stderr) = stderr {
                     // A server's log lines go to ours, never to the model.
                     let server = name.clone();
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::debug!(server = %server, "{line}");
-                        }
-                    });
+                    tokio::spawn(log_lines(stderr, server));
                 }
                 handler
                     .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
@@ -1322,6 +1322,65 @@ fn http_client(
         None => builder,
     };
     builder.build().map_err(|e| e.to_string())
+}
+
+/// What a stdio server inherits from the host's environment: enough to find
+/// and run programs and to know its user and locale, no more. Secrets in
+/// the host's environment (API keys, tokens) stay there; the configured
+/// `env` passes a server what it needs.
+const INHERITED_ENV: [&str; 12] = [
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "TMPDIR",
+    // Windows needs these to start a program at all.
+    "SYSTEMROOT",
+    "USERPROFILE",
+    "APPDATA",
+    "TEMP",
+];
+
+/// The longest line of a server's log kept; the rest of a longer one is
+/// dropped. A line without end would otherwise grow without bound.
+const MAX_LOG_LINE: usize = 8 << 10;
+
+/// Log each line a server writes to its stderr, cut at [`MAX_LOG_LINE`].
+async fn log_lines(stderr: impl tokio::io::AsyncRead + Unpin, server: String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    let mut cut = false;
+    loop {
+        let Ok(available) = reader.fill_buf().await else {
+            return;
+        };
+        if available.is_empty() {
+            break;
+        }
+        let (taken, ended) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (end + 1, true),
+            None => (available.len(), false),
+        };
+        let room = MAX_LOG_LINE.saturating_sub(line.len());
+        let piece = &available[..taken.min(room)];
+        line.extend_from_slice(piece);
+        cut |= taken > room;
+        reader.consume(taken);
+        if ended {
+            let text = String::from_utf8_lossy(&line);
+            let suffix = if cut { " [cut]" } else { "" };
+            tracing::debug!(server = %server, "{}{suffix}", text.trim_end());
+            line.clear();
+            cut = false;
+        }
+    }
+    if !line.is_empty() {
+        tracing::debug!(server = %server, "{}", String::from_utf8_lossy(&line).trim_end());
+    }
 }
 
 #[cfg(test)]
