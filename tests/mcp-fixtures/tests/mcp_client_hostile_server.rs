@@ -37,6 +37,10 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
 "#;
 
+/// Held by each test that measures the host's memory, so that no other
+/// test of this binary grows it meanwhile.
+static MEASURING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn resident_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -54,6 +58,7 @@ fn resident_bytes() -> u64 {
 async fn a_stdio_server_sees_no_host_secret_and_cannot_flood_the_host_through_stderr() {
     // SAFETY: set before any thread of this test reads the environment.
     unsafe { std::env::set_var("TOOLSMITH_TEST_SECRET", "hunter2") };
+    let _alone = MEASURING.lock().await;
     let before = resident_bytes();
     let config = McpConfig::from_json(&json!({"mcpServers": {"h": {
         "command": "python3", "args": ["-c", SERVER],
@@ -78,4 +83,244 @@ async fn a_stdio_server_sees_no_host_secret_and_cannot_flood_the_host_through_st
     clients.disconnect().await;
     assert!(grown < 64 << 20, "the host grew by {} MiB", grown >> 20);
     assert_eq!(seen, ["secret=absent path=yes"], "{seen:?}");
+}
+
+/// A stdio server whose behaviour `MODE` picks: `children` starts a
+/// `sleep` and names its pid in its one tool's description; `loop` pages
+/// its tools with the same cursor for ever; `endless` lists 100 tools a
+/// page for ever; `empty` lists empty pages for ever; `asks` answers the
+/// handshake and the list, then asks the client `ping` for ever, never
+/// reading an answer.
+const PAGING_SERVER: &str = r#"
+import json, os, subprocess, sys
+mode = os.environ["MODE"]
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+def tool(name, description="t"):
+    return {"name": name, "description": description, "inputSchema": {"type": "object"}}
+child = subprocess.Popen(["sleep", "300"]) if mode == "children" else None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "h", "version": "0"}}})
+    elif msg["method"] == "tools/list":
+        cursor = (msg.get("params") or {}).get("cursor") or "0"
+        n = int(cursor) if cursor.isdigit() else 0
+        if mode == "children":
+            result = {"tools": [tool("child", str(child.pid))]}
+        elif mode == "loop":
+            result = {"tools": [tool("t%d" % n)], "nextCursor": "again"}
+        elif mode == "endless":
+            result = {"tools": [tool("t%d_%d" % (n, i)) for i in range(100)],
+                      "nextCursor": str(n + 1)}
+        elif mode == "empty":
+            result = {"tools": [], "nextCursor": str(n + 1)}
+        else:
+            result = {"tools": [tool("t")]}
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        if mode == "asks":
+            for i in range(10 ** 7):
+                send({"jsonrpc": "2.0", "id": "ask%d" % i, "method": "ping"})
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+"#;
+
+/// A client of one stdio server running [`PAGING_SERVER`] in `mode`.
+fn paging_server(mode: &str) -> (Arc<ToolRegistry>, McpClients) {
+    let config = McpConfig::from_json(&json!({"mcpServers": {"h": {
+        "command": "python3", "args": ["-c", PAGING_SERVER],
+        "env": {"MODE": mode}, "toolTimeout": 60
+    }}}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    (registry, clients)
+}
+
+/// Connect `clients`' one server within 90 s.
+async fn connect_one(clients: &McpClients) -> Result<usize, String> {
+    let mut connected = tokio::time::timeout(Duration::from_secs(90), clients.connect())
+        .await
+        .expect("connected or refused within 90 s");
+    connected.pop().expect("one server").1
+}
+
+/// What a stdio server starts ends with it: the host never leaves a
+/// server's children running after it let the server go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_servers_children_end_when_it_is_let_go() {
+    let (registry, clients) = paging_server("children");
+    connect_one(&clients).await.expect("connected");
+    let pid: u32 = registry.specs()[0].description.parse().expect("a pid");
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    assert!(alive(pid), "the server's child runs while it does");
+    clients.disconnect().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid), "the server's child {pid} outlived it");
+}
+
+/// A server whose pages go round in a loop, or never end, is refused with
+/// what it did, in a bounded number of requests: it is never listed until
+/// the host runs out of memory or the list's timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_paging_in_a_loop_or_without_end_is_refused() {
+    for (mode, said) in [
+        ("loop", "a cursor it gave before"),
+        ("endless", "more than 10000"),
+        ("empty", "more than 1000 pages"),
+    ] {
+        let (registry, clients) = paging_server(mode);
+        let refused = connect_one(&clients).await.expect_err(mode);
+        clients.disconnect().await;
+        assert!(refused.contains(said), "{mode}: {refused}");
+        assert!(registry.specs().is_empty(), "{mode}: nothing is mounted");
+    }
+}
+
+/// A server asking the client in a loop, never reading the answers, has it
+/// answer a bounded number at a time: the host does not hold every request
+/// and every unsent answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_asking_in_a_loop_cannot_flood_the_host() {
+    let (_registry, clients) = paging_server("asks");
+    let _alone = MEASURING.lock().await;
+    let before = resident_bytes();
+    connect_one(&clients).await.expect("connected");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let grown = resident_bytes().saturating_sub(before);
+    tokio::time::timeout(Duration::from_secs(30), clients.disconnect())
+        .await
+        .expect("let go within 30 s");
+    assert!(grown < 64 << 20, "the host grew by {} MiB", grown >> 20);
+}
+
+/// A one-connection-at-a-time HTTP server on loopback: each request's head
+/// is recorded, and `answer` writes the response (it may write for ever;
+/// a failed write ends the connection).
+fn http_server(
+    answer: impl Fn(&str, &mut std::net::TcpStream) + Send + 'static,
+) -> (u16, Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let mut head = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            while reader.read_line(&mut head).is_ok_and(|n| n > 2) {}
+            seen.lock().unwrap().push(head.clone());
+            answer(&head, &mut stream);
+        }
+    });
+    (port, heads)
+}
+
+/// Write `chunk` until the peer goes away (or 512 MiB: a test must end).
+fn write_for_ever(stream: &mut std::net::TcpStream, start: &[u8], chunk: &[u8]) {
+    use std::io::Write;
+    let _ = stream.write_all(start);
+    for _ in 0..(512 << 20) / chunk.len() {
+        if stream.write_all(chunk).is_err() {
+            return;
+        }
+    }
+}
+
+/// A server redirecting to another origin does not get the configured
+/// headers sent there: every redirect status, over both HTTP transports,
+/// fails the connection, and the other origin (another port on loopback)
+/// is never asked anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_origin_takes_no_header_there() {
+    let (elsewhere, asked_elsewhere) = http_server(|_, _| {});
+    let (mut tried, mut refused) = (0, 0);
+    for status in [301, 302, 303, 307, 308] {
+        for path in ["/mcp", "/sse"] {
+            let (port, _) = http_server(move |_, stream| {
+                use std::io::Write;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} Moved\r\nLocation: http://127.0.0.1:{elsewhere}{path}\r\n\
+                     Content-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+            });
+            let config = McpConfig::from_json(&json!({"mcpServers": {"r": {
+                "url": format!("http://127.0.0.1:{port}{path}"),
+                "headers": {"X-Api-Key": "hunter2"}, "toolTimeout": 10
+            }}}))
+            .unwrap();
+            let clients = McpClients::new(config, &Arc::new(ToolRegistry::new()));
+            tried += 1;
+            let outcome = connect_one(&clients).await;
+            clients.disconnect().await;
+            if outcome.is_err() {
+                refused += 1;
+            }
+        }
+    }
+    let escaped = asked_elsewhere.lock().unwrap().len();
+    println!("redirects: tried {tried}, refused {refused}, escaped {escaped}");
+    assert_eq!(
+        (refused, escaped),
+        (tried, 0),
+        "{:?}",
+        asked_elsewhere.lock().unwrap()
+    );
+}
+
+/// An HTTP+SSE server cannot grow the host by sending without end: an
+/// event that never ends is cut at 16 MiB, and of an error answer's body
+/// only the start is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_server_sending_without_end_is_cut_off() {
+    let endless_event = |_: &str, stream: &mut std::net::TcpStream| {
+        let start = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: ";
+        write_for_ever(stream, start, &[b'x'; 64 << 10]);
+    };
+    let endless_error = |_: &str, stream: &mut std::net::TcpStream| {
+        let start = b"HTTP/1.1 500 Oops\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n";
+        write_for_ever(stream, start, &[b'x'; 64 << 10]);
+    };
+    let _alone = MEASURING.lock().await;
+    let before = resident_bytes();
+    for (answer, said) in [
+        (
+            Box::new(endless_event) as Box<dyn Fn(&str, &mut std::net::TcpStream) + Send>,
+            "longer than",
+        ),
+        (Box::new(endless_error), "500"),
+    ] {
+        let (port, _) = http_server(answer);
+        let config = McpConfig::from_json(&json!({"mcpServers": {"s": {
+            "url": format!("http://127.0.0.1:{port}/sse"), "toolTimeout": 10
+        }}}))
+        .unwrap();
+        let clients = McpClients::new(config, &Arc::new(ToolRegistry::new()));
+        let refused = connect_one(&clients).await.expect_err(said);
+        clients.disconnect().await;
+        assert!(refused.contains(said), "{refused}");
+    }
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(grown < 96 << 20, "the host grew by {} MiB", grown >> 20);
 }

@@ -15,6 +15,7 @@
 mod client;
 mod config;
 pub(crate) mod convert;
+mod in_flight;
 mod naming;
 mod server;
 mod trace_context;

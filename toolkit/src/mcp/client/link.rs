@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -16,7 +15,6 @@ use rmcp::model::{
 };
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
@@ -34,6 +32,7 @@ use super::tools::mount_all;
 use crate::context::{Progress, ToolContext};
 use crate::error::ToolError;
 use crate::mcp::config::{ServerConfig, Transport};
+use crate::mcp::in_flight::InFlight;
 use crate::registry::ToolRegistry;
 use crate::tool::Tool;
 
@@ -418,7 +417,9 @@ impl ServerLink {
     /// Call the server's tool `tool` (its own name) as a task and return
     /// the task's id at once, for a host that polls it with
     /// [`task`](Self::task) and may [`cancel_task`](Self::cancel_task) it.
-    /// A tool that does not run as a task is an error.
+    /// A tool that does not run as a task is an error. This, [`task`](Self::task)
+    /// and [`cancel_task`](Self::cancel_task) fail when the server does not
+    /// answer within its `toolTimeout`.
     pub async fn start_task(&self, tool: &str, arguments: Value) -> Result<String, String> {
         let session = self.session().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -427,12 +428,8 @@ impl ServerLink {
         }
         let refused =
             |e: &dyn std::fmt::Display| format!("the MCP server `{}`: {e}", self.config.name);
-        match session
-            .peer()
-            .call_tool_once(params)
-            .await
-            .map_err(|e| refused(&e))?
-        {
+        let started = self.within_tool_timeout(session.peer().call_tool_once(params));
+        match started.await?.map_err(|e| refused(&e))? {
             rmcp::model::CallToolResponse::Task(created) => Ok(created.task.task_id),
             _ => Err(refused(&format!("`{tool}` did not start a task"))),
         }
@@ -442,10 +439,9 @@ impl ServerLink {
     /// `status`, and its `result`, `error` or `inputRequests`.
     pub async fn task(&self, id: &str) -> Result<Value, String> {
         let session = self.session().await?;
-        let got = session
-            .peer()
-            .get_task(GetTaskParams::new(id.to_owned()))
-            .await
+        let got = self
+            .within_tool_timeout(session.peer().get_task(GetTaskParams::new(id.to_owned())))
+            .await?
             .map_err(|e| format!("the MCP server `{}`: {e}", self.config.name))?;
         Ok(serde_json::to_value(got).unwrap_or_default())
     }
@@ -454,11 +450,26 @@ impl ServerLink {
     /// `cancelled` unless it finished first.
     pub async fn cancel_task(&self, id: &str) -> Result<(), String> {
         let session = self.session().await?;
-        session
-            .peer()
-            .cancel_task(CancelTaskParams::new(id.to_owned()))
-            .await
-            .map_err(|e| format!("the MCP server `{}`: {e}", self.config.name))
+        self.within_tool_timeout(
+            session
+                .peer()
+                .cancel_task(CancelTaskParams::new(id.to_owned())),
+        )
+        .await?
+        .map_err(|e| format!("the MCP server `{}`: {e}", self.config.name))
+    }
+
+    /// `request`, failed when the server has not answered it within
+    /// `toolTimeout`: a request the host makes outside any call is bounded
+    /// in time as a call is.
+    async fn within_tool_timeout<T>(&self, request: impl Future<Output = T>) -> Result<T, String> {
+        let limit = self.config.tool_timeout;
+        tokio::time::timeout(limit, request).await.map_err(|_| {
+            format!(
+                "the MCP server `{}` did not answer within {limit:?}",
+                self.config.name
+            )
+        })
     }
 
     /// One round of [`call_tool_reporting_progress`](Self::call_tool_reporting_progress):
@@ -637,33 +648,15 @@ impl ServerLink {
                 env,
                 cwd,
             } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.env_clear();
-                for key in INHERITED_ENV {
-                    if let Some(value) = std::env::var_os(key) {
-                        cmd.env(key, value);
-                    }
-                }
-                cmd.args(args).envs(env);
-                if let Some(cwd) = cwd {
-                    cmd.current_dir(cwd);
-                }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
+                let transport = super::process::spawn(command, args, env, cwd.as_deref(), name)
                     .map_err(|e| failed(&format!("cannot start `{command}`: {e}")))?;
-                if let Some(stderr) = stderr {
-                    // A server's log lines go to ours, never to the model.
-                    let server = name.clone();
-                    tokio::spawn(log_lines(stderr, server));
-                }
                 handler
                     .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
                     .await
                     .map_err(refused)
             }
             Transport::StreamableHttp { url, headers } => {
-                let client = http_client(headers, self.config.ca_certificate.as_deref())
+                let client = http_client(url, headers, self.config.ca_certificate.as_deref())
                     .map_err(|e| failed(&e))?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config.retry_config = Arc::new(ResumeOnce);
@@ -704,7 +697,7 @@ impl ServerLink {
                     .map_err(refused)
             }
             Transport::Sse { url, headers } => {
-                let client = http_client(headers, self.config.ca_certificate.as_deref())
+                let client = http_client(url, headers, self.config.ca_certificate.as_deref())
                     .map_err(|e| failed(&e))?;
                 let transport = SseClientTransport::connect(client, url)
                     .await
@@ -809,11 +802,13 @@ impl ServerLink {
         });
     }
 
-    /// `transport`, with progress notifications routed as they arrive, and
-    /// `closed` told of what it sees and when it is dropped.
-    fn tap<T>(&self, transport: T, closed: &Arc<Watch>) -> ProgressTap<T> {
+    /// `transport`, with progress notifications routed as they arrive,
+    /// `closed` told of what it sees and when it is dropped, and the
+    /// server's requests to us answered a bounded number at a time (a
+    /// server asking in a loop would otherwise have us hold every request).
+    fn tap<T>(&self, transport: T, closed: &Arc<Watch>) -> ProgressTap<InFlight<T, RoleClient>> {
         ProgressTap {
-            inner: transport,
+            inner: InFlight::new(transport),
             link: self.me.clone(),
             _closed: closed.drop_guard(),
             watch: Arc::clone(closed),
@@ -1304,10 +1299,19 @@ impl SseRetryPolicy for ResumeOnce {
 
 /// An HTTP client sending the configured headers with every request, and
 /// trusting the configured `caCertificate` besides the system's roots.
+/// Headers going in clear (`http://`) to a host other than this one are
+/// sent, as configured, with a warning: anyone on the way reads them.
 fn http_client(
+    url: &str,
     headers: &std::collections::BTreeMap<String, String>,
     ca_certificate: Option<&std::path::Path>,
 ) -> Result<reqwest::Client, String> {
+    if !headers.is_empty() && in_clear_beyond_this_host(url) {
+        tracing::warn!(
+            url,
+            "the configured headers of an MCP server go over plain HTTP to another host; use https"
+        );
+    }
     let mut map = reqwest::header::HeaderMap::new();
     for (name, value) in headers {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
@@ -1316,7 +1320,9 @@ fn http_client(
             .map_err(|e| format!("header `{name}`: {e}"))?;
         map.insert(name, value);
     }
-    let builder = reqwest::Client::builder().default_headers(map);
+    let builder = reqwest::Client::builder()
+        .default_headers(map)
+        .redirect(same_origin_redirects());
     let builder = match ca_certificate {
         Some(path) => super::trust::trust(builder, path)?,
         None => builder,
@@ -1324,63 +1330,43 @@ fn http_client(
     builder.build().map_err(|e| e.to_string())
 }
 
-/// What a stdio server inherits from the host's environment: enough to find
-/// and run programs and to know its user and locale, no more. Secrets in
-/// the host's environment (API keys, tokens) stay there; the configured
-/// `env` passes a server what it needs.
-const INHERITED_ENV: [&str; 12] = [
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LANG",
-    "TMPDIR",
-    // Windows needs these to start a program at all.
-    "SYSTEMROOT",
-    "USERPROFILE",
-    "APPDATA",
-    "TEMP",
-];
+/// Whether `url` is plain HTTP to a host other than this machine's loopback.
+fn in_clear_beyond_this_host(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default();
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    url.scheme() == "http" && !loopback
+}
 
-/// The longest line of a server's log kept; the rest of a longer one is
-/// dropped. A line without end would otherwise grow without bound.
-const MAX_LOG_LINE: usize = 8 << 10;
+/// The most redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
 
-/// Log each line a server writes to its stderr, cut at [`MAX_LOG_LINE`].
-async fn log_lines(stderr: impl tokio::io::AsyncRead + Unpin, server: String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut reader = tokio::io::BufReader::new(stderr);
-    let mut line = Vec::new();
-    let mut cut = false;
-    loop {
-        let Ok(available) = reader.fill_buf().await else {
-            return;
-        };
-        if available.is_empty() {
-            break;
+/// Redirects are followed within the configured server's origin only. The
+/// configured headers (an API key) and the session id go with every request
+/// the client makes, so a server that redirected to another origin would
+/// hand them to whoever runs it; such a redirect fails the request instead,
+/// naming where it pointed, so the configuration can name it if it is meant.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().first().map(reqwest::Url::origin);
+        let to = attempt.url().origin();
+        if from.as_ref() != Some(&to) {
+            let to = to.ascii_serialization();
+            attempt.error(format!(
+                "the server redirected to another origin, `{to}`, which is not followed: the configured headers would go there"
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
         }
-        let (taken, ended) = match available.iter().position(|&b| b == b'\n') {
-            Some(end) => (end + 1, true),
-            None => (available.len(), false),
-        };
-        let room = MAX_LOG_LINE.saturating_sub(line.len());
-        let piece = &available[..taken.min(room)];
-        line.extend_from_slice(piece);
-        cut |= taken > room;
-        reader.consume(taken);
-        if ended {
-            let text = String::from_utf8_lossy(&line);
-            let suffix = if cut { " [cut]" } else { "" };
-            tracing::debug!(server = %server, "{}{suffix}", text.trim_end());
-            line.clear();
-            cut = false;
-        }
-    }
-    if !line.is_empty() {
-        tracing::debug!(server = %server, "{}", String::from_utf8_lossy(&line).trim_end());
-    }
+    })
 }
 
 #[cfg(test)]
@@ -1394,6 +1380,28 @@ mod tests {
     impl ProgressReporter for Seen {
         fn report(&self, progress: Progress) {
             self.0.lock().unwrap().push(progress.progress);
+        }
+    }
+
+    #[test]
+    fn headers_in_clear_are_told_apart_from_loopback_and_tls() {
+        for url in [
+            "http://10.0.0.1/mcp",
+            "http://mcp.example/mcp",
+            "http://[fe80::1]:9/x",
+        ] {
+            assert!(in_clear_beyond_this_host(url), "{url}");
+        }
+        for url in [
+            "https://mcp.example/mcp",
+            "http://127.0.0.1:8080/mcp",
+            "http://127.3.4.5/mcp",
+            "http://localhost/mcp",
+            "http://LOCALHOST:1/sse",
+            "http://[::1]:9/mcp",
+            "not a url",
+        ] {
+            assert!(!in_clear_beyond_this_host(url), "{url}");
         }
     }
 

@@ -5,6 +5,7 @@ mod handler;
 mod link;
 #[cfg(feature = "mcp-oauth")]
 mod oauth;
+mod process;
 mod sampling;
 mod sse;
 mod tap;

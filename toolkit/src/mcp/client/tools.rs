@@ -87,10 +87,16 @@ pub(crate) async fn mount_all(
     let mut names = NameAllocator::default();
     let mut mounted: Vec<Arc<dyn Tool>> = Vec::new();
     if offers("tools") {
-        let tools = tokio::time::timeout(limit, session.list_all_tools())
-            .await
-            .map_err(|e| MountFailure::from(within("tools", e)))?
-            .map_err(|e| MountFailure::listing(failed("tools", &e), &e))?;
+        let tools = tokio::time::timeout(
+            limit,
+            every_page(|cursor| async move {
+                let page = session.list_tools(Some(page_after(cursor))).await?;
+                Ok((page.tools, page.next_cursor))
+            }),
+        )
+        .await
+        .map_err(|e| MountFailure::from(within("tools", e)))?
+        .map_err(|e| MountFailure::listing(failed("tools", &e), &e))?;
         for tool in tools {
             let definition = serde_json::to_value(&tool).unwrap_or_default();
             let raw = tool.name.to_string();
@@ -128,7 +134,14 @@ pub(crate) async fn mount_all(
             })
     };
     if offers("resources") {
-        let listed = tokio::time::timeout(limit, session.list_all_resources()).await;
+        let listed = tokio::time::timeout(
+            limit,
+            every_page(|cursor| async move {
+                let page = session.list_resources(Some(page_after(cursor))).await?;
+                Ok((page.resources, page.next_cursor))
+            }),
+        )
+        .await;
         for resource in optional("resources", as_values(listed)) {
             let str_of = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or_default();
             let (name, uri) = (str_of("name"), str_of("uri"));
@@ -156,7 +169,16 @@ pub(crate) async fn mount_all(
         }
         // Templates came later to the protocol than resources: a server
         // that does not know the method keeps its other tools.
-        let listed = tokio::time::timeout(limit, session.list_all_resource_templates()).await;
+        let listed = tokio::time::timeout(
+            limit,
+            every_page(|cursor| async move {
+                let page = session
+                    .list_resource_templates(Some(page_after(cursor)))
+                    .await?;
+                Ok((page.resource_templates, page.next_cursor))
+            }),
+        )
+        .await;
         for template in optional("resource templates", as_values(listed)) {
             match template_tool(link, &mut names, &template) {
                 Ok((raw, tool)) if enabled.allows(&raw, &tool.spec.name) => {
@@ -169,7 +191,14 @@ pub(crate) async fn mount_all(
         }
     }
     if offers("prompts") {
-        let listed = tokio::time::timeout(limit, session.list_all_prompts()).await;
+        let listed = tokio::time::timeout(
+            limit,
+            every_page(|cursor| async move {
+                let page = session.list_prompts(Some(page_after(cursor))).await?;
+                Ok((page.prompts, page.next_cursor))
+            }),
+        )
+        .await;
         for prompt in optional("prompts", as_values(listed)) {
             let name = prompt
                 .get("name")
@@ -201,6 +230,59 @@ pub(crate) async fn mount_all(
 
 /// A list the server was asked for: the answer, if it came in time.
 type Listed<T> = Result<Result<Vec<T>, rmcp::ServiceError>, tokio::time::error::Elapsed>;
+
+/// The most items of one kind (tools, resources, templates, prompts) taken
+/// from a server, and the most pages they may come in. Each page is bounded
+/// by the transport (16 MiB a message); the number of pages is not, and a
+/// server paging without end would have the host hold everything it sends
+/// until the list's timeout.
+const MAX_LISTED: usize = 10_000;
+const MAX_PAGES: usize = 1_000;
+
+/// The request for the page after `cursor` (the first page without one).
+fn page_after(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {
+    rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)
+}
+
+/// Every page of a list, `page` fetching the one after a cursor. A server
+/// that gives a cursor it gave before (a loop), or lists more than
+/// [`MAX_LISTED`] items or [`MAX_PAGES`] pages, fails the list with what it
+/// did.
+async fn every_page<T, F, Fut>(mut page: F) -> Result<Vec<T>, rmcp::ServiceError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
+{
+    use std::hash::BuildHasher;
+    let refused =
+        |what: String| rmcp::ServiceError::McpError(rmcp::ErrorData::internal_error(what, None));
+    let mut items = Vec::new();
+    // Hashes, not the cursors: a cursor may be as long as a message.
+    let hasher = std::collections::hash_map::RandomState::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let (listed, next) = page(cursor).await?;
+        if listed.len() > MAX_LISTED - items.len() {
+            return Err(refused(format!(
+                "the server lists more than {MAX_LISTED}; no more are taken"
+            )));
+        }
+        items.extend(listed);
+        let Some(next) = next else {
+            return Ok(items);
+        };
+        if !seen.insert(hasher.hash_one(&next)) {
+            return Err(refused(
+                "the server gave a cursor it gave before: its pages go round in a loop".into(),
+            ));
+        }
+        cursor = Some(next);
+    }
+    Err(refused(format!(
+        "the server lists in more than {MAX_PAGES} pages; no more are taken"
+    )))
+}
 
 /// The items of a list as JSON, read the same way whatever their type.
 fn as_values<T: serde::Serialize>(listed: Listed<T>) -> Listed<Value> {

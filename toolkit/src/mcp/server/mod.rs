@@ -7,7 +7,6 @@
 mod auth;
 mod http;
 mod identity;
-mod in_flight;
 mod listeners;
 mod session;
 mod sessions;
@@ -405,7 +404,7 @@ impl McpServer {
         // A session of its own, whichever clone of the server serves it.
         let running = self
             .for_new_session(false)
-            .serve(in_flight::InFlight::new(
+            .serve(super::in_flight::InFlight::new(
                 rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, writer),
             ))
             .await

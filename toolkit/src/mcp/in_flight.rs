@@ -1,45 +1,75 @@
-//! A bound on the requests of one client over a byte stream that are being
-//! answered at once.
+//! A bound on the requests of one peer that are being answered at once,
+//! for either side of a session: the server answering a client, the client
+//! answering a server (its sampling, elicitation and ping requests).
 //!
-//! The server reads a client's requests as fast as they come and answers
-//! each in a task of its own. A client that sends requests in a loop, and
-//! worse, one that never reads the answers, would have the server hold
-//! every request and every unsent answer: gigabytes in seconds. Here a
-//! request is handed on only while fewer than [`MAX_IN_FLIGHT`] are being
-//! answered, an answer counting until it is written out. Past that, up to
-//! [`MAX_WAITING`] more requests are read and held, so the answers and
-//! notifications the client sends behind them still come through (a tool
-//! waiting for the client's answer to its question holds a slot: were they
-//! not read, the slots would never come free); beyond those, nothing more
-//! is read, and what the client sends waits in the pipe, where the kernel
-//! bounds it.
+//! The SDK reads a peer's requests as fast as they come and answers each in
+//! a task of its own. A peer that sends requests in a loop, and worse, one
+//! that never reads the answers, would have us hold every request and every
+//! unsent answer: gigabytes in seconds. Here a request is handed on only
+//! while fewer than [`MAX_IN_FLIGHT`] are being answered, an answer counting
+//! until it is written out. Past that, up to [`MAX_WAITING`] more requests
+//! are read and held, so the answers and notifications the peer sends
+//! behind them still come through (a request of ours waiting for the peer's
+//! answer to its own question holds a slot: were they not read, the slots
+//! would never come free); beyond those, nothing more is read, and what the
+//! peer sends waits in the pipe or the connection, where the kernel bounds
+//! it.
 
 use std::collections::HashSet;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use rmcp::RoleServer;
-use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId, ServerNotification};
+use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{RoleClient, RoleServer};
 use tokio::sync::Semaphore;
 
-/// Requests of one client answered at once.
-pub(super) const MAX_IN_FLIGHT: usize = 64;
+/// Requests of one peer answered at once.
+const MAX_IN_FLIGHT: usize = 64;
 
-/// Requests of one client read and held while all slots are taken.
+/// Requests of one peer read and held while all slots are taken.
 const MAX_WAITING: usize = 64;
+
+/// A side of a session: how it reads the peer's cancelling of a request.
+pub(crate) trait Side: ServiceRole {
+    /// The request a notification from the peer cancels, if it is a
+    /// cancel.
+    fn cancelled(notification: &Self::PeerNot) -> Option<&RequestId>;
+}
+
+impl Side for RoleServer {
+    fn cancelled(notification: &ClientNotification) -> Option<&RequestId> {
+        match notification {
+            ClientNotification::CancelledNotification(cancelled) => {
+                cancelled.params.request_id.as_ref()
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Side for RoleClient {
+    fn cancelled(notification: &ServerNotification) -> Option<&RequestId> {
+        match notification {
+            ServerNotification::CancelledNotification(cancelled) => {
+                cancelled.params.request_id.as_ref()
+            }
+            _ => None,
+        }
+    }
+}
 
 /// `T`, reading a request only while fewer than [`MAX_IN_FLIGHT`] are
 /// being answered.
-pub(super) struct InFlight<T> {
+pub(crate) struct InFlight<T, R: ServiceRole> {
     inner: T,
     slots: Arc<Slots>,
     /// Requests read and not yet handed on, oldest first. Kept here, not in
     /// `receive`'s future: that may be dropped while it waits, and a
     /// message must not be lost.
-    waiting: VecDeque<RxJsonRpcMessage<RoleServer>>,
+    waiting: VecDeque<RxJsonRpcMessage<R>>,
 }
 
 struct Slots {
@@ -79,9 +109,9 @@ impl Slots {
     }
 }
 
-impl<T> InFlight<T> {
+impl<T, R: ServiceRole> InFlight<T, R> {
     /// Hand on the oldest waiting request, in a slot just acquired.
-    fn hand_on(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+    fn hand_on(&mut self) -> Option<RxJsonRpcMessage<R>> {
         let request = self.waiting.pop_front()?;
         if let JsonRpcMessage::Request(request) = &request {
             self.slots.take(request.id.clone());
@@ -89,7 +119,7 @@ impl<T> InFlight<T> {
         Some(request)
     }
 
-    pub(super) fn new(inner: T) -> Self {
+    pub(crate) fn new(inner: T) -> Self {
         Self {
             inner,
             slots: Arc::new(Slots {
@@ -101,12 +131,12 @@ impl<T> InFlight<T> {
     }
 }
 
-impl<T: Transport<RoleServer>> Transport<RoleServer> for InFlight<T> {
+impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
     type Error = T::Error;
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        item: TxJsonRpcMessage<R>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let answered = match &item {
             JsonRpcMessage::Response(response) => Some(response.id.clone()),
@@ -124,7 +154,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InFlight<T> {
         }
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
         loop {
             let slots = Arc::clone(&self.slots);
             let waiting = !self.waiting.is_empty();
@@ -153,9 +183,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InFlight<T> {
                 // cancelled is never answered: its slot comes free now.
                 Some(other) => {
                     if let JsonRpcMessage::Notification(notification) = &other
-                        && let ClientNotification::CancelledNotification(cancelled) =
-                            &notification.notification
-                        && let Some(id) = &cancelled.params.request_id
+                        && let Some(id) = R::cancelled(&notification.notification)
                     {
                         self.slots.give_back(id);
                         self.waiting.retain(

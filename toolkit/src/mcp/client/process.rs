@@ -1,0 +1,158 @@
+//! A stdio server's process: started with a clean environment, its log
+//! read in bounded lines, and stopped with everything it started.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::process::Stdio;
+
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::{TokioChildProcess, Transport};
+
+/// A stdio server's transport. The server runs in a process group of its
+/// own, which is killed when the transport is dropped: what the server
+/// started (a shell's children, a helper it forked) ends with it, instead
+/// of living on after the host let the server go.
+pub(super) struct ServerProcess {
+    inner: TokioChildProcess,
+    /// The group's id: the server's own process id, as its leader.
+    #[cfg(unix)]
+    group: Option<i32>,
+}
+
+/// Start `command` as the stdio server `server`.
+pub(super) fn spawn(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&Path>,
+    server: &str,
+) -> std::io::Result<ServerProcess> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.env_clear();
+    for key in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    cmd.args(args).envs(env);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let (inner, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()?;
+    if let Some(stderr) = stderr {
+        // A server's log lines go to ours, never to the model.
+        tokio::spawn(log_lines(stderr, server.to_owned()));
+    }
+    Ok(ServerProcess {
+        #[cfg(unix)]
+        group: inner.id().and_then(|id| i32::try_from(id).ok()),
+        inner,
+    })
+}
+
+impl Transport<RoleClient> for ServerProcess {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        TokioChildProcess::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+impl Drop for ServerProcess {
+    /// Kill what is left of the server's group. By now the SDK has closed
+    /// the server's input and waited for it (or is about to kill it); its
+    /// children may still run. The group's id cannot have been given to
+    /// another group while any of its members lives, and one without
+    /// members is not found (`ESRCH`, ignored).
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(group) = self.group.filter(|&group| group > 1) {
+            // SAFETY: `killpg` has no memory effects; a positive id above 1
+            // never names the caller's own group or every process.
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// What a stdio server inherits from the host's environment: enough to find
+/// and run programs and to know its user and locale, no more. Secrets in
+/// the host's environment (API keys, tokens) stay there; the configured
+/// `env` passes a server what it needs.
+const INHERITED_ENV: [&str; 12] = [
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "TMPDIR",
+    // Windows needs these to start a program at all.
+    "SYSTEMROOT",
+    "USERPROFILE",
+    "APPDATA",
+    "TEMP",
+];
+
+/// The longest line of a server's log kept; the rest of a longer one is
+/// dropped. A line without end would otherwise grow without bound.
+const MAX_LOG_LINE: usize = 8 << 10;
+
+/// Log each line a server writes to its stderr, cut at [`MAX_LOG_LINE`].
+async fn log_lines(stderr: impl tokio::io::AsyncRead + Unpin, server: String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    let mut cut = false;
+    loop {
+        let Ok(available) = reader.fill_buf().await else {
+            return;
+        };
+        if available.is_empty() {
+            break;
+        }
+        let (taken, ended) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (end + 1, true),
+            None => (available.len(), false),
+        };
+        let room = MAX_LOG_LINE.saturating_sub(line.len());
+        let piece = &available[..taken.min(room)];
+        line.extend_from_slice(piece);
+        cut |= taken > room;
+        reader.consume(taken);
+        if ended {
+            let text = String::from_utf8_lossy(&line);
+            let suffix = if cut { " [cut]" } else { "" };
+            tracing::debug!(server = %server, "{}{suffix}", text.trim_end());
+            line.clear();
+            cut = false;
+        }
+    }
+    if !line.is_empty() {
+        tracing::debug!(server = %server, "{}", String::from_utf8_lossy(&line).trim_end());
+    }
+}
