@@ -687,8 +687,10 @@ fn call_body(
         #returned
         match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
             ::core::result::Result::Ok(value) => {
-                // Read from the spec once: whether the output schema wraps the value.
-                let wrapped = __TOOLSMITH_STATICS.output_is_wrapped(__TOOLSMITH_STATICS.spec(<Self as #private::GeneratedTool>::spec));
+                // Whether the output schema wraps the value, read from the
+                // spec once, and asked only for a value with a schema (text
+                // has none, and most tools return text).
+                let wrapped = || __TOOLSMITH_STATICS.output_is_wrapped(__TOOLSMITH_STATICS.spec(<Self as #private::GeneratedTool>::spec));
                 ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value, wrapped))
             }
             ::core::result::Result::Err(error) => {

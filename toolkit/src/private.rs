@@ -569,14 +569,14 @@ impl DirectOutput for Box<str> {
 
 /// Level 1: direct output, no output schema.
 pub trait OutputDirect<T> {
-    /// The value as text output (`wrapped` is always false here).
-    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
+    /// The value as text output (`wrapped` is never asked here).
+    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// None: text has no output schema.
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
-    fn to_output(self, value: T, _wrapped: bool) -> ToolOutput {
+    fn to_output(self, value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
         value.into_tool_output()
     }
     fn output_schema(self) -> Option<Value> {
@@ -587,16 +587,16 @@ impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
 /// Level 2: a serializable value with a schema: structured output with an output schema.
 pub trait OutputWithSchema<T> {
     /// The value as structured output (and as JSON text for the model);
-    /// `wrapped`, from the output schema, puts it under `result`.
-    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
+    /// `wrapped`, asked of the output schema, puts it under `result`.
+    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// The value's schema, wrapped in an object when it is not one (MCP
     /// requires an object).
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
-    fn to_output(self, value: T, wrapped: bool) -> ToolOutput {
-        if !wrapped {
+    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput {
+        if !wrapped() {
             return ToolOutput::structured(&value);
         }
         match serde_json::to_value(&value) {
@@ -612,13 +612,13 @@ impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
 /// Level 3: any serializable value: structured output without a schema.
 pub trait OutputSerialized<T> {
     /// The value as structured output (and as JSON text for the model).
-    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
+    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// None: the type has no schema to offer.
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
-    fn to_output(self, value: T, _wrapped: bool) -> ToolOutput {
+    fn to_output(self, value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
         ToolOutput::structured(&value)
     }
     fn output_schema(self) -> Option<Value> {
@@ -629,13 +629,13 @@ impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
 /// Level 4: unreachable in compiled code ([`assert_return`] rejects such a type).
 pub trait OutputOpaque<T> {
     /// An error output naming the type that could not be serialized.
-    fn to_output(self, value: T, wrapped: bool) -> ToolOutput;
+    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// None.
     fn output_schema(self) -> Option<Value>;
 }
 
 impl<T> OutputOpaque<T> for OutputOf<T> {
-    fn to_output(self, _value: T, _wrapped: bool) -> ToolOutput {
+    fn to_output(self, _value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
         ToolOutput::error(format!(
             "the tool's result, a {}, cannot be serialized",
             std::any::type_name::<T>()
@@ -837,12 +837,12 @@ mod tests {
     fn outputs_pick_the_most_specific_conversion() {
         let text = String::from("hi");
         assert_eq!(
-            (&&&OutputOf::of(&text)).to_output(text, false).content,
+            (&&&OutputOf::of(&text)).to_output(text, || false).content,
             "hi"
         );
         let report = Report { ok: true };
         assert!((&&&OutputOf::of(&report)).output_schema().is_some());
-        let out = (&&&OutputOf::of(&report)).to_output(report, false);
+        let out = (&&&OutputOf::of(&report)).to_output(report, || false);
         assert_eq!(
             out.structured.as_deref(),
             Some(&serde_json::json!({"ok": true}))
@@ -860,7 +860,7 @@ mod tests {
         let wrapped = output_is_wrapped(&spec);
         assert!(wrapped);
         let list = vec![1u32, 2];
-        let out = (&&&OutputOf::of(&list)).to_output(list, wrapped);
+        let out = (&&&OutputOf::of(&list)).to_output(list, || wrapped);
         assert_eq!(out.content, "[1,2]");
         assert_eq!(
             out.structured.as_deref(),
