@@ -358,3 +358,38 @@ async fn cancelled_calls_free_their_slots() {
         "the request after the cancelled calls was never answered"
     );
 }
+
+/// A client that sends requests and never reads the answers cannot hold
+/// its connection: once the server's writes to it have waited the write
+/// timeout, the connection is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_its_answers_is_cut_off() {
+    let (url, shutdown) = serve(HttpOptions::default().write_timeout(Duration::from_secs(2))).await;
+    let at = authority(&url);
+    let cut = tokio::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(&at).unwrap();
+        stream
+            .set_write_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        // Pipelined requests, each answered `404`: the answers fill the
+        // socket's buffers, and then the server's writes wait.
+        let requests = b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(1000);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            match stream.write(&requests) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    })
+    .await
+    .unwrap();
+    shutdown.cancel();
+    assert!(cut, "the connection was held for 60 s");
+}

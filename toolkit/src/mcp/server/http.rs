@@ -20,6 +20,7 @@ use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
 use super::sessions::BoundedSessions;
 use super::stream::{Resumptions, StreamRelease, releasable};
+use super::write_deadline::WriteDeadline;
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -49,6 +50,10 @@ pub struct HttpOptions {
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
     pub max_sessions: usize,
+    /// How long a write to a client may wait without progress (default
+    /// 30 s); then its connection is closed. A client that stops reading
+    /// its answers would otherwise hold its connection for ever.
+    pub write_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -72,6 +77,7 @@ impl Default for HttpOptions {
             auth: None,
             max_connections: 1024,
             max_sessions: 1024,
+            write_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -116,6 +122,13 @@ impl HttpOptions {
     /// Keep at most `max` sessions open at once (at least 1).
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max.max(1);
+        self
+    }
+
+    /// Close a client's connection once a write to it has waited this long
+    /// without progress (see [`write_timeout`](Self::write_timeout)).
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
         self
     }
 
@@ -231,6 +244,7 @@ where
         let gate = Arc::clone(&gate);
         let shutdown = shutdown.clone();
         let resumptions = resumptions.clone();
+        let stream = WriteDeadline::new(stream, options.write_timeout);
         tokio::spawn(async move {
             let _permit = permit;
             let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {

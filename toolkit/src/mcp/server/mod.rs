@@ -13,6 +13,7 @@ mod sessions;
 mod sources;
 mod stream;
 mod tasks;
+mod write_deadline;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
