@@ -277,17 +277,21 @@ impl Pipeline {
         // guarded tool run here, with no future of `run` around them. The
         // casts are then not written out: only layers and spans read them,
         // and this call, which nothing else sees, has neither.
-        let result = if self.settings.layers.is_empty() && !trace::may_record() {
+        // Each result becomes the output where it is made, so a tool's
+        // output is moved once less than through a `Result` of both paths.
+        let mut output = if self.settings.layers.is_empty() && !trace::may_record() {
             match check_and_execute(&self.settings, &mut call, false) {
-                Ok(guarded) => guarded.await,
-                Err(error) => Err(error),
+                Ok(guarded) => match guarded.await {
+                    Ok(output) => output,
+                    Err(error) => error_output(&error),
+                },
+                Err(error) => error_output(&error),
             }
         } else {
-            self.run(&mut call).await
-        };
-        let mut output = match result {
-            Ok(output) => output,
-            Err(error) => error_output(&error),
+            match self.run(&mut call).await {
+                Ok(output) => output,
+                Err(error) => error_output(&error),
+            }
         };
         let config = &self.settings.shape;
         if config.persist_dir.is_some() {
