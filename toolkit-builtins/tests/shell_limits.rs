@@ -459,3 +459,53 @@ async fn shared_memory_a_command_makes_goes_with_it() {
     );
     assert_eq!(segments(), before, "a segment outlived the command\n{text}");
 }
+
+/// A command whose workspace holds the control groups (a workspace of `/`)
+/// may write to its own group's settings even under Landlock, so its group
+/// is removed after it, never kept for the next command; a command in an
+/// ordinary workspace leaves its group kept, empty, for the next.
+#[tokio::test]
+async fn a_group_a_command_could_write_to_is_not_kept() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    if !bounded() {
+        return;
+    }
+    let ordinary = tempfile::tempdir().unwrap();
+    for (root, kept) in [(std::path::Path::new("/"), false), (ordinary.path(), true)] {
+        // The groups with a process in them while the command runs, seen
+        // from outside (inside, a command sees its group as `/`).
+        let done = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut busy = std::collections::BTreeSet::new();
+                while !done.load(Ordering::SeqCst) {
+                    for group in our_groups() {
+                        let current = std::fs::read_to_string(group.join("pids.current"));
+                        if current.is_ok_and(|n| n.trim() != "0") {
+                            busy.insert(group);
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                busy
+            })
+        };
+        let ws = Workspace::new(root).unwrap();
+        let policy = ShellPolicy::new().allow_env(["PATH"]);
+        let request = CommandRequest {
+            command: "sleep 0.3; echo ran".to_owned(),
+            working_dir: None,
+            timeout: Some(Duration::from_secs(20)),
+        };
+        let out = run_command(&policy, &ws, &request, &CancellationToken::new())
+            .await
+            .unwrap();
+        done.store(true, Ordering::SeqCst);
+        let busy = watcher.join().unwrap();
+        assert_eq!(out.exit_code, Some(0), "{}", out.to_model_text());
+        assert_eq!(busy.len(), 1, "{root:?}: groups in use: {busy:?}");
+        let group = busy.first().unwrap();
+        assert_eq!(group.exists(), kept, "{root:?}: its group {group:?} kept");
+    }
+}
