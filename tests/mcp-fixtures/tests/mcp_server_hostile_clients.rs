@@ -39,6 +39,15 @@ fn authority(url: &str) -> String {
         .to_owned()
 }
 
+/// Whether a socket's read or write gave up at its timeout (the peer is
+/// still there), rather than failing.
+fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
 /// Whether the server closed `stream` (or answered it) within `limit`.
 fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
     stream
@@ -49,11 +58,7 @@ fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
     while Instant::now() < deadline {
         match stream.read(&mut buf) {
             Ok(_) => return true,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if timed_out(&e) => {}
             Err(_) => return true,
         }
     }
@@ -378,11 +383,7 @@ async fn a_client_that_never_reads_its_answers_is_cut_off() {
         while Instant::now() < deadline {
             match stream.write(&requests) {
                 Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
+                Err(e) if timed_out(&e) => {}
                 Err(_) => return true,
             }
         }
