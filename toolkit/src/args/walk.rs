@@ -29,7 +29,8 @@ use super::depth::fits;
 use super::describe;
 use super::equal::{has_duplicates, json_equal};
 use super::node::{
-    Additional, MAX_DEPTH, Node, NodeId, Nodes, StringRules, Types, char_length, same_name,
+    Additional, MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, StringRules, Types, char_length,
+    same_name,
 };
 use super::number::Num;
 use super::path::Path;
@@ -347,6 +348,22 @@ impl Walker<'_> {
         if rules.pattern_properties.is_empty() && !(undeclared && extra_wants_a_look) {
             return;
         }
+        self.other_keys(rules, map, missing, path, depth, sink);
+    }
+
+    /// Every key of an object again, for the patterns and the keys it does
+    /// not declare. Out of line: most objects need no second look, and the
+    /// loop over the declared properties is compiled better without it.
+    #[inline(never)]
+    fn other_keys<S: Sink>(
+        &self,
+        rules: &ObjectRules,
+        map: &Map<String, Value>,
+        missing: bool,
+        path: &Path<'_>,
+        depth: usize,
+        sink: &mut S,
+    ) {
         for (position, (key, value)) in map.iter().enumerate() {
             if sink.settled() {
                 return;
