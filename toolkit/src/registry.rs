@@ -118,6 +118,9 @@ pub(crate) struct Entry {
     /// change to the rest of the set, and pass to the tool's successor when
     /// a [`replace`](ToolRegistry::replace) lists it again unchanged.
     definitions: Arc<DefinitionCache>,
+    /// The spec's own timeout, read once like the schema: each call takes
+    /// it from here instead of asking the tool for its spec.
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 impl Entry {
@@ -570,6 +573,7 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
         }
     }
     Ok(Entry {
+        timeout: spec.timeout,
         takes_arguments: schema.has_parameter("arguments"),
         schema,
         tool,

@@ -113,6 +113,11 @@ impl<'a> Call<'a> {
         self.entry.as_ref().map(|entry| &entry.tool)
     }
 
+    /// The tool's entry in the registry, when one has that name.
+    pub(crate) fn entry(&self) -> Option<&Entry> {
+        self.entry.as_deref()
+    }
+
     /// The tool's spec, when one has that name.
     pub fn spec(&self) -> Option<&ToolSpec> {
         self.tool().map(|tool| tool.spec())

@@ -29,14 +29,15 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::error::{CallError, ToolError};
 use crate::output::ToolOutput;
+use crate::tool::Tool;
 
 pin_project_lite::pin_project! {
     /// A tool's future under the guard.
     pub(super) struct Guarded<'t, F> {
         #[pin]
         work: CatchUnwind<AssertUnwindSafe<F>>,
-        // The tool's name, for its errors.
-        tool: &'t str,
+        // The tool, whose name its errors give (its spec is only read then).
+        tool: &'t dyn Tool,
         token: &'t CancellationToken,
         timeout: Duration,
         // Made at the first wait.
@@ -60,7 +61,7 @@ pin_project_lite::pin_project! {
 /// `timeout` passes, or `token` is cancelled.
 pub(super) fn run<'t, F>(
     work: F,
-    tool: &'t str,
+    tool: &'t dyn Tool,
     token: &'t CancellationToken,
     timeout: Duration,
 ) -> Guarded<'t, F>
@@ -88,7 +89,7 @@ where
         let tool = *this.tool;
         let fail = |error| {
             Poll::Ready(Err(CallError::Tool {
-                tool: tool.to_owned(),
+                tool: tool.spec().name.to_string(),
                 error,
             }))
         };

@@ -440,16 +440,16 @@ fn execute<'c>(
     call.notify(Phase::Executing);
     let arguments = Arguments::json(std::mem::take(call.arguments_mut()));
     let call: &'c Call<'_> = call;
-    let Some(tool) = call.tool() else {
+    let Some(entry) = call.entry() else {
         // `check` found the tool, or the call never got here.
         return Err(call.unknown_tool());
     };
-    let spec = tool.spec();
-    let timeout = spec.timeout.unwrap_or(settings.timeout);
+    let tool = &*entry.tool;
+    let timeout = entry.timeout.unwrap_or(settings.timeout);
     let ctx = call.context();
     Ok(guard::run(
         tool.call(arguments, ctx),
-        &spec.name,
+        tool,
         ctx.cancellation(),
         timeout,
     ))
