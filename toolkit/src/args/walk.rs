@@ -316,15 +316,21 @@ impl Walker<'_> {
             if sink.settled() {
                 return;
             }
-            let at = path.key(&property.name);
             match entries.get(&property.name) {
                 Some(value) => {
                     declared += 1;
-                    self.node(property.schema, value, &at, depth + 1, sink);
+                    // A sink that keeps no messages never reads a path:
+                    // it is not built for it.
+                    if S::DETAILED {
+                        let at = path.key(&property.name);
+                        self.node(property.schema, value, &at, depth + 1, sink);
+                    } else {
+                        self.node(property.schema, value, path, depth + 1, sink);
+                    }
                 }
                 None if property.required => {
                     missing = true;
-                    sink.report(&at, || Problem::Missing);
+                    sink.report(&path.key(&property.name), || Problem::Missing);
                 }
                 None => {}
             }
