@@ -53,6 +53,8 @@ mod guard;
 mod intercept;
 mod launch;
 mod proxy;
+#[cfg(target_os = "linux")]
+mod reap;
 mod request_head;
 mod session;
 mod windows;
@@ -167,17 +169,16 @@ pub async fn browser(
     // page whose script never yields and so never answers at all.
     let done = match tokio::time::timeout(timeout + UNRESPONSIVE_GRACE, action_done).await {
         Ok(done) => done,
-        Err(_) => {
-            running
-                .replace_page(Arc::clone(session.policy()))
-                .await
-                .map_err(|e| format!("the browser stopped responding: {e}"))?;
-            Err(format!(
+        // Not returned at once: the notes below may say why (a browser the
+        // kernel stopped at its bounds shows only as a lost connection).
+        Err(_) => match running.replace_page(Arc::clone(session.policy())).await {
+            Ok(()) => Err(format!(
                 "the `{}` action did not finish within {} s: the page stopped responding, so a new blank page replaces it",
                 action_name(action),
                 timeout.as_secs()
-            ))
-        }
+            )),
+            Err(e) => Err(format!("the browser stopped responding: {e}")),
+        },
     };
     let notes = running.closed_windows.take_note() + &session::notes(&running.bounds_reached());
     match done {
