@@ -314,6 +314,21 @@ impl ControlGroup {
         Ok(())
     }
 
+    /// Every process in the group now (any hierarchy of it).
+    #[cfg(feature = "browser")]
+    pub(crate) fn members(&self) -> Vec<u32> {
+        self.dirs
+            .iter()
+            .filter_map(|dir| fs::read_to_string(dir.join("cgroup.procs")).ok())
+            .flat_map(|procs| {
+                procs
+                    .lines()
+                    .filter_map(|line| line.trim().parse().ok())
+                    .collect::<Vec<u32>>()
+            })
+            .collect()
+    }
+
     /// What the child needs to join the group, for its `pre_exec` hook.
     #[cfg(feature = "shell")]
     pub(crate) fn joiner(&self) -> Joiner {
@@ -433,7 +448,7 @@ fn remove_all(dirs: &[PathBuf]) -> bool {
 /// `root` and every process below it, parents first, from each thread's
 /// `children` list in `/proc`.
 #[cfg(feature = "browser")]
-fn tree(root: u32) -> Vec<u32> {
+pub(crate) fn tree(root: u32) -> Vec<u32> {
     let mut found = vec![root];
     let mut next = 0;
     while let Some(&pid) = found.get(next) {

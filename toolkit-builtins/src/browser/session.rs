@@ -21,6 +21,8 @@ use super::config::BrowserConfig;
 use super::intercept::{BlockedLog, intercept};
 use super::launch::{PROXY_LOOPBACK_TOO, Profile, find_chromium, launch_config};
 use super::proxy::{Door, GuardProxy};
+#[cfg(target_os = "linux")]
+use super::reap::{self, Family};
 use super::windows::{ClosedWindows, close_other_windows};
 use crate::net::NetPolicy;
 
@@ -41,8 +43,8 @@ pub enum BrowserError {
 /// The browser the `browser` tool drives. Put one in the context's state to
 /// enable the tool; Chromium starts on the first call, later calls reuse it,
 /// and it stops on [`shutdown`](Self::shutdown) or when the session is
-/// dropped (with the registry and context that hold it), removing its
-/// temporary profile.
+/// dropped (with the registry and context that hold it), with every process
+/// it started, then removing its temporary profile.
 ///
 /// ```no_run
 /// use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
@@ -81,8 +83,9 @@ pub(crate) struct Running {
     context: BrowserContextId,
     _page_proxy: GuardProxy,
     _closed_proxy: GuardProxy,
-    // Dropped after the browser: the directory goes once the process is gone.
-    _profile: Profile,
+    /// Dropped after the browser, and after what is left of it is killed
+    /// (see `end_the_rest`): the directory goes once nothing writes to it.
+    profile: Profile,
     /// The control group that bounds Chromium's processes and memory,
     /// where the host can make one, with its limits; removed once they are
     /// gone.
@@ -249,13 +252,18 @@ impl BrowserSession {
                 context,
                 _page_proxy: page_proxy,
                 _closed_proxy: closed_proxy,
-                _profile: profile,
+                profile,
                 group,
                 untold: Vec::new(),
             }),
             failed => {
+                #[cfg(target_os = "linux")]
+                let family =
+                    Family::below(browser.get_mut_child().and_then(|c| c.as_mut_inner().id()));
                 let _ = browser.kill().await;
                 handler.abort();
+                #[cfg(target_os = "linux")]
+                end_the_rest(family, &group, &profile).await;
                 Err(BrowserError::Launch(match failed {
                     Ok(Err(e)) => format!("cannot open a page: {e}"),
                     _ => "the browser did not open a page in time".into(),
@@ -360,24 +368,71 @@ impl Running {
         !self.handler.is_finished() && matches!(self.browser.try_wait(), Ok(None))
     }
 
-    /// Asks Chromium to close, then makes sure it has.
+    /// The pid of Chromium's main process, until it is reaped.
+    #[cfg(target_os = "linux")]
+    fn main_pid(&mut self) -> Option<u32> {
+        self.browser
+            .get_mut_child()
+            .and_then(|child| child.as_mut_inner().id())
+    }
+
+    /// Asks Chromium to close, then makes sure it has, and every process it
+    /// started with it; its profile and group go as it is dropped.
     async fn stop(mut self) {
         self.interceptor.abort();
         self.window_closer.abort();
+        // Read while the browser runs: its processes leave its tree with it.
+        #[cfg(target_os = "linux")]
+        let family = Family::below(self.main_pid());
         if !self.is_alive() {
             // Already gone, or no connection left to ask it through.
             let _ = self.browser.kill().await;
-            return;
-        }
-        let closed = tokio::time::timeout(Duration::from_secs(5), async {
-            self.browser.close().await.ok()?;
-            self.browser.wait().await.ok()
-        })
-        .await;
-        if !matches!(closed, Ok(Some(_))) {
-            let _ = self.browser.kill().await;
+        } else {
+            let closed = tokio::time::timeout(Duration::from_secs(5), async {
+                self.browser.close().await.ok()?;
+                self.browser.wait().await.ok()
+            })
+            .await;
+            if !matches!(closed, Ok(Some(_))) {
+                let _ = self.browser.kill().await;
+            }
         }
         self.handler.abort();
+        #[cfg(target_os = "linux")]
+        end_the_rest(family, &self.group, &self.profile).await;
+    }
+}
+
+/// The processes a browser may have left behind its main process: its
+/// group's members, and those naming its `profile` (its crash handlers,
+/// where it has no group).
+#[cfg(target_os = "linux")]
+fn leftovers(group: &Option<Bounds>, profile: &Profile) -> Vec<u32> {
+    let mut pids = group
+        .as_ref()
+        .map(|(group, _)| group.members())
+        .unwrap_or_default();
+    pids.extend(profile.processes());
+    pids
+}
+
+/// Kills what is left of a browser whose main process has ended (`family`
+/// and its [`leftovers`]) until none runs, or for [`reap::WITHIN`] at
+/// most: its profile, removed next, is then written to no more.
+#[cfg(target_os = "linux")]
+async fn end_the_rest(mut family: Family, group: &Option<Bounds>, profile: &Profile) {
+    let deadline = std::time::Instant::now() + reap::WITHIN;
+    while !family.kill_round(leftovers(group, profile)) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(reap::POLL).await;
+    }
+}
+
+/// [`end_the_rest`] on a thread that may block.
+#[cfg(target_os = "linux")]
+fn end_the_rest_blocking(mut family: Family, group: &Option<Bounds>, profile: &Profile) {
+    let deadline = std::time::Instant::now() + reap::WITHIN;
+    while !family.kill_round(leftovers(group, profile)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(reap::POLL);
     }
 }
 
@@ -389,12 +444,15 @@ impl Drop for BrowserSession {
         running.interceptor.abort();
         running.window_closer.abort();
         running.handler.abort();
+        #[cfg(target_os = "linux")]
+        let family = Family::below(running.main_pid());
         if let Some(child) = running.browser.get_mut_child() {
             let _ = child.as_mut_inner().start_kill();
         }
         // No await in drop, and the dropping thread may be one of the
-        // runtime's: the reaping (up to 2 s), and the profile's removal
-        // once the process is gone, happen on a thread of their own.
+        // runtime's: the reaping (up to 2 s), the killing of the processes
+        // left (up to `reap::WITHIN`), and the profile's removal once they
+        // are gone, happen on a thread of their own.
         let reaper = std::thread::Builder::new()
             .name("toolsmith-browser-reaper".into())
             .spawn(move || {
@@ -407,10 +465,13 @@ impl Drop for BrowserSession {
                         std::thread::sleep(Duration::from_millis(20));
                     }
                 }
+                #[cfg(target_os = "linux")]
+                end_the_rest_blocking(family, &running.group, &running.profile);
                 drop(running);
             });
         if let Err(e) = reaper {
-            // The browser was killed; only its profile may outlive it.
+            // The browser was killed; its other processes (which notice
+            // a moment later) and its profile may outlive it.
             tracing::warn!("no thread to reap the browser: {e}");
         }
     }
