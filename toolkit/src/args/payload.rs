@@ -77,6 +77,8 @@ pub(crate) fn normalize_payload(
 /// Whether the object is `{"arguments": ...}` around the real arguments.
 /// Only an envelope holds an object, a string or `null`; `{"arguments": 5}`
 /// is a call with a parameter the tool lacks, for validation to report.
+/// Inlined: asked of every call, and mostly answered by the length.
+#[inline]
 fn is_envelope(object: &Map<String, Value>) -> bool {
     object.len() == 1
         && object.iter().next().is_some_and(|(key, inner)| {
