@@ -3,11 +3,12 @@
 //! ends. The server here is a few lines of Python speaking JSON-RPC.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
 use tk::ToolRegistry;
-use tk::mcp::{McpClients, McpConfig};
+use tk::mcp::{McpClients, McpConfig, Sampled, Sampler, SamplingRequest};
 
 /// Answers `initialize` and `tools/list` (one tool, whose description is
 /// what the server saw of `TOOLSMITH_TEST_SECRET` and of `PATH`); before
@@ -88,9 +89,14 @@ async fn a_stdio_server_sees_no_host_secret_and_cannot_flood_the_host_through_st
 /// A stdio server whose behaviour `MODE` picks: `children` starts a
 /// `sleep` and names its pid in its one tool's description; `loop` pages
 /// its tools with the same cursor for ever; `endless` lists 100 tools a
-/// page for ever; `empty` lists empty pages for ever; `asks` answers the
+/// page for ever; `empty` lists empty pages for ever; `big` lists one tool
+/// a page, each described in 1 MiB, for ever; `asks` answers the
 /// handshake and the list, then asks the client `ping` for ever, never
-/// reading an answer.
+/// reading an answer; `progress` sends 64 progress reports of 4 MiB each
+/// for calls never made; `changes` says its tools changed after every
+/// listing, its one tool's description the count of listings; and on a
+/// call, `dup` asks the client to sample 300 times under one request id,
+/// and `questions` asks 100 questions at once.
 const PAGING_SERVER: &str = r#"
 import json, os, subprocess, sys
 mode = os.environ["MODE"]
@@ -100,6 +106,7 @@ def send(msg):
 def tool(name, description="t"):
     return {"name": name, "description": description, "inputSchema": {"type": "object"}}
 child = subprocess.Popen(["sleep", "300"]) if mode == "children" else None
+listings = 0
 for line in sys.stdin:
     msg = json.loads(line)
     if "id" not in msg:
@@ -120,12 +127,37 @@ for line in sys.stdin:
                       "nextCursor": str(n + 1)}
         elif mode == "empty":
             result = {"tools": [], "nextCursor": str(n + 1)}
+        elif mode == "big":
+            result = {"tools": [tool("t%d" % n, "d" * (1 << 20))], "nextCursor": str(n + 1)}
+        elif mode == "changes":
+            listings += 1
+            result = {"tools": [tool("t", str(listings))]}
         else:
             result = {"tools": [tool("t")]}
         send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         if mode == "asks":
             for i in range(10 ** 7):
                 send({"jsonrpc": "2.0", "id": "ask%d" % i, "method": "ping"})
+        if mode == "progress":
+            for i in range(64):
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": "nobody%d" % i, "progress": i, "message": "m" * (4 << 20)}})
+        if mode == "changes":
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    elif msg["method"] == "tools/call" and mode in ("dup", "questions"):
+        ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+               "maxTokens": 5}
+        if mode == "dup":
+            for i in range(300):
+                send({"jsonrpc": "2.0", "id": "dup", "method": "sampling/createMessage",
+                      "params": ask})
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "content": [{"type": "text", "text": "done"}]}})
+        else:
+            asked = {"k%d" % i: {"method": "sampling/createMessage", "params": ask}
+                     for i in range(100)}
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "resultType": "input_required", "inputRequests": asked, "requestState": "s"}})
     else:
         send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
 "#;
@@ -181,10 +213,13 @@ async fn a_stdio_servers_children_end_when_it_is_let_go() {
 /// the host runs out of memory or the list's timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_paging_in_a_loop_or_without_end_is_refused() {
+    // Megabytes go by: not while another test measures the host.
+    let _alone = MEASURING.lock().await;
     for (mode, said) in [
         ("loop", "a cursor it gave before"),
         ("endless", "more than 10000"),
         ("empty", "more than 1000 pages"),
+        ("big", "more than 8 MiB"),
     ] {
         let (registry, clients) = paging_server(mode);
         let refused = connect_one(&clients).await.expect_err(mode);
@@ -323,4 +358,99 @@ async fn an_sse_server_sending_without_end_is_cut_off() {
     }
     let grown = resident_bytes().saturating_sub(before);
     assert!(grown < 96 << 20, "the host grew by {} MiB", grown >> 20);
+}
+
+/// A sampler that counts how many of its calls run at once; each takes
+/// 300 ms.
+#[derive(Default)]
+struct Counting {
+    now: AtomicUsize,
+    most: AtomicUsize,
+    started: AtomicUsize,
+}
+
+/// The host's sampler, sharing its counts with the test.
+struct Shared(Arc<Counting>);
+
+#[tk::async_trait]
+impl Sampler for Shared {
+    async fn sample(
+        &self,
+        _request: SamplingRequest,
+    ) -> Result<Sampled, Box<dyn std::error::Error + Send + Sync>> {
+        let counts = &self.0;
+        counts.started.fetch_add(1, Ordering::SeqCst);
+        let now = counts.now.fetch_add(1, Ordering::SeqCst) + 1;
+        counts.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        counts.now.fetch_sub(1, Ordering::SeqCst);
+        Ok(Sampled::new("x", "m"))
+    }
+}
+
+/// Call the one tool of a [`PAGING_SERVER`] in `mode`, with a [`Counting`]
+/// sampler; the call's output and the sampler.
+async fn call_asking(mode: &str) -> (Result<String, String>, Arc<Counting>) {
+    let (registry, clients) = paging_server(mode);
+    let sampler = Arc::new(Counting::default());
+    let clients = clients.with_sampler(Shared(Arc::clone(&sampler)));
+    connect_one(&clients).await.expect("connected");
+    let name = registry.specs()[0].name.to_string();
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        registry.call(&name, json!({}), &tk::ToolContext::new()),
+    )
+    .await
+    .expect("answered within 60 s");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    clients.disconnect().await;
+    let out = if out.is_error {
+        Err(out.content.to_string())
+    } else {
+        Ok(out.content.to_string())
+    };
+    (out, sampler)
+}
+
+/// A server cannot have the host's model asked without bound: 300 requests
+/// under one id run one at a time (the others, reusing an id in use, are
+/// dropped), and 100 questions asked at once for one call fail the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cannot_have_the_host_asked_without_bound() {
+    let (out, sampler) = call_asking("dup").await;
+    assert_eq!(out.as_deref(), Ok("done"));
+    assert_eq!(sampler.most.load(Ordering::SeqCst), 1, "at once");
+    let (out, sampler) = call_asking("questions").await;
+    let refused = out.expect_err("100 questions at once");
+    assert!(refused.contains("100 questions"), "{refused}");
+    assert_eq!(sampler.started.load(Ordering::SeqCst), 0);
+}
+
+/// Progress reports for calls never made wait for their call in a bounded
+/// queue, each cut to a status line: 64 reports of 4 MiB do not grow the
+/// host by their 256 MiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_for_no_call_cannot_flood_the_host() {
+    let (_registry, clients) = paging_server("progress");
+    let _alone = MEASURING.lock().await;
+    let before = resident_bytes();
+    connect_one(&clients).await.expect("connected");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let grown = resident_bytes().saturating_sub(before);
+    clients.disconnect().await;
+    assert!(grown < 64 << 20, "the host grew by {} MiB", grown >> 20);
+}
+
+/// A server that says its tools changed after every listing is listed once
+/// a second at the most, not without pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_announcing_changes_without_end_is_listed_once_a_second() {
+    let (registry, clients) = paging_server("changes");
+    connect_one(&clients).await.expect("connected");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let listings: u32 = registry.specs()[0].description.parse().unwrap();
+    clients.disconnect().await;
+    // The first listing, then at most one a second (and one more at the edge).
+    assert!(listings <= 6, "listed {listings} times in 4 s");
+    assert!(listings >= 2, "listed again after the change: {listings}");
 }

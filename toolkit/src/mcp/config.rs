@@ -799,12 +799,15 @@ fn show(value: &Value) -> String {
 }
 
 /// `str::floor_char_boundary` is newer than the MSRV.
-trait FloorCharBoundary {
+pub(crate) trait FloorCharBoundary {
+    /// The largest index at most `index` (and at most the length) that
+    /// falls on a character boundary.
     fn floor_char_boundary_compat(&self, index: usize) -> usize;
 }
 
-impl FloorCharBoundary for String {
-    fn floor_char_boundary_compat(&self, mut index: usize) -> usize {
+impl FloorCharBoundary for str {
+    fn floor_char_boundary_compat(&self, index: usize) -> usize {
+        let mut index = index.min(self.len());
         while !self.is_char_boundary(index) {
             index -= 1;
         }

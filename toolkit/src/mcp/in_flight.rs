@@ -119,6 +119,16 @@ impl<T, R: ServiceRole> InFlight<T, R> {
         Some(request)
     }
 
+    /// Whether a request of this id is being answered or waits to be.
+    fn is_pending(&self, id: &RequestId) -> bool {
+        let taken = self.slots.taken.lock().unwrap_or_else(|e| e.into_inner());
+        taken.contains(id)
+            || self
+                .waiting
+                .iter()
+                .any(|waiting| matches!(waiting, JsonRpcMessage::Request(r) if &r.id == id))
+    }
+
     pub(crate) fn new(inner: T) -> Self {
         Self {
             inner,
@@ -178,6 +188,12 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
             };
             match next {
                 None => return self.hand_on(),
+                // A request reusing the id of one not yet answered is
+                // dropped: the SDK would start a handler for each, and its
+                // one answer would answer both.
+                Some(JsonRpcMessage::Request(request)) if self.is_pending(&request.id) => {
+                    tracing::warn!(id = %request.id, "dropping a request whose id is already in use");
+                }
                 Some(request @ JsonRpcMessage::Request(_)) => self.waiting.push_back(request),
                 // Answers and notifications are never held back. A request
                 // cancelled is never answered: its slot comes free now.

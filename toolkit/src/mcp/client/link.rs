@@ -83,6 +83,9 @@ pub struct ServerLink {
     /// Set while a refresh asked for by the server waits for its turn:
     /// further word of changes until it starts is answered by that one.
     refresh_waiting: AtomicBool,
+    /// When the last refresh the server asked for started: the next starts
+    /// [`REFRESH_INTERVAL`] later at the soonest.
+    last_server_refresh: Mutex<Option<tokio::time::Instant>>,
     /// Calls waiting for progress, by the token sent with them.
     progress: Mutex<ProgressRoutes>,
     /// The host's model, for servers that ask to sample; read when connecting.
@@ -157,6 +160,7 @@ impl ServerLink {
             mounted: Mutex::new(Vec::new()),
             refreshing: tokio::sync::Mutex::new(()),
             refresh_waiting: AtomicBool::new(false),
+            last_server_refresh: Mutex::new(None),
             progress: Mutex::new(ProgressRoutes::default()),
             sampler: Mutex::new(None),
             elicitor: Mutex::new(None),
@@ -317,17 +321,17 @@ impl ServerLink {
                 // Protocol 2026-07-28: the server asks questions; answer
                 // them and call again.
                 ServerResult::InputRequiredResult(asked) => {
-                    let answers = futures_util::future::try_join_all(
-                        asked.input_requests.unwrap_or_default().into_iter().map(
-                            |(key, request)| async move {
-                                let answer = session
-                                    .service()
-                                    .answer_input(&request, ctx.cancellation())
-                                    .await?;
-                                Ok::<_, rmcp::ErrorData>((key, answer))
-                            },
-                        ),
-                    )
+                    let asked_now = asked.input_requests.unwrap_or_default();
+                    refuse_too_many_questions(asked_now.len())?;
+                    let answers = futures_util::future::try_join_all(asked_now.into_iter().map(
+                        |(key, request)| async move {
+                            let answer = session
+                                .service()
+                                .answer_input(&request, ctx.cancellation())
+                                .await?;
+                            Ok::<_, rmcp::ErrorData>((key, answer))
+                        },
+                    ))
                     .await
                     .map_err(ServiceError::McpError)?;
                     params.input_responses =
@@ -391,6 +395,7 @@ impl ServerLink {
                 "input_required" => {
                     let asked: rmcp::model::InputRequests =
                         serde_json::from_value(got["inputRequests"].clone()).unwrap_or_default();
+                    refuse_too_many_questions(asked.len())?;
                     let mut responses = rmcp::model::InputResponses::new();
                     for (key, request) in asked {
                         if answered.insert(key.clone()) {
@@ -828,7 +833,8 @@ impl ServerLink {
     /// caller (the word arrives while the session is busy delivering it).
     /// While one such refresh waits for its turn, further word is answered
     /// by it, since it lists after that word arrived: a server announcing
-    /// changes in a burst, or without end, costs one listing at a time.
+    /// changes in a burst, or without end, costs one listing at a time, and
+    /// one a [`REFRESH_INTERVAL`] at the most.
     pub(crate) fn changed_on_server(&self) {
         let Some(link) = self.me.upgrade() else {
             return;
@@ -837,8 +843,19 @@ impl ServerLink {
             return;
         }
         tokio::spawn(async move {
+            let last = *link
+                .last_server_refresh
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(last) = last {
+                tokio::time::sleep_until(last + REFRESH_INTERVAL).await;
+            }
             let _turn = link.refreshing.lock().await;
             link.refresh_waiting.store(false, Ordering::SeqCst);
+            *link
+                .last_server_refresh
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(tokio::time::Instant::now());
             // The word came over a session: once that is closed (the server
             // unmounted or disconnected meanwhile) there is nothing to list,
             // and the server is not started again for it.
@@ -1280,6 +1297,27 @@ impl Drop for CancelOnDrop {
             });
         }
     }
+}
+
+/// The least time between two listings a server asks for by saying its
+/// lists changed: one saying so after every listing would otherwise keep
+/// the host listing without pause.
+const REFRESH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The most questions a server may ask at once for one call (sampling,
+/// elicitation): each is put to the host's model or user, and a server
+/// asking thousands in one round would have them all asked at once.
+const MAX_QUESTIONS: usize = 16;
+
+/// Fail a call whose server asks more than [`MAX_QUESTIONS`] at once.
+fn refuse_too_many_questions(asked: usize) -> Result<(), ServiceError> {
+    if asked <= MAX_QUESTIONS {
+        return Ok(());
+    }
+    Err(ServiceError::McpError(rmcp::ErrorData::invalid_request(
+        format!("the server asked {asked} questions at once; at most {MAX_QUESTIONS} are answered"),
+        None,
+    )))
 }
 
 /// How a streamable HTTP server's event stream is resumed when it breaks:

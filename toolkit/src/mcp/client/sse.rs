@@ -23,6 +23,10 @@ const INBOX: usize = 64;
 /// memory for as long as the server sends.
 const MAX_EVENT: usize = 16 << 20;
 
+/// How long the server has to name its endpoint, however much else it
+/// sends meanwhile (comments, other events: each costs parsing).
+const ENDPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How much of an error answer's body is read, for its start to be shown.
 const ERROR_BODY_READ: usize = 4 << 10;
 
@@ -48,7 +52,8 @@ pub enum SseError {
         /// The start of the answer's body.
         body: String,
     },
-    /// The stream ended or broke before the server named its endpoint.
+    /// The stream ended or broke before the server named its endpoint, or
+    /// it did not name one within [`ENDPOINT_TIMEOUT`].
     #[error("the event stream gave no `endpoint` event")]
     NoEndpoint,
     /// The endpoint the server named is not a valid URL.
@@ -154,8 +159,12 @@ impl SseClientTransport {
             });
         }
         let mut events = SseStream::from_bytes_stream(bounded(response.bytes_stream(), MAX_EVENT));
+        let endpoint_within = tokio::time::Instant::now() + ENDPOINT_TIMEOUT;
         let endpoint = loop {
-            match events.next().await {
+            let event = tokio::time::timeout_at(endpoint_within, events.next())
+                .await
+                .map_err(|_| SseError::NoEndpoint)?;
+            match event {
                 Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
                     let data = event.data.unwrap_or_default();
                     let data = data.trim();

@@ -18,12 +18,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::link::ServerLink;
 use crate::context::Progress;
+use crate::mcp::config::FloorCharBoundary;
 
 /// How many calls in a row may end without a word from the server (timed
 /// out, or dropped unanswered) before its session is taken for dead: a
 /// stdio server that stopped reading its input answers nothing more, and is
 /// started again.
 const SILENT_CALLS: u32 = 2;
+
+/// The longest progress message passed on, in bytes: a status line, not a
+/// document.
+const MAX_PROGRESS_MESSAGE: usize = 4 << 10;
 
 /// What the link learns of a session's connection from its transport.
 #[derive(Debug, Default)]
@@ -139,7 +144,11 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
             let params = &progress.params;
             let mut report = Progress::new(params.progress);
             report.total = params.total;
-            report.message = params.message.clone();
+            // The message as far as [`MAX_PROGRESS_MESSAGE`]: reports may
+            // wait in a queue until their call is known (see the link).
+            report.message = params.message.as_deref().map(|message| {
+                message[..message.floor_char_boundary_compat(MAX_PROGRESS_MESSAGE)].to_owned()
+            });
             link.progress(&params.progress_token, report);
         }
         Some(message)

@@ -239,6 +239,29 @@ type Listed<T> = Result<Result<Vec<T>, rmcp::ServiceError>, tokio::time::error::
 const MAX_LISTED: usize = 10_000;
 const MAX_PAGES: usize = 1_000;
 
+/// The most bytes of JSON a list's items may take, all pages together: a
+/// few tools with descriptions of megabytes, or schemas of thousands of
+/// tiny objects (which take many times their text's size once read), would
+/// otherwise be held for as long as they are mounted.
+const MAX_LISTED_BYTES: usize = 8 << 20;
+
+/// How many bytes `value` takes as JSON, without writing it out.
+fn json_size(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// The request for the page after `cursor` (the first page without one).
 fn page_after(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {
     rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)
@@ -246,10 +269,11 @@ fn page_after(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {
 
 /// Every page of a list, `page` fetching the one after a cursor. A server
 /// that gives a cursor it gave before (a loop), or lists more than
-/// [`MAX_LISTED`] items or [`MAX_PAGES`] pages, fails the list with what it
-/// did.
+/// [`MAX_LISTED`] items, [`MAX_LISTED_BYTES`] or [`MAX_PAGES`] pages, fails
+/// the list with what it did.
 async fn every_page<T, F, Fut>(mut page: F) -> Result<Vec<T>, rmcp::ServiceError>
 where
+    T: serde::Serialize,
     F: FnMut(Option<String>) -> Fut,
     Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
 {
@@ -257,6 +281,7 @@ where
     let refused =
         |what: String| rmcp::ServiceError::McpError(rmcp::ErrorData::internal_error(what, None));
     let mut items = Vec::new();
+    let mut bytes = 0;
     // Hashes, not the cursors: a cursor may be as long as a message.
     let hasher = std::collections::hash_map::RandomState::new();
     let mut seen = std::collections::HashSet::new();
@@ -266,6 +291,13 @@ where
         if listed.len() > MAX_LISTED - items.len() {
             return Err(refused(format!(
                 "the server lists more than {MAX_LISTED}; no more are taken"
+            )));
+        }
+        bytes += json_size(&listed);
+        if bytes > MAX_LISTED_BYTES {
+            return Err(refused(format!(
+                "the server lists more than {} MiB; no more are taken",
+                MAX_LISTED_BYTES >> 20
             )));
         }
         items.extend(listed);
