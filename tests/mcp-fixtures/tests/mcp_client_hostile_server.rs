@@ -247,12 +247,13 @@ async fn a_server_asking_in_a_loop_cannot_flood_the_host() {
 }
 
 /// A one-connection-at-a-time HTTP server on loopback: each request's head
-/// is recorded, and `answer` writes the response (it may write for ever;
-/// a failed write ends the connection).
+/// is recorded, and `answer` is given the request (head and body) and
+/// writes the response (it may write for ever; a failed write ends the
+/// connection).
 fn http_server(
     answer: impl Fn(&str, &mut std::net::TcpStream) + Send + 'static,
 ) -> (u16, Arc<std::sync::Mutex<Vec<String>>>) {
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -264,8 +265,18 @@ fn http_server(
             let mut head = String::new();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             while reader.read_line(&mut head).is_ok_and(|n| n > 2) {}
+            let length = head
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<u64>().ok())?
+                })
+                .unwrap_or(0);
+            let mut body = String::new();
+            let _ = reader.take(length.min(1 << 20)).read_to_string(&mut body);
             seen.lock().unwrap().push(head.clone());
-            answer(&head, &mut stream);
+            answer(&(head + &body), &mut stream);
         }
     });
     (port, heads)
@@ -322,6 +333,78 @@ async fn a_redirect_to_another_origin_takes_no_header_there() {
         "{:?}",
         asked_elsewhere.lock().unwrap()
     );
+}
+
+/// A redirect to another origin in the middle of a session (a streamable
+/// HTTP server answering `initialize` and `tools/list`, then redirecting a
+/// call) fails the call with that reason, and nothing reaches the other
+/// origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_redirected_to_another_origin_fails_saying_so() {
+    let (elsewhere, asked_elsewhere) = http_server(|_, _| {});
+    let (port, _) = http_server(move |request, stream| {
+        use std::io::Write;
+        let body = request.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let message: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "r", "version": "0"}}),
+            Some("tools/list") => json!({"tools": [
+                {"name": "t", "description": "t", "inputSchema": {"type": "object"}}]}),
+            Some("tools/call") => {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 307 Moved\r\nLocation: http://127.0.0.1:{elsewhere}/mcp\r\n\
+                     Content-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                return;
+            }
+            // Notifications.
+            _ if message.get("id").is_none() => {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                return;
+            }
+            _ => json!(null),
+        };
+        let answer = match result {
+            serde_json::Value::Null => json!({"jsonrpc": "2.0", "id": message["id"],
+                "error": {"code": -32601, "message": "no such method"}}),
+            result => json!({"jsonrpc": "2.0", "id": message["id"], "result": result}),
+        }
+        .to_string();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{answer}",
+            answer.len()
+        );
+    });
+    let config = McpConfig::from_json(&json!({"mcpServers": {"r": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"X-Api-Key": "hunter2"}, "toolTimeout": 10
+    }}}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    connect_one(&clients).await.expect("connected");
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        registry.call("mcp_r_t", json!({}), &tk::ToolContext::new()),
+    )
+    .await
+    .expect("answered within 30 s");
+    clients.disconnect().await;
+    assert!(out.is_error, "{out:?}");
+    assert!(
+        out.content.contains("redirected to another origin"),
+        "{}",
+        out.content
+    );
+    assert_eq!(asked_elsewhere.lock().unwrap().len(), 0);
 }
 
 /// An HTTP+SSE server cannot grow the host by sending without end: an

@@ -1070,11 +1070,22 @@ impl ServerLink {
                 {
                     self.forget(&session).await;
                     // The next call starts the server again, so it may pass.
-                    Err(ToolError::network(format!(
-                        "the MCP server `{}` closed the connection during the call (it may have crashed); it will be started again on the next call",
-                        self.config.name
-                    ))
-                    .into())
+                    let name = &self.config.name;
+                    let message = match &e {
+                        // Why the request could not be sent (a redirect
+                        // refused, an answer too large) is the reason to give.
+                        ServiceError::TransportSend(e) => {
+                            let first: &(dyn std::error::Error + 'static) = &*e.error;
+                            format!(
+                                "the call could not be sent to the MCP server `{name}`: {}; it will be connected again on the next call",
+                                super::trust::chain(e.error.to_string(), Some(first))
+                            )
+                        }
+                        _ => format!(
+                            "the MCP server `{name}` closed the connection during the call (it may have crashed); it will be started again on the next call"
+                        ),
+                    };
+                    Err(ToolError::network(message).into())
                 } else {
                     Err(ToolError::Failed(format!(
                         "the MCP server `{}` failed: {e}",

@@ -39,12 +39,19 @@ pub(crate) fn trust(
 /// only in its sources (the certificate the server showed is not trusted,
 /// the connection was refused), and the SDK's errors do not pass those on.
 pub(super) fn with_causes(error: &rmcp::service::ClientInitializeError) -> String {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut message = error.to_string();
-    let mut next: Option<&(dyn std::error::Error + 'static)> = match error {
+    let first: Option<&(dyn std::error::Error + 'static)> = match error {
         rmcp::service::ClientInitializeError::TransportError { error, .. } => Some(error),
         other => std::error::Error::source(other),
     };
+    chain(error.to_string(), first)
+}
+
+/// `message`, then each cause from `next` on that it does not say already.
+pub(super) fn chain(
+    mut message: String,
+    mut next: Option<&(dyn std::error::Error + 'static)>,
+) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
     while let Some(cause) = next {
         let said = cause.to_string();
         if !said.is_empty() && !message.contains(&said) {
