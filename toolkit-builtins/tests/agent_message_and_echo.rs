@@ -229,3 +229,39 @@ fn the_message_schema_names_every_parameter() {
     assert_eq!(names, ["buttons", "channel", "chat_id", "content", "media"]);
     assert_eq!(schema["required"], json!(["content"]));
 }
+
+/// A message is bounded in its size, its attachments and its buttons: a
+/// model cannot send a chat a 20 MB text, 50,000 attachments or a row of
+/// thousands of buttons. Nothing is sent when refused.
+#[tokio::test]
+async fn oversized_messages_are_refused_and_nothing_is_sent() {
+    let (sink, mut outbox) = ChannelSink::new(8);
+    let ctx = ToolContext::new()
+        .with_channel("telegram", "42")
+        .with_state(Messenger::new(sink));
+    let labels = |n: usize| vec![vec!["b"; n]];
+    for (what, args) in [
+        ("long text", json!({"content": "x".repeat(20_001)})),
+        (
+            "many attachments",
+            json!({"content": "hi", "media": vec!["a.txt"; 11]}),
+        ),
+        (
+            "many rows",
+            json!({"content": "hi", "buttons": vec![vec!["b"]; 11]}),
+        ),
+        (
+            "a long row",
+            json!({"content": "hi", "buttons": labels(11)}),
+        ),
+        (
+            "a long label",
+            json!({"content": "hi", "buttons": [["b".repeat(101)]]}),
+        ),
+    ] {
+        let out = registry().call("message", args, &ctx).await;
+        assert!(out.is_error, "{what}: {}", out.content);
+    }
+    drop(ctx);
+    assert!(outbox.recv().await.is_none(), "something was sent");
+}

@@ -284,3 +284,36 @@ async fn a_task_asked_for_by_a_fired_job_says_which_job() {
     assert_eq!(requests[0].fired_job, None);
     assert_eq!(requests[1].fired_job.as_deref(), Some("job00042"));
 }
+
+/// A model spawning in a loop runs [`MAX_RUNNING`] tasks at once, not
+/// thousands: past them `spawn` is refused with the reason, and a task
+/// that ends makes room again.
+#[tokio::test]
+async fn tasks_past_the_bound_are_refused_until_one_ends() {
+    use toolsmith_builtins::agent::MAX_RUNNING;
+    let (sink, _outbox) = ChannelSink::new(64);
+    let spawner = TaskSpawner::new(sink, |_request| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(String::new())
+    });
+    let ctx = ToolContext::new()
+        .with_channel("cli", "direct")
+        .with_state(Subagents::new(spawner.clone()));
+    let registry = registry();
+    let mut ids = Vec::new();
+    for _ in 0..MAX_RUNNING {
+        let out = registry.call("spawn", json!({"task": "wait"}), &ctx).await;
+        assert!(!out.is_error, "{}", out.content);
+        ids.push(id_of(&out.content));
+    }
+    let refused = registry.call("spawn", json!({"task": "wait"}), &ctx).await;
+    assert!(refused.is_error, "{}", refused.content);
+    assert!(
+        refused.content.contains("as many as run at once"),
+        "{}",
+        refused.content
+    );
+    assert!(spawner.cancel(&ids[0]));
+    let again = registry.call("spawn", json!({"task": "wait"}), &ctx).await;
+    assert!(!again.is_error, "{}", again.content);
+}

@@ -157,6 +157,11 @@ impl std::fmt::Debug for Messenger {
     }
 }
 
+/// The most buttons in a row of a message, and the longest label: what a
+/// chat shows, with room to spare.
+const MAX_BUTTONS_A_ROW: usize = 10;
+const MAX_BUTTON_LABEL: usize = 100;
+
 /// Send a message to the user, optionally with file attachments and buttons.
 /// This is the ONLY way to deliver files (images, documents, audio, video) to
 /// the user: put their workspace paths in `media`. Do NOT use read_file to send
@@ -167,15 +172,17 @@ pub async fn message(
     ctx: &ToolContext,
     messenger: &Messenger,
     /// The message text.
-    #[arg(min_length = 1)]
+    #[arg(min_length = 1, max_length = 20000)]
     content: String,
     /// The channel to send to (telegram, discord, ...); default: the current one.
     channel: Option<String>,
     /// The chat to send to; default: the current one.
     chat_id: Option<String>,
     /// Paths of files in the workspace to attach.
+    #[arg(max_items = 10)]
     media: Option<Vec<String>>,
     /// Buttons under the message, as rows of labels: `[["Yes", "No"]]`.
+    #[arg(max_items = 10)]
     buttons: Option<Vec<Vec<String>>>,
 ) -> Result<String, ToolError> {
     let (channel, chat_id) = target(ctx, channel, chat_id)?;
@@ -189,6 +196,16 @@ pub async fn message(
         return Err(ToolError::InvalidArguments(
             "every button needs a label".into(),
         ));
+    }
+    if buttons.iter().any(|row| row.len() > MAX_BUTTONS_A_ROW)
+        || buttons
+            .iter()
+            .flatten()
+            .any(|label| label.len() > MAX_BUTTON_LABEL)
+    {
+        return Err(ToolError::InvalidArguments(format!(
+            "at most {MAX_BUTTONS_A_ROW} buttons a row, each label at most {MAX_BUTTON_LABEL} bytes"
+        )));
     }
     // A message id only means something in the chat it came from: carried
     // to another chat, some platforms would thread the reply into the wrong

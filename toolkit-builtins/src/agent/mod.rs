@@ -37,5 +37,6 @@ pub use message::{
     ChannelSink, MessageSink, MessageTool, Messenger, OutboundMessage, SendError, message,
 };
 pub use spawn::{
-    Origin, SpawnError, SpawnRequest, SpawnTool, Spawner, Subagents, TaskFuture, TaskSpawner, spawn,
+    MAX_RUNNING, Origin, SpawnError, SpawnRequest, SpawnTool, Spawner, Subagents, TaskFuture,
+    TaskSpawner, spawn,
 };

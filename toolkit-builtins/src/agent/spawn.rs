@@ -85,6 +85,10 @@ pub type TaskFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send
 
 type Work = dyn Fn(SpawnRequest) -> TaskFuture + Send + Sync;
 
+/// The most tasks a [`TaskSpawner`] runs at once: each is a model's whole
+/// turn, and a model spawning in a loop would start thousands.
+pub const MAX_RUNNING: usize = 32;
+
 /// The ready-made [`Spawner`]: runs the host's async work function for each
 /// request on tokio and delivers the result (or the failure) to the chat the
 /// request came from, through a [`MessageSink`].
@@ -169,6 +173,11 @@ impl Spawner for TaskSpawner {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| SpawnError("no tokio runtime to run the task on".into()))?;
         let mut running = self.lock();
+        if running.len() >= MAX_RUNNING {
+            return Err(SpawnError(format!(
+                "{MAX_RUNNING} tasks are running, as many as run at once; wait for one to finish"
+            )));
+        }
         let id = fresh_id(|id| running.contains_key(id));
         let work = Arc::clone(&self.work);
         let sink = Arc::clone(&self.sink);
@@ -245,9 +254,10 @@ pub async fn spawn(
     ctx: &ToolContext,
     subagents: &Subagents,
     /// The task for the subagent, self-contained: it does not see this conversation.
-    #[arg(min_length = 1)]
+    #[arg(min_length = 1, max_length = 20000)]
     task: String,
     /// A short label for the task, shown to the user.
+    #[arg(max_length = 100)]
     label: Option<String>,
 ) -> Result<ToolOutput, ToolError> {
     if task.trim().is_empty() {

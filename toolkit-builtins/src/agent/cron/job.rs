@@ -94,6 +94,9 @@ pub enum CronError {
     /// The schedule is unusable.
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
+    /// As many jobs are kept as the scheduler keeps.
+    #[error("{0} jobs are scheduled, as many as are kept; remove one first")]
+    TooMany(usize),
     /// A one-shot moment that has already passed.
     #[error("the time {0} is in the past; give a future time")]
     InThePast(Timestamp),

@@ -15,7 +15,7 @@ use toolsmith::{ToolContext, ToolError, tool};
 
 pub use job::{CronError, CronJob, NewJob};
 pub use schedule::{MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone};
-pub use scheduler::{Clock, JobHandler, Scheduler, TokioScheduler};
+pub use scheduler::{Clock, JobHandler, MAX_JOBS, Scheduler, TokioScheduler};
 
 /// The state the `cron` tool needs: the scheduler, and the time zone that
 /// cron expressions and times without an offset are read in when the model
@@ -107,8 +107,10 @@ pub async fn cron(
     /// What to do.
     action: CronAction,
     /// For add: the instruction or reminder to deliver when the job fires.
+    #[arg(max_length = 4000)]
     message: Option<String>,
     /// For add: a short name for the job.
+    #[arg(max_length = 100)]
     name: Option<String>,
     /// For add: fire every this many seconds (for recurring tasks).
     #[arg(minimum = 1)]

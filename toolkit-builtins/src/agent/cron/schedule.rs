@@ -121,6 +121,15 @@ impl Schedule {
         }
     }
 
+    /// Whether a schedule read back from a file is one [`every`](Self::every)
+    /// would have made (a period of zero or of centuries is not).
+    pub fn check(&self) -> Result<(), ScheduleError> {
+        match self {
+            Self::Every { seconds } => Self::every(*seconds).map(drop),
+            Self::Cron { .. } | Self::At { .. } => Ok(()),
+        }
+    }
+
     /// Whether the job is done after firing once.
     pub fn is_one_shot(&self) -> bool {
         matches!(self, Self::At { .. })

@@ -96,6 +96,16 @@ impl std::fmt::Debug for Clock {
 /// sleeps, so the wall clock is consulted at least this often.
 const MAX_SLEEP: Duration = Duration::from_secs(60);
 
+/// The most jobs kept. Each is saved with the rest on every change, so a
+/// model adding jobs in a loop would make every change slower and the file
+/// larger without end.
+pub const MAX_JOBS: usize = 1000;
+
+/// The least time between two passes over the jobs: a job that is due again
+/// at once (a period of zero in a jobs file written by hand, or by someone
+/// else) fires once a pass, not in a loop.
+const MIN_PASS: Duration = Duration::from_secs(1);
+
 /// The ready-made [`Scheduler`]: jobs live in memory and in a JSON file
 /// (rewritten atomically on every change, read back by [`open`](Self::open));
 /// [`start`](Self::start) runs the loop that fires them on tokio through a
@@ -141,7 +151,17 @@ impl TokioScheduler {
         clock: Clock,
     ) -> Result<Self, CronError> {
         let store = JobStore::new(path.as_ref());
-        let jobs = store.load()?;
+        let mut jobs = store.load()?;
+        // The file may have been written by hand, or by someone else: a job
+        // no `add` would take is left out, not run.
+        jobs.retain(|job| match job.schedule.check() {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(job = %job.id, error = %e, "a saved job is left out");
+                false
+            }
+        });
+        jobs.truncate(MAX_JOBS);
         Ok(Self {
             shared: Arc::new(Shared {
                 store,
@@ -208,7 +228,15 @@ impl TokioScheduler {
 
     /// The loop: fire what is due, sleep until the next job or a change.
     pub async fn run(&self) {
+        // The jobs whose last firing has not finished: one is not fired
+        // again until it has, so a slow handler cannot pile firings up.
+        let firing = Arc::new(Mutex::new(std::collections::HashSet::<String>::new()));
+        let mut last_pass: Option<tokio::time::Instant> = None;
         loop {
+            if let Some(last) = last_pass {
+                tokio::time::sleep_until(last + MIN_PASS).await;
+            }
+            last_pass = Some(tokio::time::Instant::now());
             // Registered before looking at the jobs, so a change made while
             // this pass runs still wakes the sleep below.
             let mut changed = pin!(self.shared.changed.notified());
@@ -216,8 +244,21 @@ impl TokioScheduler {
             let now = self.shared.clock.now();
             let (due, next) = self.take_due(now);
             for job in due {
+                let started = firing
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(job.id.clone());
+                if !started {
+                    tracing::warn!(job = %job.id, "a job's last firing has not finished; this one is skipped");
+                    continue;
+                }
                 let handler = Arc::clone(&self.shared.handler);
-                tokio::spawn(async move { handler.fire(job).await });
+                let done = Finished(Arc::clone(&firing), job.id.clone());
+                tokio::spawn(async move {
+                    // Told when the firing ends, a panic in the handler too.
+                    let _done = done;
+                    handler.fire(job).await;
+                });
             }
             let sleep = next
                 .map(|at| at.duration_since(now).unsigned_abs())
@@ -276,6 +317,18 @@ impl TokioScheduler {
     }
 }
 
+/// Takes a job out of the set of those firing when dropped.
+struct Finished(Arc<Mutex<std::collections::HashSet<String>>>, String);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.1);
+    }
+}
+
 impl std::fmt::Debug for TokioScheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TokioScheduler")
@@ -327,6 +380,9 @@ impl Scheduler for TokioScheduler {
     async fn add(&self, job: NewJob) -> Result<CronJob, CronError> {
         let now = self.shared.clock.now();
         let mut jobs = self.lock();
+        if jobs.len() >= MAX_JOBS {
+            return Err(CronError::TooMany(MAX_JOBS));
+        }
         let id = fresh_id(|id| jobs.iter().any(|j| j.id == id));
         let created = build_job(id, job, now)?;
         let mut updated = jobs.clone();

@@ -5,10 +5,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::job::{CronError, CronJob};
-use crate::agent::files::write_atomically;
+use crate::agent::files::{read_regular_file, write_atomically};
 
 /// The version of the file layout, so a later layout can read older files.
 const VERSION: u32 = 1;
+
+/// The largest jobs file read: far more than the most jobs kept (see
+/// `MAX_JOBS`), far less than what a file put there to exhaust memory holds.
+const MAX_STORE_BYTES: u64 = 16 << 20;
 
 #[derive(Serialize, Deserialize)]
 struct JobsFile {
@@ -40,9 +44,9 @@ impl JobStore {
 
     /// The saved jobs; none when the file does not exist yet.
     pub(crate) fn load(&self) -> Result<Vec<CronJob>, CronError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        let text = match read_regular_file(&self.path, MAX_STORE_BYTES) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(Vec::new()),
             Err(e) => return Err(self.error(e)),
         };
         let file: JobsFile = serde_json::from_str(&text).map_err(|e| self.error(e))?;

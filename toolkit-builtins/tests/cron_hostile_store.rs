@@ -1,0 +1,204 @@
+//! The jobs file may sit where a command or someone else can write: links,
+//! FIFOs and endless files put where it goes are refused, not followed,
+//! waited on or read whole; jobs no `add` would take are left out; and a
+//! model or a slow handler cannot make the scheduler fire or grow without
+//! bound.
+
+#![cfg(all(feature = "agent", unix))]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith_builtins::agent::cron::{
+    Clock, CronError, CronJob, MAX_JOBS, NewJob, Schedule, Scheduler, TokioScheduler,
+};
+
+const START: &str = "2026-01-15T12:00:00Z";
+
+fn clock() -> Clock {
+    Clock::tokio(START.parse().unwrap())
+}
+
+fn open(path: &std::path::Path) -> Result<TokioScheduler, CronError> {
+    TokioScheduler::open_with_clock(path, |_job: CronJob| async {}, clock())
+}
+
+/// A stored job as the file holds it.
+fn stored(id: &str, schedule: serde_json::Value) -> serde_json::Value {
+    json!({"id": id, "name": id, "schedule": schedule, "message": "m",
+           "channel": "telegram", "chat_id": "42", "created_at": START,
+           "next_run": START, "last_run": null})
+}
+
+/// Links, FIFOs and devices where the jobs file goes are refused at once,
+/// never followed, waited on or read without end.
+#[test]
+fn what_is_not_a_regular_file_is_refused_as_the_jobs_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.json");
+    std::fs::write(&secret, r#"{"version": 1, "jobs": []}"#).unwrap();
+    let fifo = dir.path().join("fifo.json");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let cases = [
+        ("a FIFO", fifo),
+        ("a link to /dev/zero", dir.path().join("zero.json")),
+        ("a link to a file", dir.path().join("link.json")),
+        ("a directory", dir.path().to_path_buf()),
+    ];
+    std::os::unix::fs::symlink("/dev/zero", &cases[1].1).unwrap();
+    std::os::unix::fs::symlink(&secret, &cases[2].1).unwrap();
+    for (what, path) in cases {
+        // In a thread of its own: a FIFO opened for reading would block it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(open(&path).err()));
+        let refused = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{what}: still opening after 10 s"));
+        assert!(
+            matches!(refused, Some(CronError::Storage { .. })),
+            "{what}: {refused:?}"
+        );
+    }
+    // A file past the bound is refused without being read whole.
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let refused = open(&big).err();
+    assert!(
+        refused
+            .as_ref()
+            .is_some_and(|e| e.to_string().contains("larger than")),
+        "{refused:?}"
+    );
+}
+
+/// A link planted where the file's temporary copy used to go (its name was
+/// the process id) is never written through: what it points to is left as
+/// it was.
+#[tokio::test]
+async fn a_planted_link_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    let path = dir.path().join("jobs.json");
+    std::os::unix::fs::symlink(
+        &victim,
+        dir.path()
+            .join(format!(".jobs.json.{}.tmp", std::process::id())),
+    )
+    .unwrap();
+    let scheduler = open(&path).unwrap();
+    scheduler
+        .add(NewJob::new(
+            Schedule::every(60).unwrap(),
+            "PWNED",
+            "telegram",
+            "42",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    assert!(std::fs::read_to_string(&path).unwrap().contains("PWNED"));
+}
+
+/// A job with a period of zero in the file (no `add` makes one) is left out
+/// instead of firing in a loop; the others are kept.
+#[tokio::test(start_paused = true)]
+async fn a_saved_job_no_add_would_take_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let file = json!({"version": 1, "jobs": [
+        stored("00000001", json!({"kind": "every", "seconds": 0})),
+        stored("00000002", json!({"kind": "every", "seconds": 60})),
+    ]});
+    std::fs::write(&path, file.to_string()).unwrap();
+    let fired = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&fired);
+    let scheduler = TokioScheduler::open_with_clock(
+        &path,
+        move |_job: CronJob| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async {}
+        },
+        clock(),
+    )
+    .unwrap();
+    let ids: Vec<String> = scheduler.jobs().into_iter().map(|j| j.id).collect();
+    assert_eq!(ids, ["00000002"]);
+    let _loop = scheduler.start();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // The overdue job fired once; the zero-period one never.
+    assert_eq!(fired.load(Ordering::SeqCst), 1);
+}
+
+/// A handler that never finishes does not have its job fired again on top
+/// of it: a job due every second, its first firing still running, fires
+/// once in a minute, not sixty times.
+#[tokio::test(start_paused = true)]
+async fn a_job_is_not_fired_again_while_its_last_firing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fired = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&fired);
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        move |_job: CronJob| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<()>()
+        },
+        clock(),
+    )
+    .unwrap();
+    scheduler
+        .add(NewJob::new(
+            Schedule::every(1).unwrap(),
+            "tick",
+            "telegram",
+            "42",
+        ))
+        .await
+        .unwrap();
+    let _loop = scheduler.start();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(fired.load(Ordering::SeqCst), 1);
+}
+
+/// The jobs kept are bounded: past [`MAX_JOBS`], `add` is refused with the
+/// reason, and a file holding more is cut to the bound.
+#[tokio::test]
+async fn jobs_past_the_bound_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let jobs: Vec<_> = (0..MAX_JOBS + 5)
+        .map(|i| {
+            stored(
+                &format!("{i:08x}"),
+                json!({"kind": "every", "seconds": 3600}),
+            )
+        })
+        .collect();
+    std::fs::write(&path, json!({"version": 1, "jobs": jobs}).to_string()).unwrap();
+    let scheduler = open(&path).unwrap();
+    assert_eq!(scheduler.jobs().len(), MAX_JOBS);
+    let refused = scheduler
+        .add(NewJob::new(
+            Schedule::every(60).unwrap(),
+            "one more",
+            "telegram",
+            "42",
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, CronError::TooMany(_)), "{refused}");
+}
