@@ -110,7 +110,11 @@ impl Schedule {
                 after.checked_add(period).ok()
             }
             Self::Cron { expr, tz } => {
-                let cron = parse_expression(expr).ok()?;
+                // Read without `parse_expression`'s search for a first
+                // match: that was done when the job was made, and for an
+                // expression that never matches (one planted in the jobs
+                // file) each search runs on to the year 5000.
+                let cron = Cron::from_str(expr.trim()).ok()?;
                 let zone = time_zone(tz).ok()?;
                 let next = cron
                     .find_next_occurrence(&after.to_zoned(zone), false)
