@@ -301,28 +301,31 @@ fn write_for_ever(stream: &mut std::net::TcpStream, start: &[u8], chunk: &[u8]) 
 async fn a_redirect_to_another_origin_takes_no_header_there() {
     let (elsewhere, asked_elsewhere) = http_server(|_, _| {});
     let (mut tried, mut refused) = (0, 0);
-    for status in [301, 302, 303, 307, 308] {
-        for path in ["/mcp", "/sse"] {
-            let (port, _) = http_server(move |_, stream| {
-                use std::io::Write;
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} Moved\r\nLocation: http://127.0.0.1:{elsewhere}{path}\r\n\
+    // Another port, by plain HTTP or as an upgrade to HTTPS (followed only
+    // from port 80 to 443 of one host).
+    for (status, path, scheme) in [301, 302, 303, 307, 308].into_iter().flat_map(|status| {
+        [("/mcp", "http"), ("/sse", "http"), ("/mcp", "https")]
+            .map(|(path, scheme)| (status, path, scheme))
+    }) {
+        let (port, _) = http_server(move |_, stream| {
+            use std::io::Write;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} Moved\r\nLocation: {scheme}://127.0.0.1:{elsewhere}{path}\r\n\
                      Content-Length: 0\r\nConnection: close\r\n\r\n"
-                );
-            });
-            let config = McpConfig::from_json(&json!({"mcpServers": {"r": {
-                "url": format!("http://127.0.0.1:{port}{path}"),
-                "headers": {"X-Api-Key": "hunter2"}, "toolTimeout": 10
-            }}}))
-            .unwrap();
-            let clients = McpClients::new(config, &Arc::new(ToolRegistry::new()));
-            tried += 1;
-            let outcome = connect_one(&clients).await;
-            clients.disconnect().await;
-            if outcome.is_err() {
-                refused += 1;
-            }
+            );
+        });
+        let config = McpConfig::from_json(&json!({"mcpServers": {"r": {
+            "url": format!("http://127.0.0.1:{port}{path}"),
+            "headers": {"X-Api-Key": "hunter2"}, "toolTimeout": 10
+        }}}))
+        .unwrap();
+        let clients = McpClients::new(config, &Arc::new(ToolRegistry::new()));
+        tried += 1;
+        let outcome = connect_one(&clients).await;
+        clients.disconnect().await;
+        if outcome.is_err() {
+            refused += 1;
         }
     }
     let escaped = asked_elsewhere.lock().unwrap().len();

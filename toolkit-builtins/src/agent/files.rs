@@ -3,7 +3,8 @@
 use std::hash::{BuildHasher, RandomState};
 use std::path::Path;
 
-/// Write through a temporary file and a rename, so a crash never leaves half a file.
+/// Write through a temporary file and a rename, so a process that stops
+/// midway never leaves half a file (no `fsync`: a power cut may).
 ///
 /// The temporary file has a random name and is made new (`O_EXCL`): a link
 /// or file planted where it goes (the folder may be a workspace a command

@@ -395,7 +395,11 @@ impl ServerLink {
                 "input_required" => {
                     let asked: rmcp::model::InputRequests =
                         serde_json::from_value(got["inputRequests"].clone()).unwrap_or_default();
-                    refuse_too_many_questions(asked.len())?;
+                    let new = asked.keys().filter(|key| !answered.contains(*key)).count();
+                    refuse_too_many_questions(new)?;
+                    // Over the task's life too: a server asking afresh at
+                    // every poll would have the host asked without end.
+                    refuse_too_many_questions((answered.len() + new) / 4)?;
                     let mut responses = rmcp::model::InputResponses::new();
                     for (key, request) in asked {
                         if answered.insert(key.clone()) {
@@ -1078,7 +1082,10 @@ impl ServerLink {
                             let first: &(dyn std::error::Error + 'static) = &*e.error;
                             format!(
                                 "the call could not be sent to the MCP server `{name}`: {}; it will be connected again on the next call",
-                                super::trust::chain(e.error.to_string(), Some(first))
+                                super::trust::chain(
+                                    super::trust::origins_only(&e.error.to_string()),
+                                    Some(first)
+                                )
                             )
                         }
                         _ => format!(
@@ -1396,16 +1403,27 @@ fn in_clear_beyond_this_host(url: &str) -> bool {
 /// The most redirects followed for one request.
 const MAX_REDIRECTS: usize = 10;
 
-/// Redirects are followed within the configured server's origin only. The
+/// Redirects are followed within the configured server's origin only (and
+/// from `http` to `https` on the same host, on ports 80 and 443). The
 /// configured headers (an API key) and the session id go with every request
 /// the client makes, so a server that redirected to another origin would
 /// hand them to whoever runs it; such a redirect fails the request instead,
 /// naming where it pointed, so the configuration can name it if it is meant.
 fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
-        let from = attempt.previous().first().map(reqwest::Url::origin);
+        let first = attempt.previous().first();
+        let from = first.map(reqwest::Url::origin);
         let to = attempt.url().origin();
-        if from.as_ref() != Some(&to) {
+        // From `http` to `https` on the same host (their usual ports, 80 and
+        // 443), the headers go safer.
+        let upgrade = first.is_some_and(|first| {
+            first.scheme() == "http"
+                && first.port_or_known_default() == Some(80)
+                && attempt.url().scheme() == "https"
+                && attempt.url().port_or_known_default() == Some(443)
+                && first.host_str() == attempt.url().host_str()
+        });
+        if from.as_ref() != Some(&to) && !upgrade {
             let to = to.ascii_serialization();
             attempt.error(format!(
                 "the server redirected to another origin, `{to}`, which is not followed: the configured headers would go there"
@@ -1430,6 +1448,28 @@ mod tests {
         fn report(&self, progress: Progress) {
             self.0.lock().unwrap().push(progress.progress);
         }
+    }
+
+    #[test]
+    fn error_messages_name_origins_not_urls() {
+        let said =
+            "error sending request for url (https://h.test:8443/s/SECRET/mcp?api_key=K): closed";
+        let cut = super::super::trust::origins_only(said);
+        assert_eq!(
+            cut,
+            "error sending request for url (https://h.test:8443): closed"
+        );
+        for text in [
+            "no url here",
+            "for url (",
+            "for url (not a url) and for url (x",
+        ] {
+            assert!(!super::super::trust::origins_only(text).contains("SECRET"));
+        }
+        assert_eq!(
+            super::super::trust::origins_only("for url (not a url)"),
+            "for url (?)"
+        );
     }
 
     #[test]

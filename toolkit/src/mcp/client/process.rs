@@ -11,10 +11,12 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::{TokioChildProcess, Transport};
 
-/// A stdio server's transport. The server runs in a process group of its
-/// own, which is killed when the transport is dropped: what the server
-/// started (a shell's children, a helper it forked) ends with it, instead
-/// of living on after the host let the server go.
+/// A stdio server's transport. On Unix the server runs in a process group
+/// of its own, which is killed when the transport is dropped: what the
+/// server started (a shell's children, a helper it forked) ends with it,
+/// instead of living on after the host let the server go. Being out of the
+/// host's group, it does not get the terminal's Ctrl-C (the host stops it),
+/// and cannot prompt on the terminal.
 pub(super) struct ServerProcess {
     inner: TokioChildProcess,
     /// The group's id: the server's own process id, as its leader.
@@ -85,7 +87,11 @@ impl Drop for ServerProcess {
     /// the server's input and waited for it (or is about to kill it); its
     /// children may still run. The group's id cannot have been given to
     /// another group while any of its members lives, and one without
-    /// members is not found (`ESRCH`, ignored).
+    /// members is not found (`ESRCH`, ignored). Once the leader is reaped
+    /// and the group empty, its id could name another group only after the
+    /// kernel had given out every other process id since (they are given in
+    /// order, up to `pid_max`), which the moment between the two does not
+    /// allow.
     fn drop(&mut self) {
         #[cfg(unix)]
         if let Some(group) = self.group.filter(|&group| group > 1) {

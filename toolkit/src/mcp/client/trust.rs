@@ -43,7 +43,30 @@ pub(super) fn with_causes(error: &rmcp::service::ClientInitializeError) -> Strin
         rmcp::service::ClientInitializeError::TransportError { error, .. } => Some(error),
         other => std::error::Error::source(other),
     };
-    chain(error.to_string(), first)
+    chain(origins_only(&error.to_string()), first)
+}
+
+/// `text` with each `for url (...)` an HTTP client's error names cut to the
+/// URL's origin: a URL's path or query may hold a secret (`/s/<token>/mcp`,
+/// `?api_key=`), and these messages reach the model.
+pub(super) fn origins_only(text: &str) -> String {
+    const MARK: &str = "for url (";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        let start = at + MARK.len();
+        let Some(len) = rest[start..].find(')') else {
+            break;
+        };
+        let origin = reqwest::Url::parse(&rest[start..start + len])
+            .map(|url| url.origin().ascii_serialization())
+            .unwrap_or_else(|_| "?".to_owned());
+        out.push_str(&rest[..start]);
+        out.push_str(&origin);
+        rest = &rest[start + len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `message`, then each cause from `next` on that it does not say already.
@@ -53,7 +76,7 @@ pub(super) fn chain(
 ) -> String {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
     while let Some(cause) = next {
-        let said = cause.to_string();
+        let said = origins_only(&cause.to_string());
         if !said.is_empty() && !message.contains(&said) {
             message = format!("{message}: {said}");
         }
