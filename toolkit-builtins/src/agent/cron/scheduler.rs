@@ -161,7 +161,13 @@ impl TokioScheduler {
                 false
             }
         });
-        jobs.truncate(MAX_JOBS);
+        if jobs.len() > MAX_JOBS {
+            tracing::warn!(
+                saved = jobs.len(),
+                "the jobs file holds more jobs than are kept; the first {MAX_JOBS} are"
+            );
+            jobs.truncate(MAX_JOBS);
+        }
         Ok(Self {
             shared: Arc::new(Shared {
                 store,

@@ -322,7 +322,7 @@ impl ServerLink {
                 // them and call again.
                 ServerResult::InputRequiredResult(asked) => {
                     let asked_now = asked.input_requests.unwrap_or_default();
-                    refuse_too_many_questions(asked_now.len())?;
+                    refuse_too_many_questions(asked_now.len(), MAX_QUESTIONS)?;
                     let answers = futures_util::future::try_join_all(asked_now.into_iter().map(
                         |(key, request)| async move {
                             let answer = session
@@ -396,10 +396,10 @@ impl ServerLink {
                     let asked: rmcp::model::InputRequests =
                         serde_json::from_value(got["inputRequests"].clone()).unwrap_or_default();
                     let new = asked.keys().filter(|key| !answered.contains(*key)).count();
-                    refuse_too_many_questions(new)?;
+                    refuse_too_many_questions(new, MAX_QUESTIONS)?;
                     // Over the task's life too: a server asking afresh at
                     // every poll would have the host asked without end.
-                    refuse_too_many_questions((answered.len() + new) / 4)?;
+                    refuse_too_many_questions(answered.len() + new, MAX_TASK_QUESTIONS)?;
                     let mut responses = rmcp::model::InputResponses::new();
                     for (key, request) in asked {
                         if answered.insert(key.clone()) {
@@ -1327,13 +1327,16 @@ const REFRESH_INTERVAL: Duration = Duration::from_secs(1);
 /// asking thousands in one round would have them all asked at once.
 const MAX_QUESTIONS: usize = 16;
 
-/// Fail a call whose server asks more than [`MAX_QUESTIONS`] at once.
-fn refuse_too_many_questions(asked: usize) -> Result<(), ServiceError> {
-    if asked <= MAX_QUESTIONS {
+/// The most questions a task's server may ask over the task's life.
+const MAX_TASK_QUESTIONS: usize = 4 * MAX_QUESTIONS;
+
+/// Fail a call whose server asked more than `most` questions.
+fn refuse_too_many_questions(asked: usize, most: usize) -> Result<(), ServiceError> {
+    if asked <= most {
         return Ok(());
     }
     Err(ServiceError::McpError(rmcp::ErrorData::invalid_request(
-        format!("the server asked {asked} questions at once; at most {MAX_QUESTIONS} are answered"),
+        format!("the server asked {asked} questions; at most {most} are answered"),
         None,
     )))
 }
