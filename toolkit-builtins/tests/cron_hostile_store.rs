@@ -202,3 +202,129 @@ async fn jobs_past_the_bound_are_refused() {
         .unwrap_err();
     assert!(matches!(refused, CronError::TooMany(_)), "{refused}");
 }
+
+/// A cron expression planted in the file that never matches again
+/// (February 30; a year gone by) is left out at load, as a zero period is:
+/// no pass looks for its next run. A host's schedule made by hand is
+/// refused at `add` the same way.
+#[tokio::test(start_paused = true)]
+async fn a_saved_expression_that_never_fires_again_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let cron = |expr: &str| json!({"kind": "cron", "expr": expr, "tz": "UTC"});
+    let file = json!({"version": 1, "jobs": [
+        stored("00000001", cron("0 0 30 2 *")),
+        stored("00000002", cron("0 0 0 1 1 * 2020")),
+        stored("00000003", cron("*/5 * * * *")),
+        stored("00000004", cron("not an expression")),
+    ]});
+    std::fs::write(&path, file.to_string()).unwrap();
+    let scheduler = open(&path).unwrap();
+    let ids: Vec<String> = scheduler.jobs().into_iter().map(|j| j.id).collect();
+    assert_eq!(ids, ["00000003"]);
+
+    let by_hand = Schedule::Cron {
+        expr: "0 0 31 4 *".into(),
+        tz: "UTC".into(),
+    };
+    let refused = scheduler
+        .add(NewJob::new(by_hand, "never", "telegram", "42"))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, CronError::Schedule(_)), "{refused}");
+}
+
+/// Protection is the host's, declared in code: a job the jobs file marks as
+/// protected is not protected (the model can still be rid of it), and a
+/// host's system job is not held by the file, so stripping it there leaves
+/// no second, removable copy once the host declares it again at start.
+#[tokio::test(start_paused = true)]
+async fn protection_is_never_read_from_the_jobs_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let mut planted = stored("00000001", json!({"kind": "every", "seconds": 60}));
+    planted["protected"] = json!("the system's; it cannot be removed");
+    std::fs::write(&path, json!({"version": 1, "jobs": [planted]}).to_string()).unwrap();
+    let scheduler = open(&path).unwrap();
+    assert!(scheduler.jobs().iter().all(|j| j.protected.is_none()));
+    let removed = scheduler.remove("00000001").await;
+    assert!(
+        !matches!(removed, Err(CronError::Protected { .. })),
+        "{removed:?}"
+    );
+
+    // The host declares its job; someone strips protection in the file.
+    let system = || {
+        NewJob::new(
+            Schedule::every(7200).unwrap(),
+            "consolidate memory",
+            "system",
+            "dream",
+        )
+        .named("dream")
+    };
+    scheduler.add_system_job(system(), "the system's").unwrap();
+    drop(scheduler);
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for job in file["jobs"].as_array_mut().unwrap() {
+        job.as_object_mut().unwrap().remove("protected");
+    }
+    std::fs::write(&path, file.to_string()).unwrap();
+
+    let scheduler = open(&path).unwrap();
+    let host = scheduler.add_system_job(system(), "the system's").unwrap();
+    let dreams: Vec<CronJob> = scheduler
+        .jobs()
+        .into_iter()
+        .filter(|j| j.name == "dream")
+        .collect();
+    assert_eq!(dreams.len(), 1, "{dreams:?}");
+    assert!(dreams[0].protected.is_some());
+    let refused = scheduler.remove(&host.id).await;
+    assert!(
+        matches!(refused, Err(CronError::Protected { .. })),
+        "{refused:?}"
+    );
+}
+
+/// A firing skipped because the last one still runs is not a run: the
+/// job's `last_run` stays the moment of the firing that ran, in memory and
+/// in the file.
+#[tokio::test(start_paused = true)]
+async fn a_skipped_firing_is_not_recorded_as_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&ran);
+    let scheduler = TokioScheduler::open_with_clock(
+        &path,
+        move |job: CronJob| {
+            seen.lock().unwrap().push(job.last_run);
+            std::future::pending::<()>()
+        },
+        clock(),
+    )
+    .unwrap();
+    scheduler
+        .add(NewJob::new(
+            Schedule::every(1).unwrap(),
+            "tick",
+            "telegram",
+            "42",
+        ))
+        .await
+        .unwrap();
+    let _loop = scheduler.start();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let ran = ran.lock().unwrap().clone();
+    assert_eq!(ran.len(), 1, "{ran:?}");
+    assert!(ran[0].is_some());
+    assert_eq!(scheduler.jobs()[0].last_run, ran[0]);
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        file["jobs"][0]["last_run"],
+        serde_json::to_value(ran[0]).unwrap()
+    );
+}

@@ -22,6 +22,10 @@ pub struct CronJob {
     /// The chat it reports to.
     pub chat_id: String,
     /// Set for jobs the system manages: why the agent may see but not remove it.
+    ///
+    /// Only [`TokioScheduler::add_system_job`](super::TokioScheduler::add_system_job)
+    /// sets it, in the host's code; such jobs are never saved, and a job the
+    /// jobs file marks as protected is left out when the file is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protected: Option<String>,
     /// When it was added.

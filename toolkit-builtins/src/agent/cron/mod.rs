@@ -14,7 +14,9 @@ use std::sync::Arc;
 use toolsmith::{ToolContext, ToolError, tool};
 
 pub use job::{CronError, CronJob, NewJob};
-pub use schedule::{MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone};
+pub use schedule::{
+    HORIZON_YEARS, MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone,
+};
 pub use scheduler::{Clock, JobHandler, MAX_JOBS, Scheduler, TokioScheduler};
 
 /// The state the `cron` tool needs: the scheduler, and the time zone that

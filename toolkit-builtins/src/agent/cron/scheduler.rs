@@ -1,6 +1,7 @@
 //! The [`Scheduler`] trait the `cron` tool talks to, and [`TokioScheduler`],
 //! the ready-made one: it runs in-process on tokio and keeps its jobs in a file.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,7 +12,7 @@ use tokio::sync::Notify;
 use toolsmith::async_trait;
 
 use super::job::{CronError, CronJob, NewJob};
-use super::schedule::{Schedule, ScheduleError};
+use super::schedule::{Plan, Schedule, ScheduleError};
 use super::store::JobStore;
 use crate::agent::files::fresh_id;
 use crate::agent::message::{Messenger, OutboundMessage};
@@ -111,6 +112,12 @@ const MIN_PASS: Duration = Duration::from_secs(1);
 /// [`start`](Self::start) runs the loop that fires them on tokio through a
 /// [`JobHandler`].
 ///
+/// The file may sit where a command or someone else can write, so what it
+/// says is checked as the model's input is: a job no [`add`](Scheduler::add)
+/// would take is left out at load. The host's system jobs
+/// ([`add_system_job`](Self::add_system_job)) live in memory only: the file
+/// can neither protect a job of its own nor unprotect one of the host's.
+///
 /// ```no_run
 /// use toolsmith::ToolContext;
 /// use toolsmith_builtins::agent::{ChannelSink, CronJobs, Messenger, TokioScheduler};
@@ -131,10 +138,21 @@ pub struct TokioScheduler {
 
 struct Shared {
     store: JobStore,
-    jobs: Mutex<Vec<CronJob>>,
+    jobs: Mutex<Vec<Entry>>,
     changed: Notify,
     handler: Arc<dyn JobHandler>,
     clock: Clock,
+    /// The jobs whose last firing has not finished: one is not fired again
+    /// until it has, so a slow handler cannot pile firings up.
+    firing: Arc<Mutex<HashSet<String>>>,
+}
+
+/// A job with its schedule read once, when it was added or loaded: a pass
+/// over the jobs parses nothing.
+#[derive(Clone)]
+struct Entry {
+    job: CronJob,
+    plan: Plan,
 }
 
 impl TokioScheduler {
@@ -152,15 +170,8 @@ impl TokioScheduler {
     ) -> Result<Self, CronError> {
         let store = JobStore::new(path.as_ref());
         let mut jobs = store.load()?;
-        // The file may have been written by hand, or by someone else: a job
-        // no `add` would take is left out, not run.
-        jobs.retain(|job| match job.schedule.check() {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!(job = %job.id, error = %e, "a saved job is left out");
-                false
-            }
-        });
+        // Cut before reading the schedules, so a file of many jobs costs no
+        // more than the most that are kept.
         if jobs.len() > MAX_JOBS {
             tracing::warn!(
                 saved = jobs.len(),
@@ -168,13 +179,15 @@ impl TokioScheduler {
             );
             jobs.truncate(MAX_JOBS);
         }
+        let entries = load_entries(jobs, clock.now());
         Ok(Self {
             shared: Arc::new(Shared {
                 store,
-                jobs: Mutex::new(jobs),
+                jobs: Mutex::new(entries),
                 changed: Notify::new(),
                 handler: Arc::new(handler),
                 clock,
+                firing: Arc::default(),
             }),
         })
     }
@@ -186,12 +199,18 @@ impl TokioScheduler {
 
     /// A copy of every job.
     pub fn jobs(&self) -> Vec<CronJob> {
-        self.lock().clone()
+        self.lock().iter().map(|entry| entry.job.clone()).collect()
     }
 
     /// Add or update a job the system manages: the agent sees it but cannot
-    /// remove it, and is told `reason`. A protected job with the same name is
-    /// replaced (keeping its id), so calling this at every start is safe.
+    /// remove it, and is told `reason`. A system job added earlier with the
+    /// same name is replaced (keeping its id).
+    ///
+    /// System jobs are kept in memory only, never in the jobs file: whether
+    /// a job is protected is decided here, in the host's code, and not by a
+    /// file that a command or someone else may write. Call this at every
+    /// start; a job that a file (from an older version, or planted) marks
+    /// as protected is left out when the file is read.
     pub fn add_system_job(
         &self,
         job: NewJob,
@@ -203,17 +222,17 @@ impl TokioScheduler {
         let name = job_name(&job);
         let existing = jobs
             .iter()
-            .position(|j| j.protected.is_some() && j.name == name);
+            .position(|e| e.job.protected.is_some() && e.job.name == name);
         let id = match existing {
-            Some(i) => jobs[i].id.clone(),
-            None => fresh_id(|id| jobs.iter().any(|j| j.id == id)),
+            Some(i) => jobs[i].job.id.clone(),
+            None => fresh_id(|id| jobs.iter().any(|e| e.job.id == id)),
         };
         let mut created = build_job(id, job, now)?;
-        created.protected = Some(reason);
+        created.job.protected = Some(reason);
         let mut updated = jobs.clone();
         match existing {
             Some(i) => {
-                created.created_at = updated[i].created_at;
+                created.job.created_at = updated[i].job.created_at;
                 updated[i] = created.clone();
             }
             None => updated.push(created.clone()),
@@ -223,7 +242,7 @@ impl TokioScheduler {
             *jobs = previous;
             return Err(e);
         }
-        Ok(created)
+        Ok(created.job)
     }
 
     /// Run the loop on the current tokio runtime until the handle is aborted.
@@ -234,9 +253,6 @@ impl TokioScheduler {
 
     /// The loop: fire what is due, sleep until the next job or a change.
     pub async fn run(&self) {
-        // The jobs whose last firing has not finished: one is not fired
-        // again until it has, so a slow handler cannot pile firings up.
-        let firing = Arc::new(Mutex::new(std::collections::HashSet::<String>::new()));
         let mut last_pass: Option<tokio::time::Instant> = None;
         loop {
             if let Some(last) = last_pass {
@@ -249,17 +265,8 @@ impl TokioScheduler {
             changed.as_mut().enable();
             let now = self.shared.clock.now();
             let (due, next) = self.take_due(now);
-            for job in due {
-                let started = firing
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(job.id.clone());
-                if !started {
-                    tracing::warn!(job = %job.id, "a job's last firing has not finished; this one is skipped");
-                    continue;
-                }
+            for (job, done) in due {
                 let handler = Arc::clone(&self.shared.handler);
-                let done = Finished(Arc::clone(&firing), job.id.clone());
                 tokio::spawn(async move {
                     // Told when the firing ends, a panic in the handler too.
                     let _done = done;
@@ -277,54 +284,75 @@ impl TokioScheduler {
         }
     }
 
-    /// The jobs due at `now`, with their next runs moved on, and the
-    /// earliest run still ahead.
-    fn take_due(&self, now: Timestamp) -> (Vec<CronJob>, Option<Timestamp>) {
+    /// The jobs to fire at `now`, each marked as firing until its
+    /// [`Finished`] is dropped, with the next runs of every due job moved
+    /// on, and the earliest run still ahead.
+    ///
+    /// A due job whose last firing still runs is skipped: its next run
+    /// moves on, but it did not run, so its `last_run` stays.
+    fn take_due(&self, now: Timestamp) -> (Vec<(CronJob, Finished)>, Option<Timestamp>) {
         let mut jobs = self.lock();
         let mut due = Vec::new();
+        let mut changed = false;
         let mut updated = Vec::with_capacity(jobs.len());
-        for job in jobs.iter() {
-            let mut job = job.clone();
-            if job.next_run.is_some_and(|at| at <= now) {
-                job.last_run = Some(now);
-                job.next_run = job.schedule.next_after(now);
-                due.push(job.clone());
-                if job.schedule.is_one_shot() {
-                    continue;
+        for entry in jobs.iter() {
+            let mut entry = entry.clone();
+            if entry.job.next_run.is_some_and(|at| at <= now) {
+                changed = true;
+                entry.job.next_run = entry.plan.next_after(now);
+                let started = self
+                    .shared
+                    .firing
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(entry.job.id.clone());
+                if started {
+                    entry.job.last_run = Some(now);
+                    let done = Finished(Arc::clone(&self.shared.firing), entry.job.id.clone());
+                    due.push((entry.job.clone(), done));
+                    if entry.job.schedule.is_one_shot() {
+                        continue;
+                    }
+                } else {
+                    tracing::warn!(job = %entry.job.id, "a job's last firing has not finished; this one is skipped");
                 }
             }
-            updated.push(job);
+            updated.push(entry);
         }
-        if !due.is_empty()
-            && let Err(e) = self.commit(&mut jobs, updated)
-        {
+        if changed && let Err(e) = self.commit(&mut jobs, updated) {
             // The jobs still fire; the file catches up at the next change.
             tracing::warn!(error = %e, "the jobs file could not be updated");
         }
-        let next = jobs.iter().filter_map(|j| j.next_run).min();
+        let next = jobs.iter().filter_map(|e| e.job.next_run).min();
         (due, next)
     }
 
-    /// Save `updated`, then make it the live set: the file and memory never disagree.
+    /// Save `updated`, then make it the live set: the file and memory never
+    /// disagree (but for system jobs, which are never saved).
     fn commit(
         &self,
-        jobs: &mut MutexGuard<'_, Vec<CronJob>>,
-        updated: Vec<CronJob>,
+        jobs: &mut MutexGuard<'_, Vec<Entry>>,
+        updated: Vec<Entry>,
     ) -> Result<(), CronError> {
-        let saved = self.shared.store.save(&updated);
+        let kept: Vec<CronJob> = updated
+            .iter()
+            .filter(|e| e.job.protected.is_none())
+            .map(|e| e.job.clone())
+            .collect();
+        let saved = self.shared.store.save(&kept);
         // Even when saving failed, due jobs have fired: keep their new times in memory.
         **jobs = updated;
         self.shared.changed.notify_one();
         saved
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<CronJob>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Entry>> {
         self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// Takes a job out of the set of those firing when dropped.
-struct Finished(Arc<Mutex<std::collections::HashSet<String>>>, String);
+struct Finished(Arc<Mutex<HashSet<String>>>, String);
 
 impl Drop for Finished {
     fn drop(&mut self) {
@@ -358,16 +386,18 @@ fn job_name(job: &NewJob) -> String {
     }
 }
 
-/// A stored job from a new one, with its first run after `now`.
-fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<CronJob, CronError> {
-    let next_run = job.schedule.next_after(now);
+/// A stored job from a new one, with its schedule read and its first run
+/// after `now`.
+fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<Entry, CronError> {
+    let plan = job.schedule.plan()?;
+    let next_run = plan.next_after(now);
     if next_run.is_none() {
         return Err(match job.schedule {
             Schedule::At { at } => CronError::InThePast(at),
             other => ScheduleError::NeverFires(other.describe()).into(),
         });
     }
-    Ok(CronJob {
+    let job = CronJob {
         id,
         name: job_name(&job),
         schedule: job.schedule,
@@ -378,7 +408,40 @@ fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<CronJob, CronErr
         created_at: now,
         next_run,
         last_run: None,
-    })
+    };
+    Ok(Entry { job, plan })
+}
+
+/// The jobs read from the file that a scheduler keeps, each with its
+/// schedule read. The file may have been written by hand, or by someone
+/// else: a job no `add` would take is left out, not run, and so is one it
+/// marks as protected (only the host protects jobs, in code).
+fn load_entries(jobs: Vec<CronJob>, now: Timestamp) -> Vec<Entry> {
+    jobs.into_iter()
+        .filter_map(|job| {
+            let left_out = |error: &dyn std::fmt::Display| {
+                tracing::warn!(job = %job.id, error = %error, "a saved job is left out");
+            };
+            if job.protected.is_some() {
+                left_out(&"it is marked as a system job; only the host marks those, at start");
+                return None;
+            }
+            let plan = match job.schedule.plan() {
+                Ok(plan) => plan,
+                Err(e) => {
+                    left_out(&e);
+                    return None;
+                }
+            };
+            // Searched once here, never again by a pass: the expression
+            // that never matches is the one whose search is the longest.
+            if !plan.fires_after(now) {
+                left_out(&ScheduleError::NeverFires(job.schedule.describe()));
+                return None;
+            }
+            Some(Entry { job, plan })
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -389,7 +452,7 @@ impl Scheduler for TokioScheduler {
         if jobs.len() >= MAX_JOBS {
             return Err(CronError::TooMany(MAX_JOBS));
         }
-        let id = fresh_id(|id| jobs.iter().any(|j| j.id == id));
+        let id = fresh_id(|id| jobs.iter().any(|e| e.job.id == id));
         let created = build_job(id, job, now)?;
         let mut updated = jobs.clone();
         updated.push(created.clone());
@@ -399,7 +462,7 @@ impl Scheduler for TokioScheduler {
             *jobs = previous;
             return Err(e);
         }
-        Ok(created)
+        Ok(created.job)
     }
 
     async fn list(&self) -> Result<Vec<CronJob>, CronError> {
@@ -410,12 +473,12 @@ impl Scheduler for TokioScheduler {
         let mut jobs = self.lock();
         let index = jobs
             .iter()
-            .position(|j| j.id == id)
+            .position(|e| e.job.id == id)
             .ok_or_else(|| CronError::NotFound(id.to_owned()))?;
-        if let Some(reason) = &jobs[index].protected {
+        if let Some(reason) = &jobs[index].job.protected {
             return Err(CronError::Protected {
                 id: id.to_owned(),
-                name: jobs[index].name.clone(),
+                name: jobs[index].job.name.clone(),
                 reason: reason.clone(),
             });
         }
@@ -426,6 +489,60 @@ impl Scheduler for TokioScheduler {
             *jobs = previous;
             return Err(e);
         }
-        Ok(removed)
+        Ok(removed.job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::cron::schedule::{READS, SEARCHES};
+
+    fn counted() -> (usize, usize) {
+        (READS.with(|r| r.get()), SEARCHES.with(|s| s.get()))
+    }
+
+    /// Schedules are read when the file is, and a cron expression is
+    /// searched then and once each time its job fires: a pass reads
+    /// nothing, and never searches for the job a planted expression that
+    /// never matches would have made due on every pass.
+    #[test]
+    fn a_pass_reads_no_schedule_and_searches_only_for_what_fires() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jobs.json");
+        let start: Timestamp = "2026-01-15T12:00:00Z".parse().unwrap();
+        let job = |id: &str, expr: &str| {
+            serde_json::json!({"id": id, "name": id, "message": "m",
+                "schedule": {"kind": "cron", "expr": expr, "tz": "Europe/Paris"},
+                "channel": "telegram", "chat_id": "42", "created_at": start,
+                "next_run": start, "last_run": null})
+        };
+        let file = serde_json::json!({"version": 1, "jobs": [
+            job("00000001", "0 0 30 2 *"),
+            job("00000002", "* * * * *"),
+        ]});
+        std::fs::write(&path, file.to_string()).unwrap();
+        let now = Arc::new(Mutex::new(start));
+        let read_now = Arc::clone(&now);
+        let clock = Clock(Arc::new(move || *read_now.lock().unwrap()));
+        let before = counted();
+        let scheduler =
+            TokioScheduler::open_with_clock(&path, |_job: CronJob| async {}, clock).unwrap();
+        let at_load = counted();
+        assert_eq!((at_load.0 - before.0, at_load.1 - before.1), (2, 2));
+        assert_eq!(scheduler.jobs().len(), 1);
+
+        let mut fired = 0;
+        for minute in 1..=10 {
+            let at = start
+                .checked_add(jiff::SignedDuration::from_mins(minute))
+                .unwrap();
+            *now.lock().unwrap() = at;
+            let (due, _) = scheduler.take_due(at);
+            fired += due.len();
+        }
+        let after = counted();
+        assert_eq!(fired, 10);
+        assert_eq!((after.0 - at_load.0, after.1 - at_load.1), (0, 10));
     }
 }
