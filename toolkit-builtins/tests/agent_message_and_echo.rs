@@ -158,8 +158,10 @@ async fn attachments_are_files_inside_the_workspace() {
         .await;
     assert_eq!(out.content, "Message sent to cli:1 with 2 attachments");
     let root = dir.path().canonicalize().unwrap();
+    let media = outbox.recv().await.unwrap().media;
+    let paths: Vec<_> = media.iter().map(|a| a.path().to_path_buf()).collect();
     assert_eq!(
-        outbox.recv().await.unwrap().media,
+        paths,
         vec![root.join("out/chart.png"), root.join("notes.txt")]
     );
 

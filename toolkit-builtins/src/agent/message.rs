@@ -1,9 +1,12 @@
 //! `message`: send a message to a chat, through the host's [`MessageSink`].
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use tokio::sync::mpsc;
 use toolsmith::{ToolContext, ToolError, async_trait, tool};
 
@@ -19,8 +22,9 @@ pub struct OutboundMessage {
     pub chat_id: String,
     /// The text.
     pub content: String,
-    /// Files to attach, as absolute paths inside the workspace.
-    pub media: Vec<PathBuf>,
+    /// Files to attach, each opened once when it was checked: read the
+    /// open file ([`Attachment::reader`]), not its name.
+    pub media: Vec<Attachment>,
     /// Buttons to show under the message: rows of labels.
     pub buttons: Vec<Vec<String>>,
     /// The message this one answers, when it goes to the chat that message came from.
@@ -45,7 +49,7 @@ impl OutboundMessage {
     }
 
     /// Attach files.
-    pub fn with_media(mut self, media: Vec<PathBuf>) -> Self {
+    pub fn with_media(mut self, media: Vec<Attachment>) -> Self {
         self.media = media;
         self
     }
@@ -60,6 +64,126 @@ impl OutboundMessage {
     pub fn with_reply_to(mut self, id: impl Into<String>) -> Self {
         self.reply_to = Some(id.into());
         self
+    }
+}
+
+/// A file attached to a message: opened once, when it was checked, and
+/// read through that open file from then on.
+///
+/// The channel reads an attachment some time after the model named it.
+/// Read by its name, the file could have been swapped in between, for a
+/// link out of the workspace (the channel would send a secret) or a FIFO
+/// (the channel would wait for ever); the open file cannot be swapped.
+/// Read it with [`reader`](Self::reader) (or, for a library that takes a
+/// path, through [`fd_path`](Self::fd_path)); [`path`](Self::path) is its
+/// name, to show and to tell its type by. Clones share the open file. The
+/// file may still grow after the check: bound what you read.
+///
+/// Serialized as its path. Two attachments are equal when they are the
+/// same file (device and inode) under the same name.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    file: Arc<File>,
+    path: PathBuf,
+    /// The file's device and inode when it was attached.
+    identity: (u64, u64),
+}
+
+impl Attachment {
+    /// Attach the open `file`, found at `path`. The `message` tool opens
+    /// each file inside the workspace; a host attaching files of its own
+    /// opens them as it sees fit. Anything but a regular file is refused.
+    pub fn new(file: File, path: impl Into<PathBuf>) -> io::Result<Self> {
+        let metadata = file.metadata()?;
+        if !metadata.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(Self {
+            file: Arc::new(file),
+            path: path.into(),
+            identity: (metadata.dev(), metadata.ino()),
+        })
+    }
+
+    /// The absolute path the file was found at: its name, to show and to
+    /// tell its type by. Opening it again would check nothing: read
+    /// through [`reader`](Self::reader) instead.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The open file. Clones share its offset; [`reader`](Self::reader)
+    /// reads from the start whatever others have read.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// A reader of the file from its start, with an offset of its own.
+    pub fn reader(&self) -> AttachmentReader {
+        AttachmentReader {
+            file: Arc::clone(&self.file),
+            offset: 0,
+        }
+    }
+
+    /// A path that opens this very file, for a library that only takes
+    /// paths: `/proc/self/fd/N`, which names the open file, not its name
+    /// in the workspace. It is valid while this attachment or a clone of it
+    /// lives; after that, N may be another file. Linux only.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn fd_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+    }
+}
+
+impl PartialEq for Attachment {
+    fn eq(&self, other: &Self) -> bool {
+        self.identity == other.identity && self.path == other.path
+    }
+}
+
+impl Eq for Attachment {}
+
+impl Serialize for Attachment {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.path.serialize(serializer)
+    }
+}
+
+/// Reads an [`Attachment`] from its start ([`Attachment::reader`]), by
+/// positioned reads: other readers of the same file do not move it.
+#[derive(Debug)]
+pub struct AttachmentReader {
+    file: Arc<File>,
+    offset: u64,
+}
+
+impl io::Read for AttachmentReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.file.read_at(buf, self.offset)?;
+        self.offset += read as u64;
+        Ok(read)
+    }
+}
+
+impl io::Seek for AttachmentReader {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            io::SeekFrom::Start(at) => Some(at),
+            io::SeekFrom::Current(by) => self.offset.checked_add_signed(by),
+            io::SeekFrom::End(by) => self.file.metadata()?.len().checked_add_signed(by),
+        };
+        self.offset = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
+        })?;
+        Ok(self.offset)
     }
 }
 
@@ -255,10 +379,11 @@ fn target(
 
 /// Attachments found inside the workspace; each must be an existing
 /// regular file. Each is opened through the sandbox (so a link out, a FIFO
-/// or a device is refused as for `read_file`), and the channel gets the
-/// name the kernel found it at: the channel reads it later, by that name,
-/// and a link in the name the model gave could be repointed by then.
-fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, ToolError> {
+/// or a device is refused as for `read_file`), and the channel gets that
+/// open file: it reads it later, and anything could be at the name by
+/// then. Its path is the name the kernel found it at (no link in it), so
+/// what the channel shows is the file's own name.
+fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<Attachment>, ToolError> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
@@ -269,13 +394,11 @@ fn attachments(ctx: &ToolContext, paths: Vec<String>) -> Result<Vec<PathBuf>, To
             let opened = workspace
                 .locate(path, Access::Read)?
                 .open_file_by_real_name()?;
-            if opened.file.metadata().is_ok_and(|m| m.is_file()) {
-                Ok(opened.path)
-            } else {
-                Err(ToolError::failed(format!(
+            Attachment::new(opened.file, opened.path).map_err(|_| {
+                ToolError::failed(format!(
                     "cannot attach `{path}`: no such file in the workspace"
-                )))
-            }
+                ))
+            })
         })
         .collect()
 }

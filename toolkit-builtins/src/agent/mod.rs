@@ -34,7 +34,8 @@ pub use cron::{CronJobs, CronTool, Scheduler, TokioScheduler, cron};
 pub use echo::{EchoTool, echo};
 pub use memory::{MemoryFile, SaveMemoryTool, save_memory};
 pub use message::{
-    ChannelSink, MessageSink, MessageTool, Messenger, OutboundMessage, SendError, message,
+    Attachment, AttachmentReader, ChannelSink, MessageSink, MessageTool, Messenger,
+    OutboundMessage, SendError, message,
 };
 pub use spawn::{
     MAX_RUNNING, Origin, SpawnError, SpawnRequest, SpawnTool, Spawner, Subagents, TaskFuture,
