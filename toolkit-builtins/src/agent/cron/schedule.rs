@@ -129,7 +129,7 @@ impl Schedule {
                 Planned::Every(SignedDuration::from_secs(seconds))
             }
             Self::Cron { expr, tz } => Planned::Cron {
-                cron: Box::new(Cron::from_str(expr.trim()).map_err(|e| {
+                cron: std::sync::Arc::new(Cron::from_str(expr.trim()).map_err(|e| {
                     ScheduleError::BadExpression {
                         expr: expr.clone(),
                         reason: e.to_string(),
@@ -182,8 +182,12 @@ pub(crate) struct Plan(Planned);
 #[derive(Debug, Clone)]
 enum Planned {
     Every(SignedDuration),
-    // Boxed: a parsed expression holds its bit fields inline.
-    Cron { cron: Box<Cron>, zone: TimeZone },
+    // Shared: a pass copies every job it keeps, and an expression's bit
+    // fields are some kilobytes.
+    Cron {
+        cron: std::sync::Arc<Cron>,
+        zone: TimeZone,
+    },
     At(Timestamp),
 }
 

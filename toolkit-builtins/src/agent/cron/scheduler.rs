@@ -292,13 +292,19 @@ impl TokioScheduler {
     /// moves on, but it did not run, so its `last_run` stays.
     fn take_due(&self, now: Timestamp) -> (Vec<(CronJob, Finished)>, Option<Timestamp>) {
         let mut jobs = self.lock();
+        let next = |jobs: &[Entry]| jobs.iter().filter_map(|e| e.job.next_run).min();
+        if !jobs
+            .iter()
+            .any(|e| e.job.next_run.is_some_and(|at| at <= now))
+        {
+            // Most passes: nothing to copy, nothing to save.
+            return (Vec::new(), next(&jobs));
+        }
         let mut due = Vec::new();
-        let mut changed = false;
         let mut updated = Vec::with_capacity(jobs.len());
         for entry in jobs.iter() {
             let mut entry = entry.clone();
             if entry.job.next_run.is_some_and(|at| at <= now) {
-                changed = true;
                 entry.job.next_run = entry.plan.next_after(now);
                 let started = self
                     .shared
@@ -319,12 +325,11 @@ impl TokioScheduler {
             }
             updated.push(entry);
         }
-        if changed && let Err(e) = self.commit(&mut jobs, updated) {
+        if let Err(e) = self.commit(&mut jobs, updated) {
             // The jobs still fire; the file catches up at the next change.
             tracing::warn!(error = %e, "the jobs file could not be updated");
         }
-        let next = jobs.iter().filter_map(|e| e.job.next_run).min();
-        (due, next)
+        (due, next(&jobs))
     }
 
     /// Save `updated`, then make it the live set: the file and memory never
