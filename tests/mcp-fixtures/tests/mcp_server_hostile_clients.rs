@@ -394,3 +394,105 @@ async fn a_client_that_never_reads_its_answers_is_cut_off() {
     shutdown.cancel();
     assert!(cut, "the connection was held for 60 s");
 }
+
+/// How many reads of [`Stubborn`] run now, the most at once, and how many
+/// started.
+#[derive(Default)]
+struct Reads {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    started: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a read for as long as it runs, however it ends.
+struct Running(Arc<Reads>);
+
+impl Running {
+    fn start(reads: &Arc<Reads>) -> Self {
+        use std::sync::atomic::Ordering::SeqCst;
+        reads.started.fetch_add(1, SeqCst);
+        let now = reads.now.fetch_add(1, SeqCst) + 1;
+        reads.most.fetch_max(now, SeqCst);
+        Self(Arc::clone(reads))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A resource whose read takes 300 ms and never looks at its
+/// cancellation: a cancel does not end it.
+struct Stubborn(Arc<Reads>);
+
+#[tk::async_trait]
+impl tk::mcp::ResourceSource for Stubborn {
+    fn resources(&self) -> Vec<serde_json::Value> {
+        vec![serde_json::json!({"uri": "mem://slow", "name": "slow"})]
+    }
+
+    async fn read(&self, _uri: &str) -> Result<serde_json::Value, String> {
+        let _running = Running::start(&self.0);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Ok(serde_json::json!({"contents": []}))
+    }
+}
+
+/// A client sending a request and its cancel in a loop, to a handler that
+/// does not stop when cancelled, has at most as many handlers running at
+/// once as the server answers requests at once (64): a request's slot comes
+/// free when its handler ends, not when the cancel arrives. And the server
+/// still answers the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_cancelled_in_a_loop_run_no_more_handlers_than_the_bound() {
+    use std::sync::atomic::Ordering::SeqCst;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const PAIRS: u64 = 1000;
+    let reads = Arc::new(Reads::default());
+    let server =
+        McpServer::new(Arc::new(ToolRegistry::new())).with_resources(Stubborn(Arc::clone(&reads)));
+    let (client, served) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(served);
+    let serving = tokio::spawn(server.serve_io(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    let hello = serde_json::to_string(&raw_http::initialize()).unwrap();
+    let mut out =
+        format!("{hello}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+    for id in 10..10 + PAIRS {
+        out.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"resources/read\",\"params\":{{\"uri\":\"mem://slow\"}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{id}}}}}\n"
+        ));
+    }
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}\n");
+    // Written beside the reading: the server reads no faster than its
+    // handlers end, and its answers must be read for it to go on.
+    let writing = tokio::spawn(async move {
+        client_write.write_all(out.as_bytes()).await.unwrap();
+        client_write
+    });
+    let listed = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == 2 {
+                return message["result"]["resources"][0]["uri"] == "mem://slow";
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    let (most, started) = (reads.most.load(SeqCst), reads.started.load(SeqCst));
+    writing.abort();
+    serving.abort();
+    eprintln!("{started} reads started, at most {most} at once");
+    assert!(
+        listed,
+        "the request after the cancelled ones was never answered"
+    );
+    assert!(started > 0, "no read started");
+    assert!(most <= 64, "{most} handlers ran at once");
+}

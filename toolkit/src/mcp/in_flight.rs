@@ -6,8 +6,17 @@
 //! a task of its own. A peer that sends requests in a loop, and worse, one
 //! that never reads the answers, would have us hold every request and every
 //! unsent answer: gigabytes in seconds. Here a request is handed on only
-//! while fewer than [`MAX_IN_FLIGHT`] are being answered, an answer counting
-//! until it is written out. Past that, up to [`MAX_WAITING`] more requests
+//! while fewer than [`MAX_IN_FLIGHT`] are being answered. A request counts
+//! until its handler has ended and its answer is written out, or, when the
+//! peer cancels it, until its handler has ended (the answer of a cancelled
+//! request is never sent). The SDK only tells a handler of a cancel through
+//! its cancellation token, and a handler need not watch it: were the slot
+//! free at the cancel, a peer sending "request, cancel" in a loop would
+//! have as many handlers running at once as it likes. So the slot goes
+//! with the request to its handler ([`Slot`], in the request's extensions,
+//! which the SDK hands to the handler in its context) and comes free only
+//! when the handler's future is done with it, completed or dropped.
+//! Past that, up to [`MAX_WAITING`] more requests
 //! are read and held, so the answers and notifications the peer sends
 //! behind them still come through (a request of ours waiting for the peer's
 //! answer to its own question holds a slot: were they not read, the slots
@@ -15,12 +24,14 @@
 //! peer sends waits in the pipe or the connection, where the kernel bounds
 //! it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId, ServerNotification};
+use rmcp::model::{
+    ClientNotification, GetExtensions, JsonRpcMessage, RequestId, ServerNotification,
+};
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleClient, RoleServer};
@@ -73,48 +84,78 @@ pub(crate) struct InFlight<T, R: ServiceRole> {
 }
 
 struct Slots {
-    free: Semaphore,
-    /// The ids of the requests handed on and not yet answered, each
-    /// holding a slot. Only these give one back: an error the server sends
-    /// unasked (for a line it could not read) must not add a slot, and a
-    /// request the client cancels (whose answer is never sent) must not
-    /// keep one.
-    taken: Mutex<HashSet<RequestId>>,
+    /// Shared with every [`Slot`], which gives its permit back here.
+    free: Arc<Semaphore>,
+    /// The requests handed on whose answer is still to be written, each
+    /// holding its slot. Only these are let go by an answer: an error the
+    /// server sends unasked (for a line it could not read) must not free a
+    /// slot, and a request the peer cancels (whose answer is never sent)
+    /// must not keep one past its handler.
+    taken: Mutex<HashMap<RequestId, Slot>>,
+}
+
+/// The slot of one request being answered: it comes free when the last
+/// clone is dropped, that is when both the request's handler has ended
+/// (the clone in the request's extensions, which the handler's context
+/// holds) and its answer is written out or will never be (the clone in
+/// [`Slots::taken`]).
+#[derive(Clone)]
+pub(crate) struct Slot {
+    _held: Arc<Held>,
+}
+
+/// What a [`Slot`]'s last clone gives back when it goes.
+struct Held {
+    free: Arc<Semaphore>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.free.add_permits(1);
+    }
 }
 
 impl Slots {
-    /// The request `id` is answered or cancelled: its slot comes free.
+    /// The request `id` is answered or cancelled: its answer holds its
+    /// slot no more (its handler may still).
     fn give_back(&self, id: &RequestId) {
         let held = self
             .taken
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
-        if held {
-            self.free.add_permits(1);
-        }
+        // Dropped outside the lock: it may be the last clone.
+        drop(held);
     }
 
-    /// The request `id` takes the slot just acquired, unless a request of
-    /// the same id holds one already (its answer would answer both).
-    fn take(&self, id: RequestId) {
-        let new = self
+    /// The request `id` holds `slot` until it is answered or cancelled. A
+    /// request of the same id holding one already (its answer would
+    /// answer both) lets its entry go; its handler keeps its own.
+    fn take(&self, id: RequestId, slot: Slot) {
+        let before = self
             .taken
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id);
-        if !new {
-            self.free.add_permits(1);
-        }
+            .insert(id, slot);
+        drop(before);
     }
 }
 
 impl<T, R: ServiceRole> InFlight<T, R> {
-    /// Hand on the oldest waiting request, in a slot just acquired.
+    /// Hand on the oldest waiting request, in a slot just acquired (whose
+    /// permit was forgotten: the [`Slot`] made here gives it back).
     fn hand_on(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        let request = self.waiting.pop_front()?;
-        if let JsonRpcMessage::Request(request) = &request {
-            self.slots.take(request.id.clone());
+        let slot = Slot {
+            _held: Arc::new(Held {
+                free: Arc::clone(&self.slots.free),
+            }),
+        };
+        let mut request = self.waiting.pop_front()?;
+        if let JsonRpcMessage::Request(request) = &mut request {
+            self.slots.take(request.id.clone(), slot.clone());
+            // The SDK moves a request's extensions into its handler's
+            // context: the handler holds the slot until its future ends.
+            request.request.extensions_mut().insert(slot);
         }
         Some(request)
     }
@@ -122,7 +163,7 @@ impl<T, R: ServiceRole> InFlight<T, R> {
     /// Whether a request of this id is being answered or waits to be.
     fn is_pending(&self, id: &RequestId) -> bool {
         let taken = self.slots.taken.lock().unwrap_or_else(|e| e.into_inner());
-        taken.contains(id)
+        taken.contains_key(id)
             || self
                 .waiting
                 .iter()
@@ -133,8 +174,8 @@ impl<T, R: ServiceRole> InFlight<T, R> {
         Self {
             inner,
             slots: Arc::new(Slots {
-                free: Semaphore::new(MAX_IN_FLIGHT),
-                taken: Mutex::new(HashSet::new()),
+                free: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+                taken: Mutex::new(HashMap::new()),
             }),
             waiting: VecDeque::new(),
         }
@@ -196,7 +237,8 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
                 }
                 Some(request @ JsonRpcMessage::Request(_)) => self.waiting.push_back(request),
                 // Answers and notifications are never held back. A request
-                // cancelled is never answered: its slot comes free now.
+                // cancelled is never answered: its slot comes free when its
+                // handler ends (the SDK tells the handler of the cancel).
                 Some(other) => {
                     if let JsonRpcMessage::Notification(notification) = &other
                         && let Some(id) = R::cancelled(&notification.notification)
