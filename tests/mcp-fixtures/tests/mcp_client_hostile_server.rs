@@ -540,3 +540,144 @@ async fn a_server_announcing_changes_without_end_is_listed_once_a_second() {
     assert!(listings <= 6, "listed {listings} times in 4 s");
     assert!(listings >= 2, "listed again after the change: {listings}");
 }
+
+/// A stdio server that, on a call of its one tool, asks the client to
+/// sample 1,000 times, each under its own id, from a thread of its own
+/// while it reads the answers. `MODE` `flood` waits for every answer and
+/// ends the call with how many were results, how many were refused as rate
+/// limited (-32029) and how many were other errors (`ok=N limited=N
+/// other=N`); `flood_cancel` cancels each request just after sending it,
+/// and ends the call with `sent` once all are sent.
+const FLOOD_SERVER: &str = r#"
+import json, os, sys, threading
+mode = os.environ["MODE"]
+lock = threading.Lock()
+def send(msg):
+    with lock:
+        sys.stdout.write(json.dumps(msg) + "\n")
+        sys.stdout.flush()
+ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
+def flood(call_id):
+    for i in range(1000):
+        send({"jsonrpc": "2.0", "id": "s%d" % i, "method": "sampling/createMessage", "params": ask})
+        if mode == "flood_cancel":
+            send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": "s%d" % i, "reason": "again"}})
+    if mode == "flood_cancel":
+        send({"jsonrpc": "2.0", "id": call_id, "result": {"content": [{"type": "text", "text": "sent"}]}})
+counts = {"ok": 0, "limited": 0, "other": 0}
+call = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "method" not in msg:
+        if str(msg.get("id", "")).startswith("s"):
+            if "result" in msg:
+                counts["ok"] += 1
+            elif msg.get("error", {}).get("code") == -32029:
+                counts["limited"] += 1
+            else:
+                counts["other"] += 1
+            if mode == "flood" and sum(counts.values()) == 1000:
+                text = "ok=%(ok)d limited=%(limited)d other=%(other)d" % counts
+                send({"jsonrpc": "2.0", "id": call, "result": {"content": [{"type": "text", "text": text}]}})
+        continue
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "f", "version": "0"}}})
+    elif msg["method"] == "tools/list":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+            {"name": "flood", "description": "f", "inputSchema": {"type": "object"}}]}})
+    elif msg["method"] == "tools/call":
+        call = msg["id"]
+        threading.Thread(target=flood, args=(call,), daemon=True).start()
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+"#;
+
+/// Call the one tool of a [`FLOOD_SERVER`] in `mode`, with a [`Counting`]
+/// sampler and the question rate `rate` (the default without one): the
+/// call's text, how many sampler calls started, and the time from the call
+/// to the count (1 s after the call ends, for late starts).
+async fn call_flooding(
+    mode: &str,
+    rate: Option<tk::mcp::QuestionRate>,
+) -> (String, usize, Duration) {
+    let config = McpConfig::from_json(&json!({"mcpServers": {"f": {
+        "command": "python3", "args": ["-c", FLOOD_SERVER],
+        "env": {"MODE": mode}, "toolTimeout": 60
+    }}}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let sampler = Arc::new(Counting::default());
+    let mut clients = McpClients::new(config, &registry).with_sampler(Shared(Arc::clone(&sampler)));
+    if let Some(rate) = rate {
+        clients = clients.with_question_rate(rate);
+    }
+    connect_one(&clients).await.expect("connected");
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        registry.call("mcp_f_flood", json!({}), &tk::ToolContext::new()),
+    )
+    .await
+    .expect("answered within 60 s");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let calls = sampler.started.load(Ordering::SeqCst);
+    let elapsed = started.elapsed();
+    clients.disconnect().await;
+    assert!(!out.is_error, "{mode}: {}", out.content);
+    (out.content.to_string(), calls, elapsed)
+}
+
+/// The most sampler calls a bucket of `burst`, refilled one a second,
+/// allows in `elapsed`.
+fn allowed(burst: usize, elapsed: Duration) -> usize {
+    burst + elapsed.as_secs_f64().ceil() as usize
+}
+
+/// A server cannot have the host's model called faster than the question
+/// rate, however it asks: of 1,000 sampling requests, at most 8 and then
+/// one a second reach the sampler, and the rest are answered at once with
+/// the rate-limited error; asked and cancelled in a loop, the same bound
+/// holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cannot_have_the_host_sample_faster_than_its_rate() {
+    let (text, calls, elapsed) = call_flooding("flood", None).await;
+    eprintln!("flood: {text}; {calls} sampler calls in {elapsed:?}");
+    let count = |key: &str| -> usize {
+        text.split_whitespace()
+            .find_map(|part| part.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {text}"))
+    };
+    let (ok, limited, other) = (count("ok"), count("limited"), count("other"));
+    assert!(
+        calls <= allowed(8, elapsed),
+        "{calls} sampler calls in {elapsed:?}"
+    );
+    assert_eq!(ok, calls, "every sampler call answered: {text}");
+    assert_eq!(other, 0, "{text}");
+    assert_eq!(ok + limited, 1000, "{text}");
+
+    let (text, calls, elapsed) = call_flooding("flood_cancel", None).await;
+    eprintln!("flood_cancel: {text}; {calls} sampler calls in {elapsed:?}");
+    assert!(
+        calls <= allowed(8, elapsed),
+        "{calls} sampler calls in {elapsed:?}"
+    );
+}
+
+/// The rate is the host's to set: with 3 at once and then one an hour, a
+/// server flooding the client has the sampler called 3 times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_question_rate_is_the_hosts_to_set() {
+    let rate = tk::mcp::QuestionRate::new(3, Duration::from_secs(3600));
+    let (text, calls, _) = call_flooding("flood", Some(rate)).await;
+    assert_eq!(calls, 3, "{text}");
+    assert_eq!(text, "ok=3 limited=997 other=0");
+    let (_, calls, _) = call_flooding("flood_cancel", Some(rate)).await;
+    assert!(calls <= 3, "{calls} sampler calls");
+}

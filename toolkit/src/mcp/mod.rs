@@ -27,7 +27,7 @@ pub use client::{
 };
 pub use client::{
     Elicitation, ElicitationKind, ElicitationModes, ElicitationRequest, Elicitor, McpClients,
-    Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink,
+    QuestionRate, Sampled, Sampler, SamplingMessage, SamplingRequest, ServerLink,
 };
 pub use config::{
     ConfigError, DEFAULT_OAUTH_REQUEST_TIMEOUT, DEFAULT_TOOL_TIMEOUT, EnabledTools, McpConfig,

@@ -21,7 +21,10 @@ use serde_json::{Map, Value, json};
 /// refused. An error returned here reaches the server as a JSON-RPC error;
 /// a panic is caught and answered with an error too. An elicitor still
 /// waiting when the server cancels, or after the server's `toolTimeout`, is
-/// dropped.
+/// dropped. Each server's questions are held to a
+/// [`QuestionRate`](crate::mcp::QuestionRate), counted apart from its
+/// sampling requests (see
+/// [`McpClients::with_question_rate`](crate::mcp::McpClients::with_question_rate)).
 ///
 /// ```
 /// use toolsmith::mcp::{Elicitation, ElicitationRequest, Elicitor};

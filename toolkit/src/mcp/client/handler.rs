@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::elicitation::{ElicitationRequest, Elicitor};
 use super::link::ServerLink;
+use super::rate::{Bucket, Questions};
 use super::sampling::{Sampler, SamplingRequest};
 
 /// How long a sampler may take when the server's link is gone.
@@ -34,6 +35,19 @@ pub(crate) struct ClientSide {
     pub(crate) sampler: Option<Arc<dyn Sampler>>,
     /// The host's user; without it elicitation is neither offered nor done.
     pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
+    /// How fast this server may ask the sampler and the elicitor: the
+    /// link's, kept across its sessions.
+    pub(crate) questions: Arc<Questions>,
+}
+
+/// What a question past the server's rate gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// A server's own request: refused at once with a rate-limited error.
+    Refuse,
+    /// A question of a call of the host's: waits for its turn, within the
+    /// call.
+    Wait,
 }
 
 impl ClientHandler for ClientSide {
@@ -66,7 +80,7 @@ impl ClientHandler for ClientSide {
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let params = serde_json::to_value(&params).unwrap_or_default();
-        let result = self.sample(params, &context.ct).await?;
+        let result = self.sample(params, &context.ct, Turn::Refuse).await?;
         serde_json::from_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
@@ -77,7 +91,7 @@ impl ClientHandler for ClientSide {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let params = serde_json::to_value(&request).unwrap_or_default();
-        let result = self.elicit(params, &context.ct).await?;
+        let result = self.elicit(params, &context.ct, Turn::Refuse).await?;
         serde_json::from_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
@@ -142,12 +156,28 @@ impl ClientSide {
         }
     }
 
+    /// Take a token from `bucket` for a question, as `turn` says.
+    async fn take_turn(
+        bucket: &Bucket,
+        what: &str,
+        turn: Turn,
+        ct: &CancellationToken,
+    ) -> Result<(), ErrorData> {
+        match turn {
+            Turn::Refuse => bucket.admit(what),
+            Turn::Wait if bucket.wait_turn(ct).await => Ok(()),
+            Turn::Wait => Err(ErrorData::internal_error("the request was cancelled", None)),
+        }
+    }
+
     /// Answer a `sampling/createMessage` request (its params in MCP's JSON
-    /// form) with the host's sampler: its `CreateMessageResult`.
+    /// form) with the host's sampler, in the server's rate: its
+    /// `CreateMessageResult`.
     pub(crate) async fn sample(
         &self,
         params: Value,
         ct: &CancellationToken,
+        turn: Turn,
     ) -> Result<Value, ErrorData> {
         let Some(sampler) = &self.sampler else {
             return Err(ErrorData::invalid_request(
@@ -155,6 +185,7 @@ impl ClientSide {
                 None,
             ));
         };
+        Self::take_turn(&self.questions.sampling, "sampling requests", turn, ct).await?;
         let request = SamplingRequest::from_params(&self.server, params);
         let sampled = self
             .host_answers("model", "sampler", sampler.sample(request), ct)
@@ -163,11 +194,13 @@ impl ClientSide {
     }
 
     /// Answer an `elicitation/create` request (its params in MCP's JSON
-    /// form) with the host's elicitor: its `ElicitResult`.
+    /// form) with the host's elicitor, in the server's rate: its
+    /// `ElicitResult`.
     pub(crate) async fn elicit(
         &self,
         params: Value,
         ct: &CancellationToken,
+        turn: Turn,
     ) -> Result<Value, ErrorData> {
         let Some(elicitor) = &self.elicitor else {
             return Err(ErrorData::invalid_request(
@@ -175,6 +208,13 @@ impl ClientSide {
                 None,
             ));
         };
+        Self::take_turn(
+            &self.questions.elicitation,
+            "elicitation requests",
+            turn,
+            ct,
+        )
+        .await?;
         let request = ElicitationRequest::from_params(&self.server, params);
         let answer = self
             .host_answers("user", "elicitor", elicitor.elicit(request), ct)
@@ -183,7 +223,9 @@ impl ClientSide {
     }
 
     /// Answer one of the questions of an input-required result or a task:
-    /// its result in MCP's JSON form.
+    /// its result in MCP's JSON form. Past the server's rate, it waits its
+    /// turn: the call it belongs to bounds how many there are, and how long
+    /// they wait.
     pub(crate) async fn answer_input(
         &self,
         request: &InputRequest,
@@ -192,8 +234,8 @@ impl ClientSide {
         let request = serde_json::to_value(request).unwrap_or_default();
         let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
         match request.get("method").and_then(Value::as_str) {
-            Some("sampling/createMessage") => self.sample(params, ct).await,
-            Some("elicitation/create") => self.elicit(params, ct).await,
+            Some("sampling/createMessage") => self.sample(params, ct, Turn::Wait).await,
+            Some("elicitation/create") => self.elicit(params, ct, Turn::Wait).await,
             Some(method) => Err(ErrorData::invalid_request(
                 format!("this client does not answer `{method}`"),
                 None,
@@ -253,6 +295,7 @@ mod tests {
                 server: "s".into(),
                 sampler,
                 elicitor,
+                questions: Arc::new(Questions::new(Default::default())),
             };
             serde_json::to_value(side.get_info().capabilities).unwrap()
         };
@@ -271,6 +314,7 @@ mod tests {
             server: "s".into(),
             sampler: None,
             elicitor: None,
+            questions: Arc::new(Questions::new(Default::default())),
         };
         let ct = CancellationToken::new();
         let form: InputRequest = serde_json::from_value(json!({

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::elicitation::Elicitor;
 use super::handler::ClientSide;
+use super::rate::{QuestionRate, Questions};
 use super::sampling::Sampler;
 use super::sse::SseClientTransport;
 use super::tap::{ProgressTap, Watch};
@@ -92,6 +93,10 @@ pub struct ServerLink {
     sampler: Mutex<Option<Arc<dyn Sampler>>>,
     /// The host's user, for servers that ask for input; read when connecting.
     elicitor: Mutex<Option<Arc<dyn Elicitor>>>,
+    /// How fast this server may ask the sampler and the elicitor: kept
+    /// across reconnections, so a server that crashes on purpose gets no
+    /// fresh burst; read when connecting.
+    questions: Mutex<Arc<Questions>>,
     /// The server itself, for a server in this process.
     in_process: Option<crate::mcp::McpServer>,
     /// The host's sign-in and token store, for a server with `oauth`.
@@ -164,6 +169,7 @@ impl ServerLink {
             progress: Mutex::new(ProgressRoutes::default()),
             sampler: Mutex::new(None),
             elicitor: Mutex::new(None),
+            questions: Mutex::new(Arc::new(Questions::new(QuestionRate::DEFAULT))),
             in_process,
             #[cfg(feature = "mcp-oauth")]
             oauth: Mutex::new(OAuthHost::default()),
@@ -190,6 +196,12 @@ impl ServerLink {
     /// connection on.
     pub(crate) fn set_sampler(&self, sampler: Arc<dyn Sampler>) {
         *self.sampler.lock().unwrap_or_else(|e| e.into_inner()) = Some(sampler);
+    }
+
+    /// Let this server ask the sampler and the elicitor at `rate` from the
+    /// next connection on (with full buckets).
+    pub(crate) fn set_question_rate(&self, rate: QuestionRate) {
+        *self.questions.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(Questions::new(rate));
     }
 
     /// The server's configured name.
@@ -637,6 +649,7 @@ impl ServerLink {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            questions: Arc::clone(&self.questions.lock().unwrap_or_else(|e| e.into_inner())),
         };
         let failed = |e: &dyn std::fmt::Display| {
             format!("could not connect to the MCP server `{name}`: {e}")

@@ -6,6 +6,7 @@ mod link;
 #[cfg(feature = "mcp-oauth")]
 mod oauth;
 mod process;
+mod rate;
 mod sampling;
 mod sse;
 mod tap;
@@ -24,6 +25,7 @@ pub use oauth::{
     AuthorizationPrompt, AuthorizationRedirect, Authorizer, FileTokenStore, LoopbackAuthorizer,
     MemoryTokenStore, SIGN_IN_TIMEOUT, StoredTokens, TokenStore,
 };
+pub use rate::QuestionRate;
 pub use sampling::{Sampled, Sampler, SamplingMessage, SamplingRequest};
 
 use crate::mcp::McpServer;
@@ -69,6 +71,8 @@ pub struct McpClients {
     sampler: Option<Arc<dyn Sampler>>,
     /// Given to servers added later too.
     elicitor: Option<Arc<dyn Elicitor>>,
+    /// Given to servers added later too.
+    question_rate: QuestionRate,
     /// The sign-in and token store of servers with `oauth`; given to
     /// servers added later too.
     #[cfg(feature = "mcp-oauth")]
@@ -97,6 +101,7 @@ impl McpClients {
             registry: Arc::downgrade(registry),
             sampler: None,
             elicitor: None,
+            question_rate: QuestionRate::DEFAULT,
             #[cfg(feature = "mcp-oauth")]
             oauth: link::OAuthHost::default(),
         }
@@ -178,6 +183,35 @@ impl McpClients {
             link.set_elicitor(Arc::clone(&elicitor));
         }
         self.elicitor = Some(elicitor);
+        self
+    }
+
+    /// How fast each server may have the sampler sample, and, on its own
+    /// count, the elicitor ask the user (by default
+    /// [`QuestionRate::DEFAULT`]: 8 at once, then one a second). A
+    /// server's request past its rate is answered at once with a JSON-RPC
+    /// error (code -32029) saying it is rate limited and when to try again;
+    /// the questions of a call of the host's wait their turn within the
+    /// call. See [`QuestionRate`]. Set it before [`connect`](Self::connect),
+    /// as the sampler; servers added later get it too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use toolsmith::ToolRegistry;
+    /// use toolsmith::mcp::{McpClients, McpConfig, QuestionRate};
+    ///
+    /// let registry = Arc::new(ToolRegistry::new());
+    /// // 2 at once, then one every 30 s.
+    /// let clients = McpClients::new(McpConfig::default(), &registry)
+    ///     .with_question_rate(QuestionRate::new(2, Duration::from_secs(30)));
+    /// # let _ = clients;
+    /// ```
+    pub fn with_question_rate(mut self, rate: QuestionRate) -> Self {
+        for link in self.links() {
+            link.set_question_rate(rate);
+        }
+        self.question_rate = rate;
         self
     }
 
@@ -278,6 +312,7 @@ impl McpClients {
         if let Some(elicitor) = &self.elicitor {
             link.set_elicitor(Arc::clone(elicitor));
         }
+        link.set_question_rate(self.question_rate);
         #[cfg(feature = "mcp-oauth")]
         link.set_oauth(self.oauth.clone());
         {

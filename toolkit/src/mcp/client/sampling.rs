@@ -23,7 +23,12 @@ use serde_json::{Value, json};
 ///
 /// Any connected server can ask: the sampler is where a host decides
 /// whether to answer (ask its user, keep a budget), since it spends the
-/// host's model.
+/// host's model. Before it is asked, each server's requests are held to a
+/// [`QuestionRate`](crate::mcp::QuestionRate) (by default 8 at once, then
+/// one a second; see
+/// [`McpClients::with_question_rate`](crate::mcp::McpClients::with_question_rate)):
+/// past it, a request is refused with a rate-limited error and never
+/// reaches the sampler.
 ///
 /// ```
 /// use toolsmith::mcp::{Sampled, Sampler, SamplingRequest};
