@@ -72,6 +72,7 @@ pub mod schema;
 pub(crate) mod suggest;
 pub mod testing;
 mod tool;
+mod tool_future;
 pub mod toolset;
 
 #[doc(hidden)]
@@ -104,6 +105,7 @@ pub use tool::{
     Arguments, IconTheme, RiskLevel, TaskSupport, Tool, ToolAnnotations, ToolCategory, ToolIcon,
     ToolSpec,
 };
+pub use tool_future::{BoxedToolFuture, ToolFuture};
 /// Turn a function into a tool.
 ///
 /// The function stays an ordinary function you can call and test; beside it

@@ -28,6 +28,7 @@ use crate::output::ToolOutput;
 use crate::schema::generate::is_wrapped;
 use crate::schema::{DefinitionCache, schema_for_output};
 use crate::tool::{Arguments, ToolSpec};
+use crate::tool_future::ToolFuture;
 
 /// What a generated tool keeps for the life of the program, in one static
 /// per tool: its spec, its compiled argument schema, whether its output is
@@ -96,13 +97,13 @@ where
     F: std::future::Future + Send + 'a,
     C: FnOnce(F::Output) -> Result<ToolOutput, ToolError> + Send + 'a,
 {
-    Box::pin(async move { finish(future.await) })
+    ToolFuture::new(async move { finish(future.await) })
 }
 
 /// A generated tool's call refused before the tool runs: its arguments did
 /// not parse, or a value to inject is not there.
 pub fn refused<'a>(error: ToolError) -> CallFuture<'a> {
-    Box::pin(std::future::ready(Err(error)))
+    ToolFuture::new(std::future::ready(Err(error)))
 }
 
 /// Step 5 for generated tools: deserialize into the arguments struct.
@@ -659,9 +660,9 @@ impl<T> OutputOpaque<T> for OutputOf<T> {
 // back to `DispatchRefused` exactly when a check failed, so the build
 // already has an error.
 
-/// A boxed tool future, as `Tool::call` returns it.
-pub type CallFuture<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+/// A generated tool's future, as `Tool::start` returns it: held in place
+/// when it is small.
+pub type CallFuture<'a> = ToolFuture<'a>;
 
 /// The tool the macro generates, implemented only when its types check.
 pub trait GeneratedTool {
@@ -743,17 +744,21 @@ impl<T: ToolType + Send + Sync + 'static> crate::Tool for T {
     }
 
     // The signature `#[async_trait]` gives `Tool::call`, written out so the
-    // generated future is returned as it is, boxed once.
+    // generated future is boxed once, as it is.
     fn call<'life0, 'life1, 'async_trait>(
         &'life0 self,
         args: Arguments,
         ctx: &'life1 ToolContext,
-    ) -> CallFuture<'async_trait>
+    ) -> crate::BoxedToolFuture<'async_trait>
     where
         'life0: 'async_trait,
         'life1: 'async_trait,
         Self: 'async_trait,
     {
+        Box::pin((T::fns().call)(args, ctx))
+    }
+
+    fn start<'a>(&'a self, args: Arguments, ctx: &'a ToolContext) -> ToolFuture<'a> {
         (T::fns().call)(args, ctx)
     }
 }

@@ -857,7 +857,7 @@ impl PreparedCall {
     /// Run the tool. A panic inside it becomes [`ToolError::Panicked`].
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolOutput, CallError> {
         let tool = &self.entry.tool;
-        contain_panic(tool.call(self.args, ctx))
+        contain_panic(tool.start(self.args, ctx))
             .await
             .map_err(|error| tool_failure(tool.as_ref(), error))
     }

@@ -14,6 +14,7 @@ use crate::context::ToolContext;
 use crate::error::{ArgumentError, ToolError};
 use crate::output::ToolOutput;
 use crate::schema::DefinitionCache;
+use crate::tool_future::ToolFuture;
 
 /// A tool an agent can call.
 ///
@@ -89,6 +90,17 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Run the tool with bound arguments.
     async fn call(&self, args: Arguments, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// [`call`](Self::call)'s future, as the registry runs it: the same
+    /// call, held in a [`ToolFuture`]. The default holds `call`'s boxed
+    /// future as it is.
+    ///
+    /// `#[tool]` overrides it to hold its future in place when it is small
+    /// (most are), so a call costs no allocation. Override it only that
+    /// way: with a future that does exactly what `call` does.
+    fn start<'a>(&'a self, args: Arguments, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        ToolFuture::boxed(self.call(args, ctx))
+    }
 }
 
 /// Arguments after binding: either still JSON or the tool's typed value.

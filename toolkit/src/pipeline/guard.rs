@@ -27,9 +27,12 @@ use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use crate::context::ToolContext;
 use crate::error::{CallError, ToolError};
 use crate::output::ToolOutput;
-use crate::tool::Tool;
+use crate::registry::Entry;
+use crate::tool::{Arguments, Tool};
+use crate::tool_future::ToolFuture;
 
 pin_project_lite::pin_project! {
     /// A tool's future under the guard.
@@ -57,23 +60,45 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// Run `work`, the future of the tool named `tool`, until it finishes,
-/// `timeout` passes, or `token` is cancelled.
-pub(super) fn run<'t, F>(
-    work: F,
+/// A tool and its arguments, ready to start under the guard.
+pub(super) struct Ready<'t> {
     tool: &'t dyn Tool,
-    token: &'t CancellationToken,
+    arguments: Arguments,
+    ctx: &'t ToolContext,
     timeout: Duration,
-) -> Guarded<'t, F>
-where
-    F: Future<Output = Result<ToolOutput, ToolError>>,
-{
-    Guarded {
-        work: AssertUnwindSafe(work).catch_unwind(),
-        tool,
-        token,
-        timeout,
-        stops: None,
+}
+
+impl<'t> Ready<'t> {
+    /// The tool of `entry`, to run with `arguments` in `ctx`, bounded by
+    /// its own timeout or else the pipeline's.
+    #[inline(always)]
+    pub(super) fn new(
+        entry: &'t Entry,
+        arguments: Arguments,
+        ctx: &'t ToolContext,
+        settings: &super::Settings,
+    ) -> Self {
+        Self {
+            tool: &*entry.tool,
+            arguments,
+            ctx,
+            timeout: entry.timeout.unwrap_or(settings.timeout),
+        }
+    }
+
+    /// Start the tool: its future, until it finishes, the timeout passes,
+    /// or the context's token is cancelled. Inlined where it is awaited, so
+    /// the tool's future (held in place, see [`ToolFuture`]) is written
+    /// where it runs instead of being copied there.
+    #[inline(always)]
+    pub(super) fn run(self) -> Guarded<'t, ToolFuture<'t>> {
+        Guarded {
+            work: AssertUnwindSafe(self.tool.start(self.arguments, self.ctx)).catch_unwind(),
+            tool: self.tool,
+            token: self.ctx.cancellation(),
+            timeout: self.timeout,
+            stops: None,
+        }
     }
 }
 

@@ -159,7 +159,7 @@ impl Next<'_> {
                 };
                 layer.handle(call, next).await
             }
-            None => execute(settings, call)?.await,
+            None => execute(settings, call)?.run().await,
         }
     }
 }
@@ -268,26 +268,41 @@ impl Pipeline {
         &self,
         registry: &ToolRegistry,
         name: &str,
-        payload: Value,
+        mut payload: Value,
         ctx: &ToolContext,
     ) -> ToolOutput {
         let id = ctx.call_id().unwrap_or_default();
-        let mut call = Call::new(registry, id, name, payload, ctx);
-        // With the defaults alone and no subscriber, the check and the
-        // guarded tool run here, with no future of `run` around them. The
-        // casts are then not written out: only layers and spans read them,
-        // and this call, which nothing else sees, has neither.
+        // With the defaults alone and no subscriber, nothing can look at the
+        // call on its way: the check and the guarded tool run here, with no
+        // `Call` to record it and no future of `run` around them, and the
+        // casts are not written out (only layers and spans read them).
         // Each result becomes the output where it is made, so a tool's
         // output is moved once less than through a `Result` of both paths.
         let mut output = if self.settings.layers.is_empty() && !trace::may_record() {
-            match check_and_execute(&self.settings, &mut call, false) {
-                Ok(guarded) => match guarded.await {
-                    Ok(output) => output,
+            match registry.entry(name) {
+                Some(entry) => match crate::registry::check_in_place_unlogged(&entry, &mut payload)
+                {
+                    Ok(()) => {
+                        let ready = guard::Ready::new(
+                            &entry,
+                            Arguments::json(payload),
+                            ctx,
+                            &self.settings,
+                        );
+                        match ready.run().await {
+                            Ok(output) => output,
+                            Err(error) => error_output(&error),
+                        }
+                    }
                     Err(error) => error_output(&error),
                 },
-                Err(error) => error_output(&error),
+                None => {
+                    crate::args::discard(payload);
+                    error_output(&registry.unknown_tool(name))
+                }
             }
         } else {
+            let mut call = Call::new(registry, id, name, payload, ctx);
             match self.run(&mut call).await {
                 Ok(output) => output,
                 Err(error) => error_output(&error),
@@ -324,7 +339,7 @@ impl Pipeline {
         // every poll, and, without layers, go straight to the guarded tool.
         if span.is_disabled() {
             if self.settings.layers.is_empty() {
-                return check_and_execute(&self.settings, call, true)?.await;
+                return check_and_execute(&self.settings, call, true)?.run().await;
             }
             return self.steps(call)?.await;
         }
@@ -345,7 +360,7 @@ impl Pipeline {
         use futures_util::future::Either;
         let settings = &*self.settings;
         if settings.layers.is_empty() {
-            return Ok(Either::Left(check_and_execute(settings, call, true)?));
+            return Ok(Either::Left(check_and_execute(settings, call, true)?.run()));
         }
         Ok(Either::Right(layered(settings, call)))
     }
@@ -414,21 +429,16 @@ fn check_and_execute<'c>(
     settings: &Settings,
     call: &'c mut Call<'_>,
     log_casts: bool,
-) -> Result<guard::Guarded<'c, impl Future<Output = Result<ToolOutput, ToolError>> + 'c>, CallError>
-{
+) -> Result<guard::Ready<'c>, CallError> {
     call.check_logging(log_casts)?;
     execute(settings, call)
 }
 
-/// The innermost step: the tool's future under the guard, ready to await.
-/// A plain function returning the guard's future, so the common path has
-/// no state machine of its own.
+/// The innermost step: the tool, its arguments and its bounds, ready to
+/// start under the guard ([`guard::Ready::run`]). The tool's future is
+/// made where it is awaited, so the call's future is not moved on its way.
 #[inline(always)]
-fn execute<'c>(
-    settings: &Settings,
-    call: &'c mut Call<'_>,
-) -> Result<guard::Guarded<'c, impl Future<Output = Result<ToolOutput, ToolError>> + 'c>, CallError>
-{
+fn execute<'c>(settings: &Settings, call: &'c mut Call<'_>) -> Result<guard::Ready<'c>, CallError> {
     if call.approval() == ApprovalMark::Asked {
         // Approval was asked for (before an interruption, say) and no layer
         // has answered it: nobody said yes, so the tool does not run.
@@ -444,13 +454,10 @@ fn execute<'c>(
         // `check` found the tool, or the call never got here.
         return Err(call.unknown_tool());
     };
-    let tool = &*entry.tool;
-    let timeout = entry.timeout.unwrap_or(settings.timeout);
-    let ctx = call.context();
-    Ok(guard::run(
-        tool.call(arguments, ctx),
-        tool,
-        ctx.cancellation(),
-        timeout,
+    Ok(guard::Ready::new(
+        entry,
+        arguments,
+        call.context(),
+        settings,
     ))
 }
