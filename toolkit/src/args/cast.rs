@@ -449,16 +449,21 @@ pub(super) fn changes(want: Types, value: &Value, kind: Types) -> bool {
 /// [`wants_cast`] for a value whose narrowest type is already known.
 #[inline]
 fn wants_cast_of(want: Types, value: &Value, kind: Types) -> bool {
-    if want == Types::ANY {
-        return false;
-    }
-    let allowed = want.allows_kind(kind);
     match value {
         Value::Number(n) if n.is_f64() => {
-            !allowed || (want.contains(Types::INTEGER) && !want.contains(Types::NUMBER))
+            want != Types::ANY
+                && (!want.allows_kind(kind)
+                    || (want.contains(Types::INTEGER) && !want.contains(Types::NUMBER)))
         }
-        _ => !allowed,
+        _ => kind_wants_cast(want, kind),
     }
+}
+
+/// Whether a value of `kind`, not a float, is cast against a node that
+/// wants `want`: when its type is not wanted.
+#[inline]
+pub(super) fn kind_wants_cast(want: Types, kind: Types) -> bool {
+    want != Types::ANY && !want.allows_kind(kind)
 }
 
 /// The value `value` unambiguously stands for in one of the wanted types,

@@ -33,10 +33,13 @@ pub(super) fn compile(schema: &Value) -> Result<Nodes, SchemaError> {
         depth: 0,
     };
     let root = compiler.target("", "#")?;
-    let nodes = Nodes {
-        nodes: compiler.nodes,
-        root,
-    };
+    let mut nodes = compiler.nodes;
+    // Each node's rules are final only now (a `$ref` target is filled in
+    // after its users): derive what the walk may skip from them.
+    for node in &mut nodes {
+        node.settle();
+    }
+    let nodes = Nodes { nodes, root };
     reject_empty_cycles(&nodes)?;
     Ok(nodes)
 }
@@ -200,6 +203,7 @@ impl<'s> Compiler<'s> {
             object: self.object_rules(map, at)?.map(Box::new),
             all_of,
             any_of,
+            settled_by_type: Types::NONE,
         })
     }
 

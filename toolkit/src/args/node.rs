@@ -70,6 +70,9 @@ pub(super) struct Node {
     /// At least one must hold: `anyOf`, or `oneOf` (see the validator for
     /// why `oneOf` is not exclusive here).
     pub(super) any_of: Vec<NodeId>,
+    /// The kinds of value whose type check is the node's whole answer:
+    /// derived from the rules above by [`Node::settle`], never set alone.
+    pub(super) settled_by_type: Types,
 }
 
 impl Node {
@@ -85,7 +88,29 @@ impl Node {
         object: None,
         all_of: Vec::new(),
         any_of: Vec::new(),
+        settled_by_type: Types::SCALARS_WITHOUT_NUMBERS,
     };
+
+    /// Record which kinds of value this node settles by their type alone
+    /// (see [`settled_by_type`](Self::settled_by_type)): `null`, booleans,
+    /// and strings without string rules, when the type allows them, no
+    /// value list, no branch and no cast applies. Numbers are never settled
+    /// so: they are checked for finiteness, bounds and integral floats.
+    pub(super) fn settle(&mut self) {
+        let mut settled = Types::NONE;
+        let plain = !self.never
+            && self.allowed.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty();
+        for kind in [Types::NULL, Types::BOOLEAN, Types::STRING] {
+            let rules_apply = kind == Types::STRING && self.string.is_some();
+            let cast_applies = super::cast::kind_wants_cast(self.cast_to, kind);
+            if plain && self.types.allows_kind(kind) && !rules_apply && !cast_applies {
+                settled = settled.union(kind);
+            }
+        }
+        self.settled_by_type = settled;
+    }
 
     /// Whether the node says nothing at all, so a `$ref` beside it can stand alone.
     pub(super) fn is_unconstrained(&self) -> bool {
@@ -123,6 +148,8 @@ impl Types {
     pub(super) const INTEGER: Types = Types(1 << 2);
     pub(super) const NUMBER: Types = Types(1 << 3);
     pub(super) const STRING: Types = Types(1 << 4);
+    /// `null`, booleans and strings: the kinds a type check may settle.
+    pub(super) const SCALARS_WITHOUT_NUMBERS: Types = Types(1 | 1 << 1 | 1 << 4);
     pub(super) const ARRAY: Types = Types(1 << 5);
     pub(super) const OBJECT: Types = Types(1 << 6);
     pub(super) const ANY: Types = Types(0x7f);

@@ -121,10 +121,6 @@ impl Walker<'_> {
             sink.report(path, too_deep);
             return;
         }
-        if node.never {
-            sink.report(path, || Problem::Other("is not allowed here".to_owned()));
-            return;
-        }
         // One look at the value's kind serves the type check, the number
         // rules and the cast's question.
         let (kind, num) = match value {
@@ -134,6 +130,15 @@ impl Walker<'_> {
             }
             other => (Types::of(other), None),
         };
+        // A kind the type check alone answers for (a string where any
+        // string will do): the checks below would each find nothing.
+        if node.settled_by_type.intersects(kind) {
+            return;
+        }
+        if node.never {
+            sink.report(path, || Problem::Other("is not allowed here".to_owned()));
+            return;
+        }
         if !node.types.allows_kind(kind) {
             sink.report(path, || Problem::WrongType {
                 expected: describe::types(node.types),

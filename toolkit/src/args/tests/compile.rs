@@ -278,3 +278,37 @@ fn deep_schemas_are_refused_not_overflowed() {
     let err = compile(&schema).unwrap_err();
     assert!(err.0.contains("nests deeper"), "{err}");
 }
+
+#[test]
+fn only_kinds_whose_type_check_is_the_whole_answer_are_settled_by_it() {
+    let settled = |schema: Value| {
+        let (nodes, root) = compiled(&schema);
+        nodes.get(root).settled_by_type
+    };
+    assert_eq!(settled(json!({"type": "string"})), Types::STRING);
+    assert_eq!(
+        settled(json!({"type": ["boolean", "null", "integer"]})),
+        Types::BOOLEAN.union(Types::NULL)
+    );
+    // Anything goes: every kind but numbers (finiteness, integral floats).
+    assert_eq!(settled(json!({})), Types::SCALARS_WITHOUT_NUMBERS);
+    // A rule, a value list, a branch, `false`, or a cast: the walk looks.
+    for schema in [
+        json!({"type": "string", "minLength": 2}),
+        json!({"type": "string", "pattern": "^a"}),
+        json!({"type": "string", "enum": ["a"]}),
+        json!({"const": true}),
+        json!({"type": "string", "anyOf": [{"maxLength": 3}]}),
+        json!({"allOf": [{"type": "string"}, {"maxLength": 3}]}),
+        json!({"type": "integer"}),
+        json!(false),
+    ] {
+        assert_eq!(settled(schema.clone()), Types::NONE, "{schema}");
+    }
+    // The fallback node settles what compiling `true` settles.
+    let (nodes, root) = compiled(&json!(true));
+    assert_eq!(
+        nodes.get(root).settled_by_type,
+        Node::ANYTHING.settled_by_type
+    );
+}
