@@ -271,7 +271,6 @@ impl Pipeline {
         mut payload: Value,
         ctx: &ToolContext,
     ) -> ToolOutput {
-        let id = ctx.call_id().unwrap_or_default();
         // With the defaults alone and no subscriber, nothing can look at the
         // call on its way: the check and the guarded tool run here, with no
         // `Call` to record it and no future of `run` around them, and the
@@ -302,6 +301,7 @@ impl Pipeline {
                 }
             }
         } else {
+            let id = ctx.call_id().unwrap_or_default();
             let mut call = Call::new(registry, id, name, payload, ctx);
             match self.run(&mut call).await {
                 Ok(output) => output,
@@ -309,6 +309,7 @@ impl Pipeline {
             }
         };
         let config = &self.settings.shape;
+        let id = ctx.call_id().unwrap_or_default();
         if config.persist_dir.is_some() {
             // Boxed: the common path's future stays small.
             return Box::pin(self.finish(Ok(output), name, id, ctx)).await;
