@@ -9,7 +9,8 @@
 //! while fewer than [`MAX_IN_FLIGHT`] are being answered. A request counts
 //! until its handler has ended and its answer is written out, or, when the
 //! peer cancels it, until its handler has ended (the answer of a cancelled
-//! request is never sent). The SDK only tells a handler of a cancel through
+//! request is not sent; where the SDK sends it all the same, its writing
+//! takes a slot again). The SDK only tells a handler of a cancel through
 //! its cancellation token, and a handler need not watch it: were the slot
 //! free at the cancel, a peer sending "request, cancel" in a loop would
 //! have as many handlers running at once as it likes. So the slot goes
@@ -128,6 +129,14 @@ impl Slots {
         drop(held);
     }
 
+    /// Whether the request `id` holds a slot until its answer is written.
+    fn holds(&self, id: &RequestId) -> bool {
+        self.taken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(id)
+    }
+
     /// The request `id` holds `slot` until it is answered or cancelled. A
     /// request of the same id holding one already (its answer would
     /// answer both) lets its entry go; its handler keeps its own.
@@ -162,8 +171,7 @@ impl<T, R: ServiceRole> InFlight<T, R> {
 
     /// Whether a request of this id is being answered or waits to be.
     fn is_pending(&self, id: &RequestId) -> bool {
-        let taken = self.slots.taken.lock().unwrap_or_else(|e| e.into_inner());
-        taken.contains_key(id)
+        self.slots.holds(id)
             || self
                 .waiting
                 .iter()
@@ -194,9 +202,21 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
             JsonRpcMessage::Error(error) => error.id.clone(),
             _ => None,
         };
+        // An answer to a request that holds no slot any more: the peer
+        // cancelled it, and the SDK answers it all the same (a client's SDK
+        // does on protocol 2026-07-28, where a cancel does not stop a
+        // server's request). Its writing takes a slot of its own, or a peer
+        // asking, cancelling and never reading would have us hold answers
+        // without end.
+        let unheld = answered.as_ref().is_some_and(|id| !self.slots.holds(id));
+        let free = unheld.then(|| Arc::clone(&self.slots.free));
         let sent = self.inner.send(item);
         let slots = Arc::clone(&self.slots);
         async move {
+            let _writing = match free {
+                Some(free) => free.acquire_owned().await.ok(),
+                None => None,
+            };
             let result = sent.await;
             if let Some(id) = answered {
                 slots.give_back(&id);
@@ -256,5 +276,150 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use futures_util::FutureExt;
+    use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+    use serde_json::json;
+    use tokio::sync::mpsc;
+    use tokio_util::sync::CancellationToken;
+
+    /// A client's side of a pipe: what the test feeds it is read, and what
+    /// is sent is written once `written` is cancelled.
+    struct Pipe {
+        feed: mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleServer>>,
+        written: CancellationToken,
+    }
+
+    impl Transport<RoleServer> for Pipe {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            _item: TxJsonRpcMessage<RoleServer>,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            let written = self.written.clone();
+            async move {
+                written.cancelled().await;
+                Ok(())
+            }
+        }
+
+        async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+            self.feed.recv().await
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    fn ping(id: u64) -> RxJsonRpcMessage<RoleServer> {
+        serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).unwrap()
+    }
+
+    fn cancel(id: u64) -> RxJsonRpcMessage<RoleServer> {
+        serde_json::from_value(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id}}),
+        )
+        .unwrap()
+    }
+
+    fn answer(id: u64) -> TxJsonRpcMessage<RoleServer> {
+        serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "result": {}})).unwrap()
+    }
+
+    /// A pipe bound in flight, the feed of what it reads, and the token
+    /// that writes what it sends.
+    fn pipe() -> (
+        InFlight<Pipe, RoleServer>,
+        mpsc::UnboundedSender<RxJsonRpcMessage<RoleServer>>,
+        CancellationToken,
+    ) {
+        let (feed, read) = mpsc::unbounded_channel();
+        let written = CancellationToken::new();
+        let pipe = Pipe {
+            feed: read,
+            written: written.clone(),
+        };
+        (InFlight::new(pipe), feed, written)
+    }
+
+    /// Read everything fed so far: what was handed on, in order.
+    fn read_all(in_flight: &mut InFlight<Pipe, RoleServer>) -> Vec<RxJsonRpcMessage<RoleServer>> {
+        let mut read = Vec::new();
+        while let Some(Some(message)) = in_flight.receive().now_or_never() {
+            read.push(message);
+        }
+        read
+    }
+
+    fn requests(read: &[RxJsonRpcMessage<RoleServer>]) -> usize {
+        read.iter()
+            .filter(|m| matches!(m, JsonRpcMessage::Request(_)))
+            .count()
+    }
+
+    /// A cancelled request's slot stays taken while its handler (what
+    /// holds the request's extensions) is alive, and comes free when the
+    /// handler is dropped.
+    #[test]
+    fn a_cancelled_request_holds_its_slot_until_its_handler_ends() {
+        let (mut in_flight, feed, _written) = pipe();
+        for id in 0..MAX_IN_FLIGHT as u64 {
+            feed.send(ping(id)).unwrap();
+            feed.send(cancel(id)).unwrap();
+        }
+        feed.send(ping(1000)).unwrap();
+        let handlers = read_all(&mut in_flight);
+        assert_eq!(requests(&handlers), MAX_IN_FLIGHT, "the 65th waits");
+        // The handlers end: their slots come free, and the 65th is read.
+        drop(handlers);
+        let read = read_all(&mut in_flight);
+        assert!(
+            matches!(&read[..], [JsonRpcMessage::Request(r)] if r.id == RequestId::Number(1000)),
+            "{read:?}"
+        );
+    }
+
+    /// An answer the SDK writes although the request was cancelled takes a
+    /// slot while it is written: answers the peer never reads cannot pile
+    /// up without bound.
+    #[tokio::test]
+    async fn an_answer_to_a_cancelled_request_holds_a_slot_while_written() {
+        let (mut in_flight, feed, written) = pipe();
+        for id in 0..MAX_IN_FLIGHT as u64 {
+            feed.send(ping(id)).unwrap();
+            feed.send(cancel(id)).unwrap();
+        }
+        feed.send(ping(1000)).unwrap();
+        let handlers = read_all(&mut in_flight);
+        assert_eq!(requests(&handlers), MAX_IN_FLIGHT);
+        // Each handler answers, then ends; the answers wait to be written.
+        let mut sends = tokio::task::JoinSet::new();
+        for id in 0..MAX_IN_FLIGHT as u64 {
+            sends.spawn(in_flight.send(answer(id)));
+        }
+        drop(handlers);
+        tokio::task::yield_now().await;
+        // Either the answers hold the slots or the 65th takes one: wait
+        // until a slot-holder is settled, bounded.
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while in_flight.slots.free.available_permits() > 0 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(waited.is_ok(), "the answers took no slots");
+        assert_eq!(requests(&read_all(&mut in_flight)), 0, "the 65th waits");
+        written.cancel();
+        while sends.join_next().await.is_some() {}
+        assert_eq!(requests(&read_all(&mut in_flight)), 1);
     }
 }
