@@ -329,4 +329,46 @@ mod tests {
             refused.message
         );
     }
+
+    #[tokio::test]
+    async fn elicitation_past_its_rate_is_refused_and_sampling_counts_apart() {
+        let side = ClientSide {
+            link: Weak::new(),
+            server: "s".into(),
+            sampler: Some(Arc::new(Silent)),
+            elicitor: Some(Arc::new(FormsOnly)),
+            questions: Arc::new(Questions::new(super::super::QuestionRate::new(
+                1,
+                std::time::Duration::from_secs(3600),
+            ))),
+        };
+        let ct = CancellationToken::new();
+        let form = json!({"message": "?", "requestedSchema": {"type": "object", "properties": {}}});
+        let first = side
+            .elicit(form.clone(), &ct, Turn::Refuse)
+            .await
+            .unwrap_err();
+        assert!(
+            first.message.contains("could not answer"),
+            "{}",
+            first.message
+        );
+        let second = side.elicit(form, &ct, Turn::Refuse).await.unwrap_err();
+        assert_eq!(second.code.0, -32029, "{}", second.message);
+        assert!(
+            second.message.contains("elicitation requests"),
+            "{}",
+            second.message
+        );
+        // The sampler's bucket is its own: its first request still goes through.
+        let sampled = side
+            .sample(json!({"messages": [], "maxTokens": 1}), &ct, Turn::Refuse)
+            .await
+            .unwrap_err();
+        assert!(
+            sampled.message.contains("could not answer"),
+            "{}",
+            sampled.message
+        );
+    }
 }
