@@ -64,8 +64,21 @@ enum Held<'a> {
 
 /// The bytes a future is held in. Aligned for any future whose fields
 /// are (pointers, integers, `u128`); a future that needs more is boxed.
+///
+/// `!Unpin` itself, not only through the `ToolFuture` around it: a future
+/// that borrows from its own state holds pointers into these bytes, and a
+/// `&mut` to an `Unpin` type would claim them as its own alone, which
+/// Rust's aliasing rules forbid while those pointers live.
 #[repr(C, align(16))]
-struct Buffer(MaybeUninit<[u8; ToolFuture::IN_PLACE]>);
+struct Buffer(MaybeUninit<[u8; ToolFuture::IN_PLACE]>, PhantomPinned);
+
+impl Buffer {
+    /// Where the future starts, without going through a reference to the
+    /// bytes (which would, again, claim them).
+    fn start(&mut self) -> *mut u8 {
+        std::ptr::from_mut(self).cast()
+    }
+}
 
 impl<'a> ToolFuture<'a> {
     /// The largest future held in place, in bytes. A generated tool's
@@ -82,10 +95,11 @@ impl<'a> ToolFuture<'a> {
         if size_of::<F>() > Self::IN_PLACE || align_of::<F>() > align_of::<Buffer>() {
             return Self::boxed(Box::pin(future));
         }
-        let mut buffer = Buffer(MaybeUninit::uninit());
+        let mut buffer = Buffer(MaybeUninit::uninit(), PhantomPinned);
         // SAFETY: the buffer is large and aligned enough for an `F` (checked
-        // above), and is not yet initialized: writing does not drop anything.
-        unsafe { buffer.0.as_mut_ptr().cast::<F>().write(future) };
+        // above; `repr(C)` puts the bytes first), and is not yet
+        // initialized: writing does not drop anything.
+        unsafe { buffer.start().cast::<F>().write(future) };
         Self {
             held: Held::InPlace {
                 buffer,
@@ -144,7 +158,7 @@ impl Future for ToolFuture<'_> {
         match &mut this.held {
             // SAFETY: `poll` is the function for the type in `buffer`,
             // which holds a live future (it is dropped only with `self`).
-            Held::InPlace { buffer, poll, .. } => unsafe { poll(buffer.0.as_mut_ptr().cast(), cx) },
+            Held::InPlace { buffer, poll, .. } => unsafe { poll(buffer.start(), cx) },
             Held::Boxed(future) => future.as_mut().poll(cx),
         }
     }
@@ -155,7 +169,7 @@ impl Drop for ToolFuture<'_> {
         if let Held::InPlace { buffer, drop, .. } = &mut self.held {
             // SAFETY: `drop` is the function for the type in `buffer`, which
             // holds a live future, dropped here once, where it is.
-            unsafe { drop(buffer.0.as_mut_ptr().cast()) }
+            unsafe { drop(buffer.start()) }
         }
     }
 }
