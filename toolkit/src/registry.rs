@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -794,10 +795,20 @@ impl CheckedCall {
         &self.casts
     }
 
-    /// Step 5: turn the arguments into the tool's own type.
+    /// Step 5: turn the arguments into the tool's own type. A panic while
+    /// they are read (a type's `Deserialize` may panic) is the tool's
+    /// failure, [`ToolError::Panicked`], as one while it runs is.
     pub fn bind(self) -> Result<PreparedCall, CallError> {
         let Self { entry, args, casts } = self;
-        let bound = entry.tool.bind(args).map_err(|error| {
+        let tool = &entry.tool;
+        let bound = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.bind(args))) {
+            Ok(bound) => bound,
+            Err(panic) => {
+                let error = ToolError::Panicked(panic_message(panic.as_ref()));
+                return Err(tool_failure(tool.as_ref(), error));
+            }
+        };
+        let bound = bound.map_err(|error| {
             CallError::InvalidArguments(InvalidArguments {
                 tool: entry.tool.spec().name.to_string(),
                 errors: vec![error],
@@ -857,9 +868,13 @@ impl PreparedCall {
     /// Run the tool. A panic inside it becomes [`ToolError::Panicked`].
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolOutput, CallError> {
         let tool = &self.entry.tool;
-        contain_panic(tool.start(self.args, ctx))
-            .await
-            .map_err(|error| tool_failure(tool.as_ref(), error))
+        contain_panic(crate::pipeline::start_contained(
+            tool.as_ref(),
+            self.args,
+            ctx,
+        ))
+        .await
+        .map_err(|error| tool_failure(tool.as_ref(), error))
     }
 }
 

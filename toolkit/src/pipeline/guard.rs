@@ -93,7 +93,8 @@ impl<'t> Ready<'t> {
     #[inline(always)]
     pub(super) fn run(self) -> Guarded<'t, ToolFuture<'t>> {
         Guarded {
-            work: AssertUnwindSafe(self.tool.start(self.arguments, self.ctx)).catch_unwind(),
+            work: AssertUnwindSafe(start_contained(self.tool, self.arguments, self.ctx))
+                .catch_unwind(),
             tool: self.tool,
             token: self.ctx.cancellation(),
             timeout: self.timeout,
@@ -143,6 +144,29 @@ where
         }
         Poll::Pending
     }
+}
+
+/// `tool.start(..)`, with a panic while the future is made (its arguments
+/// read, its values injected: a host type's `Deserialize` may panic) made
+/// the tool's failure, as one while it runs is.
+#[inline(always)]
+pub(crate) fn start_contained<'a>(
+    tool: &'a dyn Tool,
+    arguments: Arguments,
+    ctx: &'a ToolContext,
+) -> ToolFuture<'a> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(arguments, ctx))) {
+        Ok(future) => future,
+        Err(panic) => panicked_at_start(panic.as_ref()),
+    }
+}
+
+/// The future of a tool whose making panicked: its failure, at once.
+#[cold]
+#[inline(never)]
+fn panicked_at_start<'a>(panic: &(dyn std::any::Any + Send)) -> ToolFuture<'a> {
+    let error = ToolError::Panicked(panic_message(panic));
+    ToolFuture::new(std::future::ready(Err(error)))
 }
 
 /// What a panic said.

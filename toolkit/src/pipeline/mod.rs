@@ -93,7 +93,7 @@ pub use mask::{Failure, Mask};
 pub use retry::Retry;
 pub use validate::Validators;
 
-pub(crate) use guard::panic_message;
+pub(crate) use guard::{panic_message, start_contained};
 #[cfg(all(feature = "otel", feature = "mcp"))]
 pub(crate) use trace::with_remote_parent;
 
