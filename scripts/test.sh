@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every test, the MSRV check.
+# The whole test suite: formatting, lints, every test, the MSRV check, the
+# unsafe code under Miri, a short fuzzing run.
 # Installs nothing by hand: every tool it needs comes from the project's own
 # scripts, idempotently. Run from anywhere: `./scripts/test.sh`.
 set -euo pipefail
@@ -82,6 +83,9 @@ for dep_info in target/debug/deps/toolsmith*.d; do
 done
 CARGO_PROFILE_DEV_DEBUG=false cargo package --locked --quiet \
   -p toolsmith -p toolsmith-macros -p toolsmith-builtins
+
+step "Miri: the unsafe code's tests under both aliasing models (scripts/miri.sh)"
+./scripts/miri.sh
 
 step "fuzzing: 30,000 inputs from a fixed seed per target (scripts/fuzz.sh; run it longer by hand)"
 FUZZ_RUNS=30000 ./scripts/fuzz.sh 1

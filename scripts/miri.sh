@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The tests of the project's unsafe code under Miri, the nightly
+# toolchain's interpreter, which reports undefined behaviour that no run on
+# real hardware shows (an aliasing violation, a use after free). Today that
+# is `ToolFuture`, which holds a tool's future in place and polls it
+# through raw pointers: its unit tests and the futures that borrow
+# themselves, under both of Miri's aliasing models.
+#
+# Needs the nightly toolchain (rustup); adds its `miri` and `rust-src`
+# components if missing. Builds in target/miri, apart from the normal build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! cargo +nightly miri --version >/dev/null 2>&1; then
+  rustup component add --toolchain nightly miri rust-src
+fi
+export CARGO_TARGET_DIR=target/miri
+for model in stacked tree; do
+  flags=""
+  [ "$model" = tree ] && flags="-Zmiri-tree-borrows"
+  echo "Miri, $model borrows:"
+  MIRIFLAGS="$flags" cargo +nightly miri test -q -p toolsmith --lib tool_future
+  MIRIFLAGS="$flags" cargo +nightly miri test -q -p toolsmith --test tool_future_self_borrow
+done
