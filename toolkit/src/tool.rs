@@ -96,8 +96,9 @@ pub trait Tool: Send + Sync + 'static {
     /// future as it is.
     ///
     /// `#[tool]` overrides it to hold its future in place when it is small
-    /// (most are), so a call costs no allocation. Override it only that
-    /// way: with a future that does exactly what `call` does.
+    /// (a tool that computes its answer without waiting, mostly), so such
+    /// a call costs no allocation. Override it only that way: with a
+    /// future that does exactly what `call` does.
     fn start<'a>(&'a self, args: Arguments, ctx: &'a ToolContext) -> ToolFuture<'a> {
         ToolFuture::boxed(self.call(args, ctx))
     }

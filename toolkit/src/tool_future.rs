@@ -83,7 +83,9 @@ impl Buffer {
 impl<'a> ToolFuture<'a> {
     /// The largest future held in place, in bytes. A generated tool's
     /// future holds its arguments and the state of its body between
-    /// awaits; most fit.
+    /// awaits: a tool that answers without waiting fits (three arguments
+    /// take 72 bytes); one that awaits I/O or a timer is mostly larger, and
+    /// boxed, where the allocation is small beside the wait.
     pub const IN_PLACE: usize = 96;
 
     /// Hold `future`: in place if it fits, else in a box.
