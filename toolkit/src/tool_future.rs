@@ -189,7 +189,3 @@ impl<'a> From<BoxedToolFuture<'a>> for ToolFuture<'a> {
         Self::boxed(future)
     }
 }
-
-#[cfg(test)]
-#[path = "tool_future_tests.rs"]
-mod tests;
