@@ -117,6 +117,16 @@ impl Drop for Held {
 }
 
 impl Slots {
+    /// A slot for a permit of `free` just acquired and forgotten: the
+    /// [`Slot`]'s last clone gives it back.
+    fn slot(&self) -> Slot {
+        Slot {
+            _held: Arc::new(Held {
+                free: Arc::clone(&self.free),
+            }),
+        }
+    }
+
     /// The request `id` is answered or cancelled: its answer holds its
     /// slot no more (its handler may still).
     fn give_back(&self, id: &RequestId) {
@@ -154,11 +164,7 @@ impl<T, R: ServiceRole> InFlight<T, R> {
     /// Hand on the oldest waiting request, in a slot just acquired (whose
     /// permit was forgotten: the [`Slot`] made here gives it back).
     fn hand_on(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        let slot = Slot {
-            _held: Arc::new(Held {
-                free: Arc::clone(&self.slots.free),
-            }),
-        };
+        let slot = self.slots.slot();
         let mut request = self.waiting.pop_front()?;
         if let JsonRpcMessage::Request(request) = &mut request {
             self.slots.take(request.id.clone(), slot.clone());
@@ -190,6 +196,41 @@ impl<T, R: ServiceRole> InFlight<T, R> {
     }
 }
 
+/// Send `item` on `inner`, an answer giving back its request's slot once
+/// written.
+fn send_holding<T: Transport<R>, R: ServiceRole>(
+    slots: &Arc<Slots>,
+    inner: &mut T,
+    item: TxJsonRpcMessage<R>,
+) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
+    let answered = match &item {
+        JsonRpcMessage::Response(response) => Some(response.id.clone()),
+        JsonRpcMessage::Error(error) => error.id.clone(),
+        _ => None,
+    };
+    // An answer to a request that holds no slot any more: the peer
+    // cancelled it, and the SDK answers it all the same (a client's SDK
+    // does on protocol 2026-07-28, where a cancel does not stop a
+    // server's request). Its writing takes a slot of its own, or a peer
+    // asking, cancelling and never reading would have us hold answers
+    // without end.
+    let unheld = answered.as_ref().is_some_and(|id| !slots.holds(id));
+    let free = unheld.then(|| Arc::clone(&slots.free));
+    let sent = inner.send(item);
+    let slots = Arc::clone(slots);
+    async move {
+        let _writing = match free {
+            Some(free) => free.acquire_owned().await.ok(),
+            None => None,
+        };
+        let result = sent.await;
+        if let Some(id) = answered {
+            slots.give_back(&id);
+        }
+        result
+    }
+}
+
 impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
     type Error = T::Error;
 
@@ -197,32 +238,7 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
         &mut self,
         item: TxJsonRpcMessage<R>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let answered = match &item {
-            JsonRpcMessage::Response(response) => Some(response.id.clone()),
-            JsonRpcMessage::Error(error) => error.id.clone(),
-            _ => None,
-        };
-        // An answer to a request that holds no slot any more: the peer
-        // cancelled it, and the SDK answers it all the same (a client's SDK
-        // does on protocol 2026-07-28, where a cancel does not stop a
-        // server's request). Its writing takes a slot of its own, or a peer
-        // asking, cancelling and never reading would have us hold answers
-        // without end.
-        let unheld = answered.as_ref().is_some_and(|id| !self.slots.holds(id));
-        let free = unheld.then(|| Arc::clone(&self.slots.free));
-        let sent = self.inner.send(item);
-        let slots = Arc::clone(&self.slots);
-        async move {
-            let _writing = match free {
-                Some(free) => free.acquire_owned().await.ok(),
-                None => None,
-            };
-            let result = sent.await;
-            if let Some(id) = answered {
-                slots.give_back(&id);
-            }
-            result
-        }
+        send_holding(&self.slots, &mut self.inner, item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
@@ -272,6 +288,108 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
                 }
             }
         }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The slots of one session whose requests are let in before they reach
+/// its transport: the HTTP server's. There a session's transport is fed by
+/// a worker that also carries the session's answers out, so holding
+/// requests back in the transport, as [`InFlight`] does, would stop the
+/// answers that free the slots. Instead a request waits for its slot where
+/// it arrives, before it is handed to the session (its HTTP request
+/// waits), and the slot goes with it to its handler, held as in
+/// [`InFlight`]: until the handler has ended and its answer is handed out,
+/// or, cancelled, until its handler has ended.
+#[derive(Clone)]
+pub(crate) struct Admission {
+    slots: Arc<Slots>,
+}
+
+/// Why a request was not let in: the session closed while it waited.
+#[derive(Debug, thiserror::Error)]
+#[error("the session closed")]
+pub(crate) struct Refused;
+
+impl Admission {
+    pub(crate) fn new() -> Self {
+        Self {
+            slots: Arc::new(Slots {
+                free: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+                taken: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Wait until `message`, if a request, can be answered, and give it
+    /// its slot. Anything else passes at once.
+    ///
+    /// A request reusing the id of one being answered is let in, in a slot
+    /// of its own (the session routes answers by id, as it always has):
+    /// each handler holds its slot until it ends, so the bound holds, and
+    /// an answer past the first of an id takes a slot while it is written,
+    /// as an answer to a cancelled request does.
+    pub(crate) async fn admit<R: ServiceRole>(
+        &self,
+        message: &mut RxJsonRpcMessage<R>,
+    ) -> Result<(), Refused> {
+        let JsonRpcMessage::Request(request) = message else {
+            return Ok(());
+        };
+        let permit = self.slots.free.acquire().await.map_err(|_| Refused)?;
+        permit.forget();
+        let slot = self.slots.slot();
+        self.slots.take(request.id.clone(), slot.clone());
+        request.request.extensions_mut().insert(slot);
+        Ok(())
+    }
+
+    /// Let no more requests in: those waiting are refused.
+    pub(crate) fn close(&self) {
+        self.slots.free.close();
+    }
+
+    /// `inner`, the session's transport, giving back a request's slot when
+    /// its answer is handed out or its cancel comes.
+    pub(crate) fn transport<T, R: ServiceRole>(&self, inner: T) -> Admitted<T, R> {
+        Admitted {
+            inner,
+            slots: Arc::clone(&self.slots),
+            _role: std::marker::PhantomData,
+        }
+    }
+}
+
+/// A session's transport whose requests were let in by an [`Admission`].
+pub(crate) struct Admitted<T, R> {
+    inner: T,
+    slots: Arc<Slots>,
+    _role: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<T: Transport<R>, R: Side> Transport<R> for Admitted<T, R> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<R>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        send_holding(&self.slots, &mut self.inner, item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
+        let message = self.inner.receive().await?;
+        // A request cancelled is never answered: its slot comes free when
+        // its handler ends.
+        if let JsonRpcMessage::Notification(notification) = &message
+            && let Some(id) = R::cancelled(&notification.notification)
+        {
+            self.slots.give_back(id);
+        }
+        Some(message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

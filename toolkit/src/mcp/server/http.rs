@@ -49,6 +49,11 @@ pub struct HttpOptions {
     pub max_connections: usize,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
+    ///
+    /// Each session answers at most 64 of its requests at once; a request
+    /// past them waits, with its HTTP request, for one to end. A request
+    /// counts until its handler has ended (a cancelled one too: a handler
+    /// need not watch its cancellation) and its answer is handed out.
     pub max_sessions: usize,
     /// How long a write to a client may wait without progress (default
     /// 30 s); then its connection is closed. A client that stops reading
@@ -175,8 +180,18 @@ impl McpServer {
             );
             accept(listener, service, path, gate, &options).await
         } else {
+            // A session that closes is forgotten by the gate at once, not
+            // only when its table is full.
+            let forget = {
+                let gate = Arc::downgrade(&gate);
+                Box::new(move |session: &str| {
+                    if let Some(gate) = gate.upgrade() {
+                        gate.forget(session);
+                    }
+                })
+            };
             let sessions =
-                BoundedSessions::new(LocalSessionManager::default(), options.max_sessions);
+                BoundedSessions::new(LocalSessionManager::default(), options.max_sessions, forget);
             let service = StreamableHttpService::new(factory, Arc::new(sessions), config);
             accept(listener, service, path, gate, &options).await
         }

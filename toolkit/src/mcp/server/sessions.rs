@@ -1,13 +1,23 @@
-//! A bound on the sessions open at once over HTTP.
+//! A bound on the sessions open at once over HTTP, and on the requests of
+//! each being answered at once.
 //!
 //! Each session holds a handler and a worker task (about 64 KiB), and a
 //! client makes one per `initialize`. Idle sessions close after five
 //! minutes, but a client that initializes in a loop opens hundreds a second
 //! before the first closes: without a bound, memory grows by gigabytes.
+//!
+//! Each request of a session comes in an HTTP request of its own, which a
+//! client may drop at once: the handler runs on. Without a bound, a client
+//! posting requests (and cancelling them) in a loop to a handler that does
+//! not stop when cancelled had hundreds running at once in one session. A
+//! request now waits for one of the session's slots before it is handed to
+//! the session (see [`Admission`]).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use futures_util::Stream;
+use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -16,6 +26,11 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
+use crate::mcp::in_flight::{Admission, Admitted, Refused};
+
+/// What to do once a session has closed (forget its owner).
+pub(super) type OnClose = Box<dyn Fn(&str) + Send + Sync>;
+
 /// The in-memory sessions, at most `max` of them at once.
 pub(super) struct BoundedSessions {
     inner: LocalSessionManager,
@@ -23,14 +38,57 @@ pub(super) struct BoundedSessions {
     /// Held from the count to the new session's making, so that sessions
     /// made at once cannot all see room for one more.
     making: tokio::sync::Mutex<()>,
+    /// The slots of each open session's requests.
+    admissions: Mutex<HashMap<SessionId, Admission>>,
+    closed: OnClose,
 }
 
 impl BoundedSessions {
-    pub(super) fn new(inner: LocalSessionManager, max: usize) -> Self {
+    /// At most `max` sessions of `inner`; `closed` is told of each session
+    /// that closes (deleted by its client, idle too long, or ended).
+    pub(super) fn new(inner: LocalSessionManager, max: usize, closed: OnClose) -> Self {
         Self {
             inner,
             max,
             making: tokio::sync::Mutex::new(()),
+            admissions: Mutex::default(),
+            closed,
+        }
+    }
+
+    /// A new session's transport, its requests let in by an admission of
+    /// its own.
+    fn admitted(
+        &self,
+        id: &SessionId,
+        transport: LocalTransport,
+    ) -> Admitted<LocalTransport, RoleServer> {
+        let admission = Admission::new();
+        let transport = admission.transport(transport);
+        self.admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), admission);
+        transport
+    }
+
+    /// Wait until `message` to session `id`, if a request, may be handed
+    /// on (see [`Admission::admit`]).
+    async fn admit(
+        &self,
+        id: &SessionId,
+        message: &mut ClientJsonRpcMessage,
+    ) -> Result<(), SessionsError> {
+        let admission = self
+            .admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned();
+        match admission {
+            Some(admission) => Ok(admission.admit::<RoleServer>(message).await?),
+            // Not open: the session manager says so.
+            None => Ok(()),
         }
     }
 
@@ -51,16 +109,23 @@ pub(super) enum SessionsError {
     Full(usize),
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
+    #[error(transparent)]
+    Refused(#[from] Refused),
 }
+
+/// The transport of a session of the in-memory manager.
+type LocalTransport = <LocalSessionManager as SessionManager>::Transport;
 
 impl SessionManager for BoundedSessions {
     type Error = SessionsError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
+    type Transport = Admitted<LocalTransport, RoleServer>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let _making = self.making.lock().await;
         self.refuse_if_full().await?;
-        Ok(self.inner.create_session().await?)
+        let (id, transport) = self.inner.create_session().await?;
+        let transport = self.admitted(&id, transport);
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -76,22 +141,35 @@ impl SessionManager for BoundedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        Ok(self.inner.close_session(id).await?)
+        let closed = self.inner.close_session(id).await;
+        let admission = self
+            .admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        if let Some(admission) = admission {
+            admission.close();
+        }
+        (self.closed)(id);
+        Ok(closed?)
     }
 
     async fn create_stream(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.admit(id, &mut message).await?;
         Ok(self.inner.create_stream(id, message).await?)
     }
 
     async fn accept_message(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        // Requests come by `create_stream`; one here is let in all the same.
+        self.admit(id, &mut message).await?;
         Ok(self.inner.accept_message(id, message).await?)
     }
 
@@ -118,10 +196,43 @@ impl SessionManager for BoundedSessions {
         if !self.inner.has_session(&id).await? {
             self.refuse_if_full().await?;
         }
-        Ok(self.inner.restore_session(id).await?)
+        Ok(match self.inner.restore_session(id.clone()).await? {
+            RestoreOutcome::Restored(transport) => {
+                RestoreOutcome::Restored(self.admitted(&id, transport))
+            }
+            RestoreOutcome::AlreadyPresent => RestoreOutcome::AlreadyPresent,
+            _ => RestoreOutcome::NotSupported,
+        })
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.inner.event_store()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session that closes is told of at once, by its id, and its
+    /// requests' slots go with it.
+    #[tokio::test]
+    async fn a_closed_session_is_told_of_and_its_slots_go() {
+        let closed = Arc::new(Mutex::new(Vec::<String>::new()));
+        let told = Arc::clone(&closed);
+        let sessions = BoundedSessions::new(
+            LocalSessionManager::default(),
+            4,
+            Box::new(move |id| told.lock().unwrap().push(id.to_owned())),
+        );
+        let (kept, _kept_transport) = sessions.create_session().await.unwrap();
+        let (id, transport) = sessions.create_session().await.unwrap();
+        assert_eq!(sessions.admissions.lock().unwrap().len(), 2);
+        drop(transport);
+        sessions.close_session(&id).await.unwrap();
+        assert_eq!(*closed.lock().unwrap(), [id.to_string()]);
+        let admissions = sessions.admissions.lock().unwrap();
+        assert!(!admissions.contains_key(&id));
+        assert!(admissions.contains_key(&kept));
     }
 }

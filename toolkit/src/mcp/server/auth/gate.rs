@@ -311,6 +311,16 @@ impl Gate {
         true
     }
 
+    /// Forget the owner of `session`, which has closed (deleted by its
+    /// client, idle too long, or ended): a closed session's id is never
+    /// served again, so its entry would only take room until pushed out.
+    pub(crate) fn forget(&self, session: &str) {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, used)) = owners.by_session.remove(session) {
+            owners.by_use.remove(&used);
+        }
+    }
+
     fn own(&self, session: &str, subject: Option<String>) {
         let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
         // An owner, once recorded, is never replaced.
@@ -428,6 +438,24 @@ mod tests {
         assert!(!gate.owned_by("first", &alice));
         assert!(!gate.owned_by("first", &bob));
         assert!(gate.owned_by("later-0", &bob));
+    }
+
+    /// A session that closes is forgotten at once, its entries in both
+    /// tables gone, and no other session's.
+    #[test]
+    fn a_closed_session_is_forgotten() {
+        let gate = Gate::new(None, Arc::new(ToolRegistry::new()), "/mcp");
+        let alice = Some(r#"["https://as.test","sub","alice"]"#.to_owned());
+        gate.own("kept", alice.clone());
+        gate.own("closed", alice.clone());
+        assert!(gate.owned_by("closed", &alice));
+        gate.forget("closed");
+        gate.forget("never-opened");
+        assert!(!gate.owned_by("closed", &alice));
+        assert!(gate.owned_by("kept", &alice));
+        let owners = gate.owners.lock().unwrap();
+        assert_eq!(owners.by_session.len(), 1);
+        assert_eq!(owners.by_use.len(), 1);
     }
 
     /// A client that opens sessions without end pushes out the sessions

@@ -1,0 +1,153 @@
+//! A client of the streamable HTTP server that floods one session with
+//! requests, each on a connection it drops as soon as the server has taken
+//! the request, and cancels them as it goes, to a handler that does not
+//! stop when cancelled: the session has at most 64 handlers running at
+//! once, as over a byte stream, and still answers the next request.
+
+#[path = "../raw_http.rs"]
+mod raw_http;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use tk::mcp::{HttpOptions, McpServer};
+use tk::{CancellationToken, ToolRegistry};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// How many reads of [`Stubborn`] run now, the most at once, and how many
+/// started.
+#[derive(Default)]
+struct Reads {
+    now: AtomicUsize,
+    most: AtomicUsize,
+    started: AtomicUsize,
+}
+
+/// Counts a read for as long as it runs, however it ends.
+struct Running(Arc<Reads>);
+
+impl Running {
+    fn start(reads: &Arc<Reads>) -> Self {
+        reads.started.fetch_add(1, SeqCst);
+        let now = reads.now.fetch_add(1, SeqCst) + 1;
+        reads.most.fetch_max(now, SeqCst);
+        Self(Arc::clone(reads))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A resource whose read takes 200 ms and never looks at its
+/// cancellation: neither a cancel nor the client leaving ends it.
+struct Stubborn(Arc<Reads>);
+
+#[tk::async_trait]
+impl tk::mcp::ResourceSource for Stubborn {
+    fn resources(&self) -> Vec<serde_json::Value> {
+        vec![serde_json::json!({"uri": "mem://slow", "name": "slow"})]
+    }
+
+    async fn read(&self, _uri: &str) -> Result<serde_json::Value, String> {
+        let _running = Running::start(&self.0);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        Ok(serde_json::json!({"contents": []}))
+    }
+}
+
+/// A server of [`Stubborn`] on loopback: its URL, its shutdown and its
+/// count of reads.
+async fn serve(options: HttpOptions) -> (String, CancellationToken, Arc<Reads>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let shutdown = CancellationToken::new();
+    let reads = Arc::new(Reads::default());
+    tokio::spawn(
+        McpServer::new(Arc::new(ToolRegistry::new()))
+            .with_resources(Stubborn(Arc::clone(&reads)))
+            .serve_http(listener, options.shutdown(shutdown.clone())),
+    );
+    (url, shutdown, reads)
+}
+
+/// POST `body` to the session, and read the answer until its head has
+/// come (`whole`: until the server closes), bounded at 30 s. Returns what
+/// came.
+async fn post(url: &str, session: &str, body: &serde_json::Value, whole: bool) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let body = body.to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let exchange = async {
+        let mut stream = TcpStream::connect(authority).await.ok()?;
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut heard = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut chunk).await.ok()?;
+            heard.extend_from_slice(&chunk[..n]);
+            if n == 0 || (!whole && heard.windows(4).any(|w| w == b"\r\n\r\n")) {
+                break;
+            }
+        }
+        Some(String::from_utf8_lossy(&heard).into_owned())
+    };
+    tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Requests of one session, each on a connection dropped once the server
+/// has taken it, half of them cancelled: at most 64 handlers run at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_flooded_with_requests_runs_no_more_handlers_than_the_bound() {
+    const REQUESTS: u64 = 1000;
+    const AT_ONCE: usize = 32;
+    let (url, shutdown, reads) = serve(HttpOptions::default()).await;
+    let opening = url.clone();
+    let session = tokio::task::spawn_blocking(move || raw_http::open_session(&opening))
+        .await
+        .unwrap();
+    let attackers = Arc::new(tokio::sync::Semaphore::new(AT_ONCE));
+    let mut sent = tokio::task::JoinSet::new();
+    for id in 10..10 + REQUESTS {
+        let permit = Arc::clone(&attackers).acquire_owned().await.unwrap();
+        let (url, session) = (url.clone(), session.clone());
+        sent.spawn(async move {
+            let _permit = permit;
+            let read = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                "method": "resources/read", "params": {"uri": "mem://slow"}});
+            post(&url, &session, &read, false).await;
+            if id % 2 == 0 {
+                let cancel = serde_json::json!({"jsonrpc": "2.0",
+                    "method": "notifications/cancelled", "params": {"requestId": id}});
+                post(&url, &session, &cancel, false).await;
+            }
+        });
+    }
+    while sent.join_next().await.is_some() {}
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"});
+    let listed = post(&url, &session, &list, true).await;
+    shutdown.cancel();
+    let (most, started) = (reads.most.load(SeqCst), reads.started.load(SeqCst));
+    eprintln!("{started} reads started, at most {most} at once");
+    assert!(
+        listed.contains("mem://slow"),
+        "the request after the flood was not answered: {listed}"
+    );
+    assert!(started > 64, "only {started} reads started");
+    assert!(most <= 64, "{most} handlers ran at once");
+}
