@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolsmith_builtins::agent::cron::{
-    Clock, CronError, CronJob, MAX_JOBS, NewJob, Schedule, Scheduler, TokioScheduler,
+    Clock, CronError, CronJob, MAX_JOBS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob, Schedule,
+    Scheduler, TokioScheduler,
 };
 
 const START: &str = "2026-01-15T12:00:00Z";
@@ -326,5 +327,158 @@ async fn a_skipped_firing_is_not_recorded_as_a_run() {
     assert_eq!(
         file["jobs"][0]["last_run"],
         serde_json::to_value(ran[0]).unwrap()
+    );
+}
+
+/// A planted file holding two jobs of one id (no `add` makes that) keeps
+/// the first only: removing the id leaves no twin that still fires.
+#[tokio::test]
+async fn a_second_saved_job_of_an_id_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let every = json!({"kind": "every", "seconds": 3600});
+    let mut second = stored("00000001", every.clone());
+    second["message"] = json!("the twin");
+    let file = json!({"version": 1, "jobs": [stored("00000001", every), second]});
+    std::fs::write(&path, file.to_string()).unwrap();
+    let scheduler = open(&path).unwrap();
+    let kept = scheduler.jobs();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].message, "m", "the first of the id is kept");
+    scheduler.remove("00000001").await.unwrap();
+    assert!(scheduler.jobs().is_empty(), "{:?}", scheduler.jobs());
+}
+
+/// A saved job is held to the lengths the model's `add` is, and so is the
+/// host's `add`: a message past [`MAX_MESSAGE_CHARS`] characters or a name
+/// past [`MAX_NAME_CHARS`] is left out at load, refused when added; one of
+/// exactly those lengths is kept. (The chat a saved job names is not
+/// checked: the scheduler's documentation says whoever writes the file can
+/// name any chat.)
+#[tokio::test]
+async fn a_saved_or_added_job_is_held_to_the_models_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let every = json!({"kind": "every", "seconds": 60});
+    let with = |id: &str, name: String, message: String| {
+        let mut job = stored(id, every.clone());
+        job["name"] = json!(name);
+        job["message"] = json!(message);
+        job
+    };
+    let file = json!({"version": 1, "jobs": [
+        with("00000001", "n".repeat(10_000), "m".into()),
+        with("00000002", "n".into(), "x".repeat(200_000)),
+        with("00000003", "n".repeat(MAX_NAME_CHARS + 1), "m".into()),
+        with("00000004", "n".into(), "é".repeat(MAX_MESSAGE_CHARS + 1)),
+        with("00000005", "é".repeat(MAX_NAME_CHARS), "é".repeat(MAX_MESSAGE_CHARS)),
+    ]});
+    std::fs::write(&path, file.to_string()).unwrap();
+    let scheduler = open(&path).unwrap();
+    let ids: Vec<String> = scheduler.jobs().into_iter().map(|j| j.id).collect();
+    assert_eq!(ids, ["00000005"]);
+
+    let every = || Schedule::every(60).unwrap();
+    let long = "x".repeat(MAX_MESSAGE_CHARS + 1);
+    let refused = scheduler
+        .add(NewJob::new(every(), long, "telegram", "42"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            CronError::TooLong {
+                what: "message",
+                ..
+            }
+        ),
+        "{refused}"
+    );
+    let named = NewJob::new(every(), "m", "telegram", "42").named("n".repeat(MAX_NAME_CHARS + 1));
+    let refused = scheduler.add(named).await.unwrap_err();
+    assert!(
+        matches!(refused, CronError::TooLong { what: "name", .. }),
+        "{refused}"
+    );
+    let refused = scheduler
+        .add_system_job(
+            NewJob::new(every(), "x".repeat(MAX_MESSAGE_CHARS + 1), "telegram", "42"),
+            "the host's",
+        )
+        .unwrap_err();
+    assert!(matches!(refused, CronError::TooLong { .. }), "{refused}");
+    assert_eq!(scheduler.jobs().len(), 1);
+}
+
+/// A planted file of 1,000 jobs whose day field matches no day at all (the
+/// first of a month that is its fifth Monday; the last weekday that is a
+/// Saturday) opens without stepping each day to the year 5000, and keeps
+/// none of them. (The cost of one search is counted in the unit tests of
+/// the schedule; here the open is only bounded.)
+#[test]
+fn a_planted_file_of_day_fields_that_never_match_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let jobs: Vec<_> = (0..1000)
+        .map(|i| {
+            let expr = if i % 2 == 0 {
+                "0 0 1 * +MON#5"
+            } else {
+                "0 0 LW * +SAT"
+            };
+            stored(
+                &format!("{i:08x}"),
+                json!({"kind": "cron", "expr": expr, "tz": "UTC"}),
+            )
+        })
+        .collect();
+    std::fs::write(&path, json!({"version": 1, "jobs": jobs}).to_string()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let opened =
+            TokioScheduler::open_with_clock(&path, |_job: CronJob| async {}, Clock::system())
+                .map(|s| s.jobs().len());
+        let _ = tx.send(opened);
+    });
+    let kept = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("opening 1,000 planted jobs ended within a minute");
+    assert_eq!(kept.unwrap(), 0, "none of them ever fires");
+}
+
+/// A saved next run cannot hold a job back for ever, nor be missing: a
+/// recurring job runs at the latest at its first run after the load, and a
+/// one-shot at its moment, whatever (or if nothing) the file says.
+#[tokio::test(start_paused = true)]
+async fn a_saved_next_run_is_no_later_than_the_schedule_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let mut late = stored("00000001", json!({"kind": "every", "seconds": 60}));
+    late["next_run"] = json!("9999-01-01T00:00:00Z");
+    let mut missing = stored(
+        "00000002",
+        json!({"kind": "cron", "expr": "0 0 13 * * *", "tz": "UTC"}),
+    );
+    missing["next_run"] = json!(null);
+    let mut once = stored(
+        "00000003",
+        json!({"kind": "at", "at": "2026-02-01T00:00:00Z"}),
+    );
+    once["next_run"] = json!(null);
+    let file = json!({"version": 1, "jobs": [late, missing, once]});
+    std::fs::write(&path, file.to_string()).unwrap();
+    let scheduler = open(&path).unwrap();
+    let next: Vec<_> = scheduler
+        .jobs()
+        .into_iter()
+        .map(|j| j.next_run.map(|at| at.to_string()))
+        .collect();
+    assert_eq!(
+        next,
+        [
+            Some("2026-01-15T12:01:00Z".to_owned()),
+            Some("2026-01-15T13:00:00Z".to_owned()),
+            Some("2026-02-01T00:00:00Z".to_owned()),
+        ]
     );
 }

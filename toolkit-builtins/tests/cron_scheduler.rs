@@ -4,12 +4,13 @@
 #![cfg(feature = "agent")]
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
 use tokio::sync::mpsc::Receiver;
 use toolsmith_builtins::agent::cron::{
-    Clock, CronError, NewJob, Schedule, Scheduler, TokioScheduler,
+    Clock, CronError, CronJob, NewJob, Schedule, Scheduler, TokioScheduler,
 };
 use toolsmith_builtins::agent::{ChannelSink, Messenger, OutboundMessage};
 
@@ -192,4 +193,120 @@ async fn any_async_function_can_handle_a_due_job() {
         seen.recv().await.unwrap(),
         ("build".to_owned(), Some(ts("2026-01-15T13:00:00Z")))
     );
+}
+
+/// A recurring job whose next run after a firing lies past the horizon is
+/// removed then, not kept for ever with no next run: `0 0 0 1 1 *
+/// 2027,2040` fires on 2027-01-01, and 2040 is more than ten years on. Read
+/// back later, a saved job with no next run is given one, so a job that
+/// does fire within the horizon is kept and runs.
+#[tokio::test(start_paused = true)]
+async fn a_job_whose_next_run_is_past_the_horizon_is_removed_and_none_is_kept_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let fired = Arc::new(Mutex::new(Vec::<Timestamp>::new()));
+    let seen = Arc::clone(&fired);
+    let clock = Clock::tokio(ts("2026-12-31T23:59:00Z"));
+    let firing_clock = clock.clone();
+    let scheduler = TokioScheduler::open_with_clock(
+        &path,
+        move |_job: CronJob| {
+            seen.lock().unwrap().push(firing_clock.now());
+            async {}
+        },
+        clock,
+    )
+    .unwrap();
+    let far = Schedule::cron("0 0 0 1 1 * 2027,2040", "UTC").unwrap();
+    scheduler.add(job(far.clone(), "far")).await.unwrap();
+    let _loop = scheduler.start();
+    tokio::time::sleep(Duration::from_secs(180)).await;
+    assert_eq!(*fired.lock().unwrap(), [ts("2027-01-01T00:00:00Z")]);
+    assert!(scheduler.jobs().is_empty(), "{:?}", scheduler.jobs());
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(file["jobs"], serde_json::json!([]));
+
+    // A file (of an older version, or written by hand) that gives the job
+    // no next run: read in 2031, when 2040 is within the horizon.
+    let saved = serde_json::json!({"version": 1, "jobs": [{
+        "id": "00000001", "name": "far", "message": "far", "schedule": far,
+        "channel": "telegram", "chat_id": "42", "created_at": "2026-12-31T23:59:00Z",
+        "next_run": null, "last_run": "2027-01-01T00:00:00Z"}]});
+    std::fs::write(&path, saved.to_string()).unwrap();
+    let later = TokioScheduler::open_with_clock(
+        &path,
+        |_job: CronJob| async {},
+        Clock::tokio(ts("2031-06-01T00:00:00Z")),
+    )
+    .unwrap();
+    let jobs = later.jobs();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].next_run, Some(ts("2040-01-01T00:00:00Z")));
+    // Read in 2028, 2040 is past the horizon: left out, not kept idle.
+    let earlier = TokioScheduler::open_with_clock(
+        &path,
+        |_job: CronJob| async {},
+        Clock::tokio(ts("2028-06-01T00:00:00Z")),
+    )
+    .unwrap();
+    assert!(earlier.jobs().is_empty(), "{:?}", earlier.jobs());
+}
+
+/// A one-shot that comes due while a firing of its id still runs (the host
+/// replaced a recurring system job, still firing, by a one-shot of the
+/// same name, so of the same id) waits for that firing to end, then fires:
+/// it is not skipped and lost.
+#[tokio::test(start_paused = true)]
+async fn a_one_shot_due_while_its_id_fires_fires_once_that_firing_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let fired = Arc::new(Mutex::new(Vec::<(String, Timestamp)>::new()));
+    let (gate, seen) = (Arc::clone(&release), Arc::clone(&fired));
+    let start = ts(START);
+    let clock = Clock::tokio(start);
+    let firing_clock = clock.clone();
+    let scheduler = TokioScheduler::open_with_clock(
+        dir.path().join("jobs.json"),
+        move |job: CronJob| {
+            seen.lock()
+                .unwrap()
+                .push((job.message.clone(), firing_clock.now()));
+            let gate = Arc::clone(&gate);
+            async move {
+                if job.message == "slow" {
+                    let _ = gate.acquire().await;
+                }
+            }
+        },
+        clock,
+    )
+    .unwrap();
+    let first = scheduler
+        .add_system_job(
+            job(Schedule::every(3600).unwrap(), "slow").named("sys"),
+            "the host's",
+        )
+        .unwrap();
+    let _loop = scheduler.start();
+    tokio::time::sleep(Duration::from_secs(3601)).await;
+    assert_eq!(fired.lock().unwrap().len(), 1);
+
+    let at = start.checked_add(Duration::from_secs(3620)).unwrap();
+    let second = scheduler
+        .add_system_job(job(Schedule::At { at }, "once").named("sys"), "the host's")
+        .unwrap();
+    assert_eq!(first.id, second.id, "replaced, keeping its id");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(fired.lock().unwrap().len(), 1, "it waits for the firing");
+    assert_eq!(scheduler.jobs()[0].next_run, Some(at), "and keeps its time");
+    release.add_permits(1);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let fired = fired.lock().unwrap().clone();
+    let messages: Vec<&str> = fired.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(messages, ["slow", "once"]);
+    // It fired when the slow firing ended, not a minute on.
+    let ended = start.checked_add(Duration::from_secs(3661)).unwrap();
+    assert_eq!(fired[1].1, ended);
+    assert!(scheduler.jobs().is_empty(), "{:?}", scheduler.jobs());
 }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
 use toolsmith_builtins::agent::cron::{
-    Clock, CronJobs, FiredJob, NewJob, Schedule, TokioScheduler,
+    Clock, CronJobs, FiredJob, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob, Schedule, TokioScheduler,
 };
 use toolsmith_builtins::agent::{ChannelSink, Messenger};
 
@@ -323,4 +323,24 @@ async fn a_turn_run_for_a_fired_job_cannot_add_jobs() {
         .await;
     assert!(!out.is_error, "{}", out.content);
     assert!(s.scheduler.jobs().is_empty());
+}
+
+/// The tool takes from the model what the scheduler keeps from its file:
+/// a message of `MAX_MESSAGE_CHARS` characters and a name of
+/// `MAX_NAME_CHARS` (counted in characters, not bytes), and not one more.
+#[tokio::test(start_paused = true)]
+async fn the_tools_lengths_are_the_schedulers() {
+    let s = Setup::new();
+    let add = |message: String, name: String| json!({"action": "add", "message": message, "name": name, "every_seconds": 60});
+    let longest = add("é".repeat(MAX_MESSAGE_CHARS), "é".repeat(MAX_NAME_CHARS));
+    let out = s.call(longest).await;
+    assert!(!out.is_error, "{}", out.content);
+    for args in [
+        add("é".repeat(MAX_MESSAGE_CHARS + 1), "n".into()),
+        add("m".into(), "é".repeat(MAX_NAME_CHARS + 1)),
+    ] {
+        let out = s.call(args).await;
+        assert!(out.is_error, "accepted");
+    }
+    assert_eq!(s.scheduler.jobs().len(), 1);
 }

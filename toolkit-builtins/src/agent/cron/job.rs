@@ -30,13 +30,24 @@ pub struct CronJob {
     pub protected: Option<String>,
     /// When it was added.
     pub created_at: Timestamp,
-    /// When it fires next; `None` once a one-shot job has fired.
+    /// When it fires next. A scheduler keeps no job without one: a
+    /// one-shot is removed once it has fired, and a recurring job when it
+    /// does not fire again within [`HORIZON_YEARS`](super::HORIZON_YEARS).
+    /// A job read from a file without one is given one, or left out.
     #[serde(default)]
     pub next_run: Option<Timestamp>,
     /// When it last fired.
     #[serde(default)]
     pub last_run: Option<Timestamp>,
 }
+
+/// The longest message a job keeps, in characters: what the `cron` tool
+/// takes from the model, and what a scheduler takes from the host and from
+/// its file.
+pub const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// The longest name a job keeps, in characters (as [`MAX_MESSAGE_CHARS`]).
+pub const MAX_NAME_CHARS: usize = 100;
 
 /// A job to add.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +112,14 @@ pub enum CronError {
     /// As many jobs are kept as the scheduler keeps.
     #[error("{0} jobs are scheduled, as many as are kept; remove one first")]
     TooMany(usize),
+    /// A message or name longer than a job keeps.
+    #[error("the job's {what} is longer than {max} characters")]
+    TooLong {
+        /// `message` or `name`.
+        what: &'static str,
+        /// The most characters it may have.
+        max: usize,
+    },
     /// A one-shot moment that has already passed.
     #[error("the time {0} is in the past; give a future time")]
     InThePast(Timestamp),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use toolsmith::{ToolContext, ToolError, tool};
 
-pub use job::{CronError, CronJob, NewJob};
+pub use job::{CronError, CronJob, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
 pub use schedule::{
     HORIZON_YEARS, MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone,
 };
@@ -109,6 +109,8 @@ pub async fn cron(
     /// What to do.
     action: CronAction,
     /// For add: the instruction or reminder to deliver when the job fires.
+    // As MAX_MESSAGE_CHARS and MAX_NAME_CHARS (the attribute takes a literal);
+    // a test checks they agree.
     #[arg(max_length = 4000)]
     message: Option<String>,
     /// For add: a short name for the job.

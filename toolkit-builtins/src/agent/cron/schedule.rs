@@ -67,8 +67,9 @@ pub enum ScheduleError {
         "invalid ISO datetime format '{0}'. Expected format: YYYY-MM-DDTHH:MM:SS, optionally with an offset such as Z or +02:00"
     )]
     BadMoment(String),
-    /// The schedule never fires (`0 0 30 2 *`).
-    #[error("the schedule {0} never fires")]
+    /// The schedule does not fire within [`HORIZON_YEARS`]: never
+    /// (`0 0 30 2 *`), or only later (`0 0 0 1 1 * 2050`).
+    #[error("the schedule {0} does not fire within the next {HORIZON_YEARS} years")]
     NeverFires(String),
 }
 
@@ -201,23 +202,46 @@ impl Plan {
         }
     }
 
-    /// Whether the schedule can fire after `now`. A one-shot always can:
-    /// one still kept has not fired, and fires late rather than never.
-    pub(crate) fn fires_after(&self, now: Timestamp) -> bool {
-        match &self.0 {
-            Planned::Every(_) | Planned::At(_) => true,
-            Planned::Cron { .. } => self.next_after(now).is_some(),
+    /// When a job loaded at `now` that last said it would run at `saved`
+    /// runs next, or `None` when it never does (within the horizon).
+    ///
+    /// A one-shot still kept has not fired: it runs at its moment, at once
+    /// when that has passed. A recurring job runs when the file says, or at
+    /// its first run after `now` when that is sooner: a file the scheduler
+    /// wrote never says later, and one written by someone else cannot hold
+    /// a job back for ever, nor keep one without a next run. A cron
+    /// expression is thus searched once here, so one that no longer fires
+    /// within the horizon is found out at load, and not on every pass.
+    pub(crate) fn next_at_load(
+        &self,
+        saved: Option<Timestamp>,
+        now: Timestamp,
+    ) -> Option<Timestamp> {
+        if let Planned::At(at) = &self.0 {
+            return Some(*at);
         }
+        let next = self.next_after(now)?;
+        Some(saved.map_or(next, |saved| saved.min(next)))
     }
 }
 
-/// How many years ahead the next run of a cron expression is looked for.
-/// `croner` alone searches on to the year 5000: for an expression that never
-/// matches (February 30, or a year gone by) that is 70 to 250 ms a search,
-/// and one planted in the jobs file was searched on every pass. Bounded, the
-/// search costs at most this many years of calendar steps; a job that would
-/// wait longer is taken to never fire, as a longer period is refused (see
-/// [`MAX_PERIOD_SECS`]).
+/// How many years ahead the next run of a cron expression is looked for:
+/// the rest of the year searched from and this many years after it.
+///
+/// `croner` alone searches on to the year 5000, and steps a day field that
+/// matches no day at all (`0 0 30 2 *`, or `+MON#5` on the first of a
+/// month) one day at a time whatever its year field says: 35 ms a search,
+/// for one expression planted in the jobs file. Here the days up to the
+/// horizon are walked first, by cheap checks of the year, month and day
+/// fields (at most some 4,000), and `croner` is asked only from a day that
+/// matches.
+///
+/// A schedule whose next run lies past the horizon is taken to never fire,
+/// as a longer period is refused (see [`MAX_PERIOD_SECS`]): `add` refuses
+/// it ([`ScheduleError::NeverFires`]), a saved job is left out when the file
+/// is read, and a recurring job whose run after a firing lies past it is
+/// removed then (a warning is logged): `0 0 0 1 1 * 2027,2040` fires in
+/// 2027 and is then removed, for 2040 is more than ten years on.
 pub const HORIZON_YEARS: i16 = 10;
 
 /// The bit `croner` sets in a field for each value the field matches (its
@@ -227,10 +251,13 @@ const MATCHES: u8 = 1;
 
 #[cfg(test)]
 thread_local! {
-    /// How many times this thread has read a schedule, and searched for a
-    /// cron expression's next match, so a test counts them.
+    /// How many times this thread has read a schedule, searched for a cron
+    /// expression's next match, checked a day against an expression's date
+    /// fields, and asked `croner`, so a test counts them.
     pub(crate) static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     pub(crate) static SEARCHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static DAY_CHECKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static CRONER_SEARCHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The first time `cron` matches in `zone` strictly after `after`, at most
@@ -239,17 +266,75 @@ fn next_match(cron: &Cron, zone: &TimeZone, after: Timestamp) -> Option<Timestam
     #[cfg(test)]
     SEARCHES.with(|searches| searches.set(searches.get() + 1));
     let start = after.to_zoned(zone.clone());
-    // The years past the horizon are struck from a copy of the pattern:
-    // `croner` steps over each in one comparison, not through its days.
     let last = i32::from(start.year()) + i32::from(HORIZON_YEARS);
+    let day = first_matching_day(cron, start.date(), last)?;
+    // From the start of the first day that matches: `croner`'s own day
+    // loop, which ignores the year, is never where the search begins. On
+    // the day searched from, the search starts at that moment.
+    // Strictly after `after`; from a later day's start, that start too.
+    let inclusive = day != start.date();
+    let from = if !inclusive {
+        start
+    } else {
+        // Midnight, or the first moment of the day when a clock change
+        // skips midnight: after `after`, for the day is a later one.
+        day.to_zoned(zone.clone()).ok()?
+    };
+    // The years past the horizon are struck from a copy of the pattern: should
+    // no time of that day match after all (the day searched from, past its
+    // last match), `croner` steps over each such year in one comparison.
     let mut bounded = cron.clone();
     for year in last.saturating_add(1)..=croner::YEAR_UPPER_LIMIT {
         let year = u16::try_from(year).ok()?;
         // A year the field cannot hold is one it cannot match either.
         let _ = bounded.pattern.years.unset_bit(year, MATCHES);
     }
-    let next = bounded.find_next_occurrence(&start, false).ok()?;
+    #[cfg(test)]
+    CRONER_SEARCHES.with(|asked| asked.set(asked.get() + 1));
+    let next = bounded.find_next_occurrence(&from, inclusive).ok()?;
     Some(next.timestamp())
+}
+
+/// The first day from `from` to the end of year `last` that `cron`'s year,
+/// month and day fields all match. A year or month the pattern does not
+/// match is passed over in one check, so at most some 4,000 days are
+/// checked (eleven years of days).
+fn first_matching_day(
+    cron: &Cron,
+    from: jiff::civil::Date,
+    last: i32,
+) -> Option<jiff::civil::Date> {
+    let pattern = &cron.pattern;
+    let mut day = from;
+    while i32::from(day.year()) <= last {
+        let year = i32::from(day.year());
+        if !pattern.year_match(year).unwrap_or(false) {
+            day = jiff::civil::Date::new(day.year().checked_add(1)?, 1, 1).ok()?;
+            continue;
+        }
+        let month = u32::try_from(day.month()).ok()?;
+        if !pattern.month_match(month).unwrap_or(false) {
+            day = day
+                .first_of_month()
+                .checked_add(jiff::Span::new().months(1))
+                .ok()?;
+            continue;
+        }
+        #[cfg(test)]
+        DAY_CHECKS.with(|checks| checks.set(checks.get() + 1));
+        let weekday = croner::Weekday::from_days_from_sunday(u32::from(
+            day.weekday().to_sunday_zero_offset().unsigned_abs(),
+        ));
+        let number = u32::from(day.day().unsigned_abs());
+        if pattern
+            .day_match(year, month, number, weekday)
+            .unwrap_or(false)
+        {
+            return Some(day);
+        }
+        day = day.tomorrow().ok()?;
+    }
+    None
 }
 
 /// The IANA time zone named `name`.
@@ -311,8 +396,86 @@ mod tests {
             plan("0 0 0 1 1 * 2037").next_after(at("2030-06-01T00:00:00Z")),
             Some(at("2037-01-01T00:00:00Z"))
         );
-        assert!(!plan("0 0 30 2 *").fires_after(now));
-        assert!(plan("*/5 * * * *").fires_after(now));
+        assert_eq!(plan("0 0 30 2 *").next_at_load(Some(now), now), None);
+        assert_eq!(
+            plan("*/5 * * * *").next_at_load(None, now),
+            Some(at("2026-01-15T12:05:00Z"))
+        );
+    }
+
+    /// A day field that matches no day at all (the first of a month that is
+    /// its fifth Monday; the last weekday that is a Saturday) costs at most
+    /// eleven years of cheap day checks, and `croner` is never asked: it
+    /// would step day by day to the year 5000.
+    #[test]
+    fn a_day_field_that_never_matches_costs_at_most_the_horizon_in_day_checks() {
+        let now = at("2026-01-15T12:00:00Z");
+        let counted = || {
+            (
+                DAY_CHECKS.with(|c| c.get()),
+                CRONER_SEARCHES.with(|c| c.get()),
+            )
+        };
+        for expr in ["0 0 1 * +MON#5", "0 0 LW * +SAT", "0 0 30 2 *"] {
+            let plan = plan(expr);
+            let before = counted();
+            assert_eq!(plan.next_after(now), None, "{expr}");
+            let after = counted();
+            let days = after.0 - before.0;
+            assert!((1..=11 * 366).contains(&days), "{expr}: {days} day checks");
+            assert_eq!(after.1 - before.1, 0, "{expr}: croner was asked");
+        }
+        // A year field that matches nothing ahead costs a check a year.
+        let before = counted();
+        assert_eq!(plan("0 0 0 1 1 * 2020").next_after(now), None);
+        assert_eq!(counted(), before);
+        // An expression that matches finds its day at once, and asks
+        // `croner` once, for the time in that day.
+        let before = counted();
+        assert_eq!(
+            plan("0 30 9 * * MON").next_after(now),
+            Some(at("2026-01-19T09:30:00Z"))
+        );
+        let after = counted();
+        assert_eq!((after.0 - before.0, after.1 - before.1), (5, 1));
+    }
+
+    /// The search starts on the day searched from, past its moment, and
+    /// goes on to the next day that matches; across a clock change too.
+    #[test]
+    fn the_next_match_is_found_from_the_moment_and_from_a_later_day() {
+        let now = at("2026-01-15T12:00:00Z");
+        assert_eq!(
+            plan("0 0 13 * * *").next_after(now),
+            Some(at("2026-01-15T13:00:00Z"))
+        );
+        assert_eq!(
+            plan("0 0 11 * * *").next_after(now),
+            Some(at("2026-01-16T11:00:00Z"))
+        );
+        assert_eq!(
+            plan("0 0 12 * * *").next_after(now),
+            Some(at("2026-01-16T12:00:00Z"))
+        );
+        // The day searched from matches, but its time has passed, and the
+        // next day that matches is a month on.
+        assert_eq!(
+            plan("0 0 9 15 * *").next_after(now),
+            Some(at("2026-02-15T09:00:00Z"))
+        );
+        // Midnight is the first moment a later day is searched from.
+        assert_eq!(
+            plan("0 0 0 16 * *").next_after(now),
+            Some(at("2026-01-16T00:00:00Z"))
+        );
+        // In Paris the clocks go forward on 2026-03-29, 02:00 to 03:00.
+        let paris = Schedule::Cron {
+            expr: "0 0 3 29 3 *".into(),
+            tz: "Europe/Paris".into(),
+        }
+        .plan()
+        .unwrap();
+        assert_eq!(paris.next_after(now), Some(at("2026-03-29T01:00:00Z")));
     }
 
     /// Reading a schedule refuses what no constructor makes.

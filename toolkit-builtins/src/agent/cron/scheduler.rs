@@ -11,8 +11,8 @@ use jiff::Timestamp;
 use tokio::sync::Notify;
 use toolsmith::async_trait;
 
-use super::job::{CronError, CronJob, NewJob};
-use super::schedule::{Plan, Schedule, ScheduleError};
+use super::job::{CronError, CronJob, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
+use super::schedule::{HORIZON_YEARS, Plan, Schedule, ScheduleError};
 use super::store::JobStore;
 use crate::agent::files::fresh_id;
 use crate::agent::message::{Messenger, OutboundMessage};
@@ -114,9 +114,17 @@ const MIN_PASS: Duration = Duration::from_secs(1);
 ///
 /// The file may sit where a command or someone else can write, so what it
 /// says is checked as the model's input is: a job no [`add`](Scheduler::add)
-/// would take is left out at load. The host's system jobs
+/// would take (a message or name too long, a schedule that does not fire
+/// within [`HORIZON_YEARS`](super::HORIZON_YEARS)) is left out at load, and
+/// so is a second job of an id already read. The host's system jobs
 /// ([`add_system_job`](Self::add_system_job)) live in memory only: the file
 /// can neither protect a job of its own nor unprotect one of the host's.
+///
+/// The file also names the chat each job reports to, and nothing here can
+/// tell one chat from another: whoever can write the file can have a job
+/// report to any chat, as the `message` tool sends to any chat the model
+/// names. Keep the file where only the host writes when that matters, or
+/// check `channel` and `chat_id` in the [`JobHandler`].
 ///
 /// ```no_run
 /// use toolsmith::ToolContext;
@@ -288,48 +296,66 @@ impl TokioScheduler {
     /// [`Finished`] is dropped, with the next runs of every due job moved
     /// on, and the earliest run still ahead.
     ///
-    /// A due job whose last firing still runs is skipped: its next run
-    /// moves on, but it did not run, so its `last_run` stays.
+    /// A due job whose last firing still runs (its id may also be that of
+    /// a system job the host replaced meanwhile) is skipped, and did not
+    /// run, so its `last_run` stays. A recurring one's next run moves on; a
+    /// one-shot's stays, and it fires once the firing ends (which wakes the
+    /// loop). A recurring job that does not fire again within the horizon
+    /// is removed.
     fn take_due(&self, now: Timestamp) -> (Vec<(CronJob, Finished)>, Option<Timestamp>) {
         let mut jobs = self.lock();
-        let next = |jobs: &[Entry]| jobs.iter().filter_map(|e| e.job.next_run).min();
-        if !jobs
-            .iter()
-            .any(|e| e.job.next_run.is_some_and(|at| at <= now))
-        {
+        let is_due = |e: &Entry| e.job.next_run.is_some_and(|at| at <= now);
+        if !jobs.iter().any(is_due) {
             // Most passes: nothing to copy, nothing to save.
-            return (Vec::new(), next(&jobs));
+            return (Vec::new(), jobs.iter().filter_map(|e| e.job.next_run).min());
         }
         let mut due = Vec::new();
+        let mut changed = false;
+        // The earliest run ahead, leaving out the one-shots that wait for
+        // a firing to end: the end of the firing wakes the loop, not a timer.
+        let mut next: Option<Timestamp> = None;
         let mut updated = Vec::with_capacity(jobs.len());
+        let mut firing = self.shared.firing.lock().unwrap_or_else(|e| e.into_inner());
         for entry in jobs.iter() {
             let mut entry = entry.clone();
-            if entry.job.next_run.is_some_and(|at| at <= now) {
-                entry.job.next_run = entry.plan.next_after(now);
-                let started = self
-                    .shared
-                    .firing
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(entry.job.id.clone());
-                if started {
+            if is_due(&entry) {
+                let one_shot = entry.job.schedule.is_one_shot();
+                if firing.insert(entry.job.id.clone()) {
                     entry.job.last_run = Some(now);
-                    let done = Finished(Arc::clone(&self.shared.firing), entry.job.id.clone());
+                    entry.job.next_run = entry.plan.next_after(now);
+                    let done = Finished(Arc::clone(&self.shared), entry.job.id.clone());
                     due.push((entry.job.clone(), done));
-                    if entry.job.schedule.is_one_shot() {
+                    changed = true;
+                    if one_shot {
                         continue;
                     }
+                } else if one_shot {
+                    tracing::debug!(job = %entry.job.id, "a one-shot waits for the last firing of its id to finish");
+                    updated.push(entry);
+                    continue;
                 } else {
                     tracing::warn!(job = %entry.job.id, "a job's last firing has not finished; this one is skipped");
+                    entry.job.next_run = entry.plan.next_after(now);
+                    changed = true;
+                }
+                if entry.job.next_run.is_none() {
+                    tracing::warn!(
+                        job = %entry.job.id,
+                        schedule = %entry.job.schedule.describe(),
+                        "a job that does not fire again within {HORIZON_YEARS} years is removed"
+                    );
+                    continue;
                 }
             }
+            next = next.into_iter().chain(entry.job.next_run).min();
             updated.push(entry);
         }
-        if let Err(e) = self.commit(&mut jobs, updated) {
+        drop(firing);
+        if changed && let Err(e) = self.commit(&mut jobs, updated) {
             // The jobs still fire; the file catches up at the next change.
             tracing::warn!(error = %e, "the jobs file could not be updated");
         }
-        (due, next(&jobs))
+        (due, next)
     }
 
     /// Save `updated`, then make it the live set: the file and memory never
@@ -356,15 +382,18 @@ impl TokioScheduler {
     }
 }
 
-/// Takes a job out of the set of those firing when dropped.
-struct Finished(Arc<Mutex<HashSet<String>>>, String);
+/// Takes a job out of the set of those firing when dropped, and wakes the
+/// loop: a one-shot of that id may be waiting.
+struct Finished(Arc<Shared>, String);
 
 impl Drop for Finished {
     fn drop(&mut self) {
         self.0
+            .firing
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.1);
+        self.0.changed.notify_one();
     }
 }
 
@@ -394,6 +423,10 @@ fn job_name(job: &NewJob) -> String {
 /// A stored job from a new one, with its schedule read and its first run
 /// after `now`.
 fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<Entry, CronError> {
+    if let Some(name) = &job.name {
+        check_length("name", name, MAX_NAME_CHARS)?;
+    }
+    check_length("message", &job.message, MAX_MESSAGE_CHARS)?;
     let plan = job.schedule.plan()?;
     let next_run = plan.next_after(now);
     if next_run.is_none() {
@@ -417,13 +450,25 @@ fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<Entry, CronError
     Ok(Entry { job, plan })
 }
 
+/// Refuses `text` when it is longer than `max` characters.
+fn check_length(what: &'static str, text: &str, max: usize) -> Result<(), CronError> {
+    // Counted no further than one past the most: a long text costs no more.
+    if text.chars().nth(max).is_some() {
+        return Err(CronError::TooLong { what, max });
+    }
+    Ok(())
+}
+
 /// The jobs read from the file that a scheduler keeps, each with its
 /// schedule read. The file may have been written by hand, or by someone
 /// else: a job no `add` would take is left out, not run, and so is one it
-/// marks as protected (only the host protects jobs, in code).
+/// marks as protected (only the host protects jobs, in code), and one whose
+/// id was already read (no `add` makes two, and `remove` would leave the
+/// twin).
 fn load_entries(jobs: Vec<CronJob>, now: Timestamp) -> Vec<Entry> {
+    let mut seen = HashSet::new();
     jobs.into_iter()
-        .filter_map(|job| {
+        .filter_map(|mut job| {
             let left_out = |error: &dyn std::fmt::Display| {
                 tracing::warn!(job = %job.id, error = %error, "a saved job is left out");
             };
@@ -431,6 +476,17 @@ fn load_entries(jobs: Vec<CronJob>, now: Timestamp) -> Vec<Entry> {
                 left_out(&"it is marked as a system job; only the host marks those, at start");
                 return None;
             }
+            if !seen.insert(job.id.clone()) {
+                left_out(&"a job of this id was read before it");
+                return None;
+            }
+            let lengths = check_length("message", &job.message, MAX_MESSAGE_CHARS)
+                .and_then(|()| check_length("name", &job.name, MAX_NAME_CHARS));
+            if let Err(e) = lengths {
+                left_out(&e);
+                return None;
+            }
+
             let plan = match job.schedule.plan() {
                 Ok(plan) => plan,
                 Err(e) => {
@@ -440,7 +496,10 @@ fn load_entries(jobs: Vec<CronJob>, now: Timestamp) -> Vec<Entry> {
             };
             // Searched once here, never again by a pass: the expression
             // that never matches is the one whose search is the longest.
-            if !plan.fires_after(now) {
+            // A job the file gives no next run is given one, so none is
+            // kept that never fires.
+            job.next_run = plan.next_at_load(job.next_run, now);
+            if job.next_run.is_none() {
                 left_out(&ScheduleError::NeverFires(job.schedule.describe()));
                 return None;
             }
