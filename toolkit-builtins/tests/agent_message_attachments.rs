@@ -126,3 +126,42 @@ async fn the_channel_reads_the_file_that_was_checked() {
     // A host attaching files of its own attaches regular files only.
     assert!(Attachment::new(std::fs::File::open(root).unwrap(), root).is_err());
 }
+
+/// A library that takes paths often hands them to a program it runs
+/// (`ffmpeg`, `curl -F @file`): the path names this process's open file,
+/// not the program's own descriptor of that number, so the program reads
+/// the attachment while it lives.
+#[cfg(target_os = "linux")]
+#[test]
+fn fd_path_opens_the_file_in_a_program_the_channel_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let picture = dir.path().join("picture.png");
+    std::fs::write(&picture, "PICTURE").unwrap();
+    let attachment = Attachment::new(std::fs::File::open(&picture).unwrap(), &picture).unwrap();
+    let path = attachment.fd_path();
+    assert!(
+        path.starts_with(format!("/proc/{}/fd", std::process::id())),
+        "{}",
+        path.display()
+    );
+    let mut child = std::process::Command::new("cat")
+        .arg(&*path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        let (mut out, mut err) = (String::new(), String::new());
+        let _ = stdout.read_to_string(&mut out);
+        let _ = stderr.read_to_string(&mut err);
+        let _ = tx.send((out, err));
+    });
+    let Ok((out, err)) = rx.recv_timeout(Duration::from_secs(20)) else {
+        let _ = child.kill();
+        panic!("cat {} did not end", path.display());
+    };
+    let _ = child.wait();
+    assert_eq!(out, "PICTURE", "cat {}: {err}", path.display());
+}

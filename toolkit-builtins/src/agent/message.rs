@@ -130,13 +130,85 @@ impl Attachment {
     }
 
     /// A path that opens this very file, for a library that only takes
-    /// paths: `/proc/self/fd/N`, which names the open file, not its name
-    /// in the workspace. It is valid while this attachment or a clone of it
-    /// lives; after that, N may be another file. Linux only.
+    /// paths, or a program the channel runs (`ffmpeg`, `curl -F @file`):
+    /// `/proc/<pid>/fd/<n>`, with this process's id and the open file's
+    /// number, which names the open file, not its name in the workspace.
+    ///
+    /// The path borrows the attachment, so the compiler keeps the
+    /// attachment alive while the path is used: once the attachment and
+    /// its clones are dropped, the number may be given to another file
+    /// (a secret of the host's). A program given the path can open it only
+    /// while the attachment lives; wait for the program before dropping
+    /// it. Copying the path out ([`Path::to_path_buf`]) gives that up.
+    /// Linux only.
+    ///
+    /// ```
+    /// # use toolsmith_builtins::agent::Attachment;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let name = dir.path().join("picture.png");
+    /// # std::fs::write(&name, "PICTURE").unwrap();
+    /// let attachment = Attachment::new(std::fs::File::open(&name)?, &name)?;
+    /// let status = std::process::Command::new("cat")
+    ///     .arg(attachment.fd_path())
+    ///     .stdout(std::process::Stdio::null())
+    ///     .status()?;
+    /// assert!(status.success());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// A path kept past its attachment does not compile:
+    ///
+    /// ```compile_fail,E0505
+    /// # use toolsmith_builtins::agent::Attachment;
+    /// # let name = std::env::current_exe().unwrap();
+    /// let attachment = Attachment::new(std::fs::File::open(&name).unwrap(), &name).unwrap();
+    /// let path = attachment.fd_path();
+    /// drop(attachment);
+    /// let _ = std::fs::read(&*path);
+    /// ```
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub fn fd_path(&self) -> PathBuf {
+    pub fn fd_path(&self) -> FdPath<'_> {
         use std::os::fd::AsRawFd;
-        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+        FdPath {
+            path: PathBuf::from(format!(
+                "/proc/{}/fd/{}",
+                std::process::id(),
+                self.file.as_raw_fd()
+            )),
+            _attachment: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The path of an [`Attachment`]'s open file ([`Attachment::fd_path`]),
+/// usable as a [`Path`] while the attachment it borrows lives.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[derive(Debug)]
+pub struct FdPath<'a> {
+    path: PathBuf,
+    _attachment: std::marker::PhantomData<&'a Attachment>,
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl std::ops::Deref for FdPath<'_> {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl AsRef<Path> for FdPath<'_> {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl AsRef<std::ffi::OsStr> for FdPath<'_> {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
     }
 }
 

@@ -33,6 +33,8 @@ mod spawn;
 pub use cron::{CronJobs, CronTool, Scheduler, TokioScheduler, cron};
 pub use echo::{EchoTool, echo};
 pub use memory::{MemoryFile, SaveMemoryTool, save_memory};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use message::FdPath;
 pub use message::{
     Attachment, AttachmentReader, ChannelSink, MessageSink, MessageTool, Messenger,
     OutboundMessage, SendError, message,
