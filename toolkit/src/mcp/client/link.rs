@@ -1427,20 +1427,12 @@ const MAX_REDIRECTS: usize = 10;
 /// naming where it pointed, so the configuration can name it if it is meant.
 fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
-        let first = attempt.previous().first();
-        let from = first.map(reqwest::Url::origin);
-        let to = attempt.url().origin();
-        // From `http` to `https` on the same host (their usual ports, 80 and
-        // 443), the headers go safer.
-        let upgrade = first.is_some_and(|first| {
-            first.scheme() == "http"
-                && first.port_or_known_default() == Some(80)
-                && attempt.url().scheme() == "https"
-                && attempt.url().port_or_known_default() == Some(443)
-                && first.host_str() == attempt.url().host_str()
-        });
-        if from.as_ref() != Some(&to) && !upgrade {
-            let to = to.ascii_serialization();
+        let followed = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| follows(first, attempt.url()));
+        if !followed {
+            let to = attempt.url().origin().ascii_serialization();
             attempt.error(format!(
                 "the server redirected to another origin, `{to}`, which is not followed: the configured headers would go there"
             ))
@@ -1450,6 +1442,22 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
             attempt.follow()
         }
     })
+}
+
+/// Whether a redirect to `next` is followed, for a request first made to
+/// `first` (the configured server's URL; every hop is judged against it,
+/// not against the hop before): when `next` has the same origin (scheme,
+/// host and port; not the path, query or user info), or `first` is `http`
+/// on port 80 and `next` is `https` on port 443 of the same host, where
+/// the headers go safer. Hosts compare as parsed: case and IDNA
+/// spellings of one name, and spellings of one IPv6 address, are one host.
+fn follows(first: &reqwest::Url, next: &reqwest::Url) -> bool {
+    let upgrade = first.scheme() == "http"
+        && first.port_or_known_default() == Some(80)
+        && next.scheme() == "https"
+        && next.port_or_known_default() == Some(443)
+        && first.host_str() == next.host_str();
+    first.origin() == next.origin() || upgrade
 }
 
 #[cfg(test)]
@@ -1463,6 +1471,199 @@ mod tests {
     impl ProgressReporter for Seen {
         fn report(&self, progress: Progress) {
             self.0.lock().unwrap().push(progress.progress);
+        }
+    }
+
+    /// Which redirects the client follows, judged against the URL the
+    /// request was first made to.
+    #[test]
+    fn redirects_are_followed_within_the_origin_and_to_https_on_the_same_host() {
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        let table: &[(&str, &str, bool, &str)] = &[
+            (
+                "http://h.test/mcp",
+                "http://h.test/other?x=1",
+                true,
+                "same origin",
+            ),
+            (
+                "https://h.test/mcp",
+                "https://h.test:443/moved",
+                true,
+                "default port spelled out",
+            ),
+            (
+                "http://h.test:8080/mcp",
+                "http://h.test:8080/m",
+                true,
+                "same origin, own port",
+            ),
+            (
+                "http://h.test/mcp",
+                "http://h.test:8080/mcp",
+                false,
+                "other port",
+            ),
+            (
+                "https://h.test/mcp",
+                "https://h.test:8443/mcp",
+                false,
+                "other https port",
+            ),
+            (
+                "http://h.test/mcp",
+                "http://evil.test/mcp",
+                false,
+                "other host",
+            ),
+            (
+                "http://h.test/mcp",
+                "http://sub.h.test/mcp",
+                false,
+                "a subdomain",
+            ),
+            (
+                "http://h.test/mcp",
+                "ftp://h.test/mcp",
+                false,
+                "other scheme",
+            ),
+            (
+                "http://h.test/mcp",
+                "https://h.test/mcp",
+                true,
+                "http:80 to https:443",
+            ),
+            (
+                "http://h.test:80/mcp",
+                "https://h.test:443/mcp",
+                true,
+                "ports spelled out",
+            ),
+            (
+                "http://h.test:8080/mcp",
+                "https://h.test/mcp",
+                false,
+                "http:8080 to https:443",
+            ),
+            (
+                "http://h.test/mcp",
+                "https://h.test:8443/mcp",
+                false,
+                "https on another port",
+            ),
+            (
+                "http://h.test/mcp",
+                "https://evil.test/mcp",
+                false,
+                "https on another host",
+            ),
+            (
+                "https://h.test/mcp",
+                "http://h.test/mcp",
+                false,
+                "https to http",
+            ),
+            (
+                "https://h.test:8080/mcp",
+                "http://h.test:8080/mcp",
+                false,
+                "downgrade, one port",
+            ),
+            (
+                "http://u:p@h.test/mcp",
+                "http://h.test/mcp",
+                true,
+                "user info left behind",
+            ),
+            (
+                "http://h.test/mcp",
+                "http://u:p@h.test/mcp",
+                true,
+                "user info is no origin",
+            ),
+            (
+                "http://h.test/mcp",
+                "http://h.test@evil.test/mcp",
+                false,
+                "user info as a host",
+            ),
+            (
+                "http://[::1]:9000/mcp",
+                "http://[0:0::1]:9000/m",
+                true,
+                "one IPv6 address",
+            ),
+            (
+                "http://[::1]/mcp",
+                "https://[::1]/mcp",
+                true,
+                "IPv6 upgrade",
+            ),
+            (
+                "http://[::1]:9000/mcp",
+                "http://[::2]:9000/mcp",
+                false,
+                "other IPv6 address",
+            ),
+            (
+                "http://[::1]:9000/mcp",
+                "http://127.0.0.1:9000/mcp",
+                false,
+                "v6 and v4 loopback",
+            ),
+            (
+                "http://H.TEST/mcp",
+                "http://h.test/mcp",
+                true,
+                "case of the host",
+            ),
+            (
+                "http://bücher.test/mcp",
+                "http://xn--bcher-kva.test/m",
+                true,
+                "IDNA spellings",
+            ),
+            (
+                "http://BÜCHER.test/mcp",
+                "https://xn--bcher-kva.test/",
+                true,
+                "IDNA upgrade",
+            ),
+            (
+                "http://bücher.test/mcp",
+                "http://bucher.test/mcp",
+                false,
+                "a look-alike",
+            ),
+            // A second hop after an upgrade is judged against the first
+            // URL: on to another path of the https origin is followed, to
+            // another host or port is not.
+            (
+                "http://h.test/mcp",
+                "https://h.test/next",
+                true,
+                "second hop after upgrade",
+            ),
+            (
+                "http://h.test/mcp",
+                "http://h.test/back",
+                true,
+                "back to the first origin",
+            ),
+            (
+                "http://h.test/mcp",
+                "https://h.test:444/next",
+                false,
+                "second hop, other port",
+            ),
+        ];
+        for (first, next, followed, why) in table {
+            assert_eq!(
+                follows(&url(first), &url(next)),
+                *followed,
+                "{why}: {first} -> {next}"
+            );
         }
     }
 
