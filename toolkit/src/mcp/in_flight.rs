@@ -18,12 +18,17 @@
 //! which the SDK hands to the handler in its context) and comes free only
 //! when the handler's future is done with it, completed or dropped.
 //! Past that, up to [`MAX_WAITING`] more requests
-//! are read and held, so the answers and notifications the peer sends
-//! behind them still come through (a request of ours waiting for the peer's
-//! answer to its own question holds a slot: were they not read, the slots
-//! would never come free); beyond those, nothing more is read, and what the
-//! peer sends waits in the pipe or the connection, where the kernel bounds
-//! it.
+//! are read and held. Beyond those, a request is refused at once with an
+//! error ([`BUSY`], -32029) and reading goes on, so the answers and
+//! notifications the peer sends behind its requests always come through:
+//! a request of ours waiting for the peer's answer to its own question
+//! holds a slot, and were the answers left unread behind requests we no
+//! longer read, the slots would never come free (300 calls sent at once,
+//! each asking the client a question, had every call wait for ever; a
+//! `ping` or cancel behind 128 such calls was never read). While a
+//! refusal is written nothing more is read, so a peer that floods requests
+//! and never reads the answers is held back by the pipe or the connection,
+//! where the kernel bounds what waits.
 
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -31,7 +36,8 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use rmcp::model::{
-    ClientNotification, GetExtensions, JsonRpcMessage, RequestId, ServerNotification,
+    ClientNotification, ErrorCode, ErrorData, GetExtensions, JsonRpcMessage, RequestId,
+    ServerNotification,
 };
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -82,6 +88,37 @@ pub(crate) struct InFlight<T, R: ServiceRole> {
     /// `receive`'s future: that may be dropped while it waits, and a
     /// message must not be lost.
     waiting: VecDeque<RxJsonRpcMessage<R>>,
+    /// The refusal of a request past the queue, while it is written. Kept
+    /// here for the same reason.
+    refusing: Option<Refusal>,
+}
+
+/// The writing of a refusal.
+type Refusal = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// What [`InFlight::receive`] waited for.
+enum Next<M> {
+    /// A slot came free for the oldest waiting request.
+    Slot,
+    /// A refusal was written.
+    Refused,
+    /// The peer sent a message.
+    Read(M),
+}
+
+/// The error code of a request refused because too many are answered and
+/// waiting at once: the one for "rate limited" the client uses too.
+const BUSY: i32 = -32029;
+
+/// The error a request past the slots and the queue is answered with.
+fn busy() -> ErrorData {
+    ErrorData::new(
+        ErrorCode(BUSY),
+        format!(
+            "too many requests at once: {MAX_IN_FLIGHT} are being answered and {MAX_WAITING} wait; send it again once one is answered"
+        ),
+        None,
+    )
 }
 
 struct Slots {
@@ -192,6 +229,7 @@ impl<T, R: ServiceRole> InFlight<T, R> {
                 taken: Mutex::new(HashMap::new()),
             }),
             waiting: VecDeque::new(),
+            refusing: None,
         }
     }
 }
@@ -249,33 +287,58 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
                 permit.forget();
                 return self.hand_on();
             }
-            let room = self.waiting.len() < MAX_WAITING;
             let inner = &mut self.inner;
+            let refusing = self.refusing.as_mut();
+            let is_refusing = refusing.is_some();
             // Cancel-safe: a permit is forgotten only where a request is
-            // handed on, and what is read is handed on or queued at once.
+            // handed on, what is read is handed on or queued at once, and
+            // a refusal being written is kept in `self`.
             let next = tokio::select! {
                 permit = slots.free.acquire(), if waiting => match permit {
                     Ok(permit) => {
                         permit.forget();
-                        None
+                        Next::Slot
                     }
                     Err(_) => return None,
                 },
-                message = inner.receive(), if room => Some(message?),
+                () = async { if let Some(refusal) = refusing { refusal.await } }, if is_refusing => {
+                    Next::Refused
+                }
+                // While a refusal is written nothing more is read: a peer
+                // that floods requests and never reads is held back by
+                // the pipe.
+                message = inner.receive(), if !is_refusing => Next::Read(message?),
             };
-            match next {
-                None => return self.hand_on(),
+            let message = match next {
+                Next::Slot => return self.hand_on(),
+                Next::Refused => {
+                    self.refusing = None;
+                    continue;
+                }
+                Next::Read(message) => message,
+            };
+            match message {
                 // A request reusing the id of one not yet answered is
                 // dropped: the SDK would start a handler for each, and its
                 // one answer would answer both.
-                Some(JsonRpcMessage::Request(request)) if self.is_pending(&request.id) => {
+                JsonRpcMessage::Request(request) if self.is_pending(&request.id) => {
                     tracing::warn!(id = %request.id, "dropping a request whose id is already in use");
                 }
-                Some(request @ JsonRpcMessage::Request(_)) => self.waiting.push_back(request),
+                // Past the slots and the queue, a request is refused, so
+                // what the peer sends behind it is still read.
+                JsonRpcMessage::Request(request) if self.waiting.len() >= MAX_WAITING => {
+                    tracing::warn!(id = %request.id, "refusing a request past the bound");
+                    let refusal = TxJsonRpcMessage::<R>::error(busy(), Some(request.id));
+                    let sent = self.inner.send(refusal);
+                    self.refusing = Some(Box::pin(async move {
+                        let _ = sent.await;
+                    }));
+                }
+                request @ JsonRpcMessage::Request(_) => self.waiting.push_back(request),
                 // Answers and notifications are never held back. A request
                 // cancelled is never answered: its slot comes free when its
                 // handler ends (the SDK tells the handler of the cancel).
-                Some(other) => {
+                other => {
                     if let JsonRpcMessage::Notification(notification) = &other
                         && let Some(id) = R::cancelled(&notification.notification)
                     {
@@ -504,6 +567,32 @@ mod tests {
             matches!(&read[..], [JsonRpcMessage::Request(r)] if r.id == RequestId::Number(1000)),
             "{read:?}"
         );
+    }
+
+    /// Past the slots and the queue, a request is refused and reading
+    /// goes on once the refusal is written: a cancel behind it comes
+    /// through.
+    #[test]
+    fn a_request_past_the_queue_is_refused_and_reading_goes_on() {
+        let (mut in_flight, feed, written) = pipe();
+        for id in 0..(MAX_IN_FLIGHT + MAX_WAITING) as u64 {
+            feed.send(ping(id)).unwrap();
+        }
+        feed.send(ping(1000)).unwrap();
+        feed.send(cancel(0)).unwrap();
+        let handlers = read_all(&mut in_flight);
+        assert_eq!(requests(&handlers), MAX_IN_FLIGHT);
+        assert_eq!(in_flight.waiting.len(), MAX_WAITING);
+        // The 129th is being refused: nothing more is read until written.
+        assert!(in_flight.refusing.is_some());
+        written.cancel();
+        let read = read_all(&mut in_flight);
+        assert!(
+            matches!(&read[..], [JsonRpcMessage::Notification(_)]),
+            "{read:?}"
+        );
+        assert!(in_flight.refusing.is_none());
+        drop(handlers);
     }
 
     /// An answer the SDK writes although the request was cancelled takes a

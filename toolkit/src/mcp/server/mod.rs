@@ -397,6 +397,13 @@ impl McpServer {
     }
 
     /// Serve one client on a pair of byte streams (newline-delimited JSON-RPC) until it leaves.
+    ///
+    /// At most 64 of the client's requests are answered at once, each
+    /// counting until its handler has ended (a cancelled one too) and its
+    /// answer is written; 64 more are held, and past those a request is
+    /// answered at once with an error (-32029) while reading goes on, so
+    /// the client's answers to the server's questions, its cancels and its
+    /// pings are never stuck behind requests the server cannot take.
     pub async fn serve_io<R, W>(self, reader: R, writer: W) -> std::io::Result<()>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
