@@ -2,7 +2,9 @@
 //! requests, each on a connection it drops as soon as the server has taken
 //! the request, and cancels them as it goes, to a handler that does not
 //! stop when cancelled: the session has at most 64 handlers running at
-//! once, as over a byte stream, and still answers the next request.
+//! once, as over a byte stream, and still answers the next request. And
+//! one that posts more requests at once than the session answers and
+//! holds: those past them are refused at once.
 
 #[path = "../raw_http.rs"]
 mod raw_http;
@@ -43,9 +45,10 @@ impl Drop for Running {
     }
 }
 
-/// A resource whose read takes 200 ms and never looks at its
-/// cancellation: neither a cancel nor the client leaving ends it.
-struct Stubborn(Arc<Reads>);
+/// A resource whose read takes 200 ms, or until `open` is cancelled when
+/// there is one, and never looks at its cancellation: neither a cancel nor
+/// the client leaving ends it.
+struct Stubborn(Arc<Reads>, Option<CancellationToken>);
 
 #[tk::async_trait]
 impl tk::mcp::ResourceSource for Stubborn {
@@ -55,14 +58,20 @@ impl tk::mcp::ResourceSource for Stubborn {
 
     async fn read(&self, _uri: &str) -> Result<serde_json::Value, String> {
         let _running = Running::start(&self.0);
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        match &self.1 {
+            Some(open) => open.cancelled().await,
+            None => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
         Ok(serde_json::json!({"contents": []}))
     }
 }
 
 /// A server of [`Stubborn`] on loopback: its URL, its shutdown and its
 /// count of reads.
-async fn serve(options: HttpOptions) -> (String, CancellationToken, Arc<Reads>) {
+async fn serve(
+    options: HttpOptions,
+    open: Option<CancellationToken>,
+) -> (String, CancellationToken, Arc<Reads>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
         "http://127.0.0.1:{}/mcp",
@@ -72,7 +81,7 @@ async fn serve(options: HttpOptions) -> (String, CancellationToken, Arc<Reads>) 
     let reads = Arc::new(Reads::default());
     tokio::spawn(
         McpServer::new(Arc::new(ToolRegistry::new()))
-            .with_resources(Stubborn(Arc::clone(&reads)))
+            .with_resources(Stubborn(Arc::clone(&reads), open))
             .serve_http(listener, options.shutdown(shutdown.clone())),
     );
     (url, shutdown, reads)
@@ -116,7 +125,7 @@ async fn post(url: &str, session: &str, body: &serde_json::Value, whole: bool) -
 async fn a_session_flooded_with_requests_runs_no_more_handlers_than_the_bound() {
     const REQUESTS: u64 = 1000;
     const AT_ONCE: usize = 32;
-    let (url, shutdown, reads) = serve(HttpOptions::default()).await;
+    let (url, shutdown, reads) = serve(HttpOptions::default(), None).await;
     let opening = url.clone();
     let session = tokio::task::spawn_blocking(move || raw_http::open_session(&opening))
         .await
@@ -149,5 +158,59 @@ async fn a_session_flooded_with_requests_runs_no_more_handlers_than_the_bound() 
         "the request after the flood was not answered: {listed}"
     );
     assert!(started > 64, "only {started} reads started");
+    assert!(most <= 64, "{most} handlers ran at once");
+}
+
+/// 200 requests posted to one session at once, to reads that wait until
+/// let go: 64 run, 64 wait for a slot, and the other 72 are answered at
+/// once with the error of too many requests; once the reads are let go,
+/// every request has its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_those_answered_and_waiting_are_refused_at_once() {
+    const REQUESTS: u64 = 200;
+    let open = CancellationToken::new();
+    let (url, shutdown, reads) = serve(HttpOptions::default(), Some(open.clone())).await;
+    let opening = url.clone();
+    let session = tokio::task::spawn_blocking(move || raw_http::open_session(&opening))
+        .await
+        .unwrap();
+    let refused = Arc::new(AtomicUsize::new(0));
+    let mut posts = tokio::task::JoinSet::new();
+    for id in 10..10 + REQUESTS {
+        let (url, session, refused) = (url.clone(), session.clone(), Arc::clone(&refused));
+        posts.spawn(async move {
+            let read = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                "method": "resources/read", "params": {"uri": "mem://slow"}});
+            let answer = post(&url, &session, &read, true).await;
+            if answer.contains("-32029") {
+                refused.fetch_add(1, SeqCst);
+            }
+            answer
+        });
+    }
+    // The refusals come while the reads still wait: bounded, then let go.
+    let expected = REQUESTS as usize - 128;
+    let _ = tokio::time::timeout(Duration::from_secs(30), async {
+        while refused.load(SeqCst) < expected {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let refused_while_held = refused.load(SeqCst);
+    open.cancel();
+    let mut read = 0;
+    while let Some(answer) = posts.join_next().await {
+        if answer.unwrap().contains("\"contents\"") {
+            read += 1;
+        }
+    }
+    shutdown.cancel();
+    let most = reads.most.load(SeqCst);
+    eprintln!("{read} read, {refused_while_held} refused, at most {most} at once");
+    assert_eq!(
+        refused_while_held, expected,
+        "refused while the reads were held"
+    );
+    assert_eq!(read, 128, "the requests let in were not all answered");
     assert!(most <= 64, "{most} handlers ran at once");
 }

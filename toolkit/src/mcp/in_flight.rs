@@ -328,8 +328,7 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
                 // what the peer sends behind it is still read.
                 JsonRpcMessage::Request(request) if self.waiting.len() >= MAX_WAITING => {
                     tracing::warn!(id = %request.id, "refusing a request past the bound");
-                    let refusal = TxJsonRpcMessage::<R>::error(busy(), Some(request.id));
-                    let sent = self.inner.send(refusal);
+                    let sent = self.inner.send(refusal::<R>(request.id));
                     self.refusing = Some(Box::pin(async move {
                         let _ = sent.await;
                     }));
@@ -370,12 +369,37 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
 #[derive(Clone)]
 pub(crate) struct Admission {
     slots: Arc<Slots>,
+    /// Requests waiting for a slot: past [`MAX_WAITING`], a request is
+    /// refused at once, as over a byte stream.
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-/// Why a request was not let in: the session closed while it waited.
+/// One request counted in [`Admission::waiting`] while it waits, however
+/// its wait ends (its HTTP request may be dropped).
+struct Waiting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Why a request was not let in.
 #[derive(Debug, thiserror::Error)]
-#[error("the session closed")]
-pub(crate) struct Refused;
+pub(crate) enum Refused {
+    /// The session closed while the request waited.
+    #[error("the session closed")]
+    Closed,
+    /// As many requests are answered and waiting as the session takes.
+    #[error("too many requests at once")]
+    Busy,
+}
+
+/// The answer to a request refused because too many are answered and
+/// waiting at once.
+pub(crate) fn refusal<R: ServiceRole>(id: RequestId) -> TxJsonRpcMessage<R> {
+    TxJsonRpcMessage::<R>::error(busy(), Some(id))
+}
 
 impl Admission {
     pub(crate) fn new() -> Self {
@@ -384,11 +408,13 @@ impl Admission {
                 free: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
                 taken: Mutex::new(HashMap::new()),
             }),
+            waiting: Arc::default(),
         }
     }
 
     /// Wait until `message`, if a request, can be answered, and give it
-    /// its slot. Anything else passes at once.
+    /// its slot; past [`MAX_WAITING`] requests waiting, refuse it at once.
+    /// Anything else passes at once.
     ///
     /// A request reusing the id of one being answered is let in, in a slot
     /// of its own (the session routes answers by id, as it always has):
@@ -402,7 +428,24 @@ impl Admission {
         let JsonRpcMessage::Request(request) = message else {
             return Ok(());
         };
-        let permit = self.slots.free.acquire().await.map_err(|_| Refused)?;
+        let permit = match self.slots.free.try_acquire() {
+            Ok(permit) => permit,
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Closed),
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let now = self
+                    .waiting
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _waiting = Waiting(Arc::clone(&self.waiting));
+                if now >= MAX_WAITING {
+                    return Err(Refused::Busy);
+                }
+                self.slots
+                    .free
+                    .acquire()
+                    .await
+                    .map_err(|_| Refused::Closed)?
+            }
+        };
         permit.forget();
         let slot = self.slots.slot();
         self.slots.take(request.id.clone(), slot.clone());

@@ -51,7 +51,8 @@ pub struct HttpOptions {
     /// refused. A session idle for five minutes is closed.
     ///
     /// Each session answers at most 64 of its requests at once; a request
-    /// past them waits, with its HTTP request, for one to end. A request
+    /// past them waits, with its HTTP request, for one to end, and past 64
+    /// waiting is answered at once with an error (-32029). A request
     /// counts until its handler has ended (a cancelled one too: a handler
     /// need not watch its cancellation) and its answer is handed out.
     pub max_sessions: usize,

@@ -26,7 +26,7 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
-use crate::mcp::in_flight::{Admission, Admitted, Refused};
+use crate::mcp::in_flight::{Admission, Admitted, Refused, refusal};
 
 /// What to do once a session has closed (forget its owner).
 pub(super) type OnClose = Box<dyn Fn(&str) + Send + Sync>;
@@ -159,8 +159,20 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         mut message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.admit(id, &mut message).await?;
-        Ok(self.inner.create_stream(id, message).await?)
+        use futures_util::StreamExt;
+        let request = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        match (self.admit(id, &mut message).await, request) {
+            // Answered at once with an error, as over a byte stream.
+            (Err(SessionsError::Refused(Refused::Busy)), Some(request)) => {
+                let refused = ServerSseMessage::from_message(refusal::<RoleServer>(request));
+                Ok(futures_util::stream::once(async move { refused }).left_stream())
+            }
+            (Err(other), _) => Err(other),
+            (Ok(()), _) => Ok(self.inner.create_stream(id, message).await?.right_stream()),
+        }
     }
 
     async fn accept_message(
