@@ -87,15 +87,20 @@ async fn serve(
     (url, shutdown, reads)
 }
 
-/// POST `body` to the session, and read the answer until its head has
+/// POST `body` to the session (none if empty), and read the answer until its head has
 /// come (`whole`: until the server closes), bounded at 30 s. Returns what
 /// came.
 async fn post(url: &str, session: &str, body: &serde_json::Value, whole: bool) -> String {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap());
     let body = body.to_string();
+    // No session header for a stateless server.
+    let session = match session {
+        "" => String::new(),
+        session => format!("Mcp-Session-Id: {session}\r\n"),
+    };
     let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{session}MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let exchange = async {
@@ -213,4 +218,48 @@ async fn requests_past_those_answered_and_waiting_are_refused_at_once() {
     );
     assert_eq!(read, 128, "the requests let in were not all answered");
     assert!(most <= 64, "{most} handlers ran at once");
+}
+
+/// A stateless server: each request is answered on its own, and a client
+/// that leaves before the answer leaves its handler running (one that
+/// does not watch its cancellation). Requests posted and dropped in a loop
+/// have at most as many handlers running at once as the server serves
+/// connections (here 16), and the server still answers the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_server_runs_no_more_handlers_than_its_connections() {
+    const REQUESTS: u64 = 300;
+    const CONNECTIONS: usize = 16;
+    let open = CancellationToken::new();
+    let options = HttpOptions::default()
+        .stateless(true)
+        .max_connections(CONNECTIONS);
+    let (url, shutdown, reads) = serve(options, Some(open.clone())).await;
+    let attackers = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut sent = tokio::task::JoinSet::new();
+    for id in 10..10 + REQUESTS {
+        let permit = Arc::clone(&attackers).acquire_owned().await.unwrap();
+        let url = url.clone();
+        sent.spawn(async move {
+            let _permit = permit;
+            let read = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                "method": "resources/read", "params": {"uri": "mem://slow"}});
+            // Gone after a moment: no answer comes before the reads are
+            // let go.
+            let _ =
+                tokio::time::timeout(Duration::from_millis(300), post(&url, "", &read, true)).await;
+        });
+    }
+    while sent.join_next().await.is_some() {}
+    let (most, started) = (reads.most.load(SeqCst), reads.started.load(SeqCst));
+    open.cancel();
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"});
+    let listed = post(&url, "", &list, true).await;
+    shutdown.cancel();
+    eprintln!("{started} reads started, at most {most} at once");
+    assert!(
+        listed.contains("mem://slow"),
+        "not answered after: {listed}"
+    );
+    assert!(started >= CONNECTIONS, "only {started} reads started");
+    assert!(most <= CONNECTIONS, "{most} handlers ran at once");
 }

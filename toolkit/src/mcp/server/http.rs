@@ -46,6 +46,11 @@ pub struct HttpOptions {
     /// Connections served at once (default 1024); a client past them waits
     /// to be accepted. Each holds a task, a descriptor and up to a request
     /// body (4 MiB).
+    ///
+    /// A [`stateless`](Self::stateless) server also answers at most this
+    /// many requests at once: a request holds its permit until its handler
+    /// ends, even when its client has left (a handler that does not watch
+    /// its cancellation runs on), and one past them waits.
     pub max_connections: usize,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
@@ -228,6 +233,13 @@ where
     let shutdown = &options.shutdown;
     let resumptions = Resumptions::default();
     let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    // Stateless, each request is answered on its own, and its handler runs
+    // on when its client leaves (one that does not watch its cancellation
+    // runs to its end): the connections bound the requests being answered
+    // only if a handler holds its permit until it ends.
+    let handlers = options
+        .stateless
+        .then(|| Arc::new(Semaphore::new(options.max_connections.max(1))));
     loop {
         // A permit first: past the bound, clients wait in the listen queue.
         let permit = tokio::select! {
@@ -260,6 +272,7 @@ where
         let gate = Arc::clone(&gate);
         let shutdown = shutdown.clone();
         let resumptions = resumptions.clone();
+        let handlers = handlers.clone();
         let stream = WriteDeadline::new(stream, options.write_timeout);
         tokio::spawn(async move {
             let _permit = permit;
@@ -268,8 +281,23 @@ where
                 let known = request.uri().path() == &*path;
                 let gate = Arc::clone(&gate);
                 let resumptions = resumptions.clone();
+                let handlers = handlers.clone();
                 async move {
                     if known {
+                        let mut request = request;
+                        if let Some(handlers) = handlers
+                            && request.method() == hyper::Method::POST
+                        {
+                            // The SDK moves the request's head, extensions
+                            // included, into its handler's context: the
+                            // permit is held until the handler ends.
+                            let Ok(permit) = handlers.acquire_owned().await else {
+                                return Ok(unavailable());
+                            };
+                            request.extensions_mut().insert(HandlerPermit {
+                                _held: Arc::new(permit),
+                            });
+                        }
                         serve_endpoint(request, service, &gate, &resumptions).await
                     } else if let Some(answer) = gate.answer(&request) {
                         Ok(answer)
@@ -296,6 +324,21 @@ where
             }
         });
     }
+}
+
+/// One of a stateless server's permits to answer a request, held by the
+/// request's handler until it ends.
+#[derive(Clone)]
+struct HandlerPermit {
+    _held: Arc<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// The answer when the server is stopping.
+fn unavailable() -> Response {
+    let mut response =
+        hyper::Response::new(Full::new(Bytes::from_static(b"shutting down")).boxed());
+    *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    response
 }
 
 /// A request to the endpoint. A POST of a session may have its event stream
