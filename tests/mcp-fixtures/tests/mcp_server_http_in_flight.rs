@@ -263,3 +263,47 @@ async fn a_stateless_server_runs_no_more_handlers_than_its_connections() {
     assert!(started >= CONNECTIONS, "only {started} reads started");
     assert!(most <= CONNECTIONS, "{most} handlers ran at once");
 }
+
+/// Requests spread over several sessions, each dropped once taken: the
+/// server answers at most as many at once, in all its sessions, as it
+/// serves connections (here 16), though each session alone may have 64.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_together_run_no_more_handlers_than_the_server_serves_connections() {
+    const REQUESTS: u64 = 400;
+    const CONNECTIONS: usize = 16;
+    let options = HttpOptions::default().max_connections(CONNECTIONS);
+    let (url, shutdown, reads) = serve(options, None).await;
+    let opening = url.clone();
+    let sessions = tokio::task::spawn_blocking(move || {
+        (0..4)
+            .map(|_| raw_http::open_session(&opening))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let attackers = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut sent = tokio::task::JoinSet::new();
+    for id in 10..10 + REQUESTS {
+        let permit = Arc::clone(&attackers).acquire_owned().await.unwrap();
+        let url = url.clone();
+        let session = sessions[id as usize % sessions.len()].clone();
+        sent.spawn(async move {
+            let _permit = permit;
+            let read = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                "method": "resources/read", "params": {"uri": "mem://slow"}});
+            post(&url, &session, &read, false).await;
+        });
+    }
+    while sent.join_next().await.is_some() {}
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"});
+    let listed = post(&url, &sessions[0], &list, true).await;
+    shutdown.cancel();
+    let (most, started) = (reads.most.load(SeqCst), reads.started.load(SeqCst));
+    eprintln!("{started} reads started, at most {most} at once");
+    assert!(
+        listed.contains("mem://slow"),
+        "not answered after: {listed}"
+    );
+    assert!(started > CONNECTIONS, "only {started} reads started");
+    assert!(most <= CONNECTIONS, "{most} handlers ran at once");
+}

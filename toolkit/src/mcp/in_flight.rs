@@ -42,7 +42,7 @@ use rmcp::model::{
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleClient, RoleServer};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 /// Requests of one peer answered at once.
 const MAX_IN_FLIGHT: usize = 64;
@@ -145,6 +145,9 @@ pub(crate) struct Slot {
 /// What a [`Slot`]'s last clone gives back when it goes.
 struct Held {
     free: Arc<Semaphore>,
+    /// The server-wide permit of a request let in by an [`Admission`]
+    /// that has one, given back with the slot.
+    _overall: Option<OwnedSemaphorePermit>,
 }
 
 impl Drop for Held {
@@ -154,12 +157,14 @@ impl Drop for Held {
 }
 
 impl Slots {
-    /// A slot for a permit of `free` just acquired and forgotten: the
-    /// [`Slot`]'s last clone gives it back.
-    fn slot(&self) -> Slot {
+    /// A slot for a permit of `free` just acquired and forgotten (and
+    /// the `overall` permit, if any): the [`Slot`]'s last clone gives
+    /// them back.
+    fn slot(&self, overall: Option<OwnedSemaphorePermit>) -> Slot {
         Slot {
             _held: Arc::new(Held {
                 free: Arc::clone(&self.free),
+                _overall: overall,
             }),
         }
     }
@@ -201,7 +206,7 @@ impl<T, R: ServiceRole> InFlight<T, R> {
     /// Hand on the oldest waiting request, in a slot just acquired (whose
     /// permit was forgotten: the [`Slot`] made here gives it back).
     fn hand_on(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        let slot = self.slots.slot();
+        let slot = self.slots.slot(None);
         let mut request = self.waiting.pop_front()?;
         if let JsonRpcMessage::Request(request) = &mut request {
             self.slots.take(request.id.clone(), slot.clone());
@@ -372,6 +377,9 @@ pub(crate) struct Admission {
     /// Requests waiting for a slot: past [`MAX_WAITING`], a request is
     /// refused at once, as over a byte stream.
     waiting: Arc<std::sync::atomic::AtomicUsize>,
+    /// The permits shared by every session of the server, if bounded: a
+    /// request holds one besides its session's slot, given back with it.
+    overall: Option<Arc<Semaphore>>,
 }
 
 /// One request counted in [`Admission::waiting`] while it waits, however
@@ -402,13 +410,16 @@ pub(crate) fn refusal<R: ServiceRole>(id: RequestId) -> TxJsonRpcMessage<R> {
 }
 
 impl Admission {
-    pub(crate) fn new() -> Self {
+    /// The admission of a new session, its requests holding a permit of
+    /// `overall` too, if given.
+    pub(crate) fn new(overall: Option<Arc<Semaphore>>) -> Self {
         Self {
             slots: Arc::new(Slots {
                 free: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
                 taken: Mutex::new(HashMap::new()),
             }),
             waiting: Arc::default(),
+            overall,
         }
     }
 
@@ -428,10 +439,19 @@ impl Admission {
         let JsonRpcMessage::Request(request) = message else {
             return Ok(());
         };
-        let permit = match self.slots.free.try_acquire() {
-            Ok(permit) => permit,
-            Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Closed),
-            Err(tokio::sync::TryAcquireError::NoPermits) => {
+        let session = match self.slots.free.try_acquire() {
+            Ok(permit) => Some(permit),
+            Err(TryAcquireError::Closed) => return Err(Refused::Closed),
+            Err(TryAcquireError::NoPermits) => None,
+        };
+        // `Some(None)`: no server-wide bound, nothing to wait for.
+        let overall = match &self.overall {
+            None => Some(None),
+            Some(overall) => Arc::clone(overall).try_acquire_owned().ok().map(Some),
+        };
+        let (permit, overall) = match (session, overall) {
+            (Some(permit), Some(overall)) => (permit, overall),
+            (session, overall) => {
                 let now = self
                     .waiting
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -439,15 +459,30 @@ impl Admission {
                 if now >= MAX_WAITING {
                     return Err(Refused::Busy);
                 }
-                self.slots
-                    .free
-                    .acquire()
-                    .await
-                    .map_err(|_| Refused::Closed)?
+                let permit = match session {
+                    Some(permit) => permit,
+                    None => self
+                        .slots
+                        .free
+                        .acquire()
+                        .await
+                        .map_err(|_| Refused::Closed)?,
+                };
+                let overall = match (overall, &self.overall) {
+                    (Some(overall), _) => overall,
+                    (None, Some(shared)) => Some(
+                        Arc::clone(shared)
+                            .acquire_owned()
+                            .await
+                            .map_err(|_| Refused::Closed)?,
+                    ),
+                    (None, None) => None,
+                };
+                (permit, overall)
             }
         };
         permit.forget();
-        let slot = self.slots.slot();
+        let slot = self.slots.slot(overall);
         self.slots.take(request.id.clone(), slot.clone());
         request.request.extensions_mut().insert(slot);
         Ok(())

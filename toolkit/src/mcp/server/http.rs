@@ -47,10 +47,12 @@ pub struct HttpOptions {
     /// to be accepted. Each holds a task, a descriptor and up to a request
     /// body (4 MiB).
     ///
-    /// A [`stateless`](Self::stateless) server also answers at most this
-    /// many requests at once: a request holds its permit until its handler
-    /// ends, even when its client has left (a handler that does not watch
-    /// its cancellation runs on), and one past them waits.
+    /// The server also answers at most this many requests at once, in all
+    /// its sessions (or, [`stateless`](Self::stateless), in all): a
+    /// request holds its permit until its handler ends, even when its
+    /// client has left (a handler that does not watch its cancellation
+    /// runs on), and one past them waits (in a session, counted among the
+    /// session's waiting requests).
     pub max_connections: usize,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
@@ -196,8 +198,12 @@ impl McpServer {
                     }
                 })
             };
-            let sessions =
-                BoundedSessions::new(LocalSessionManager::default(), options.max_sessions, forget);
+            let sessions = BoundedSessions::new(
+                LocalSessionManager::default(),
+                options.max_sessions,
+                options.max_connections,
+                forget,
+            );
             let service = StreamableHttpService::new(factory, Arc::new(sessions), config);
             accept(listener, service, path, gate, &options).await
         }

@@ -40,18 +40,27 @@ pub(super) struct BoundedSessions {
     making: tokio::sync::Mutex<()>,
     /// The slots of each open session's requests.
     admissions: Mutex<HashMap<SessionId, Admission>>,
+    /// The requests of all sessions answered or being let in at once.
+    overall: Arc<tokio::sync::Semaphore>,
     closed: OnClose,
 }
 
 impl BoundedSessions {
-    /// At most `max` sessions of `inner`; `closed` is told of each session
-    /// that closes (deleted by its client, idle too long, or ended).
-    pub(super) fn new(inner: LocalSessionManager, max: usize, closed: OnClose) -> Self {
+    /// At most `max` sessions of `inner`, answering at most `requests`
+    /// requests at once in all; `closed` is told of each session that
+    /// closes (deleted by its client, idle too long, or ended).
+    pub(super) fn new(
+        inner: LocalSessionManager,
+        max: usize,
+        requests: usize,
+        closed: OnClose,
+    ) -> Self {
         Self {
             inner,
             max,
             making: tokio::sync::Mutex::new(()),
             admissions: Mutex::default(),
+            overall: Arc::new(tokio::sync::Semaphore::new(requests.max(1))),
             closed,
         }
     }
@@ -63,7 +72,7 @@ impl BoundedSessions {
         id: &SessionId,
         transport: LocalTransport,
     ) -> Admitted<LocalTransport, RoleServer> {
-        let admission = Admission::new();
+        let admission = Admission::new(Some(Arc::clone(&self.overall)));
         let transport = admission.transport(transport);
         self.admissions
             .lock()
@@ -235,6 +244,7 @@ mod tests {
         let sessions = BoundedSessions::new(
             LocalSessionManager::default(),
             4,
+            64,
             Box::new(move |id| told.lock().unwrap().push(id.to_owned())),
         );
         let (kept, _kept_transport) = sessions.create_session().await.unwrap();
