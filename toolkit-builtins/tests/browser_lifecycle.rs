@@ -155,6 +155,69 @@ fn started_on_first_use_reused_and_gone_after_shutdown() {
     });
 }
 
+/// The browser's renderer processes (Chromium's `--type=renderer`; its
+/// processes rewrite their command line, so it is searched as one text).
+fn renderers(root: u32) -> Vec<u32> {
+    const RENDERER: &[u8] = b"--type=renderer ";
+    process_tree(root)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| {
+                line.windows(RENDERER.len()).any(|w| {
+                    w[..RENDERER.len() - 1] == RENDERER[..RENDERER.len() - 1]
+                        && (w[RENDERER.len() - 1] == b' ' || w[RENDERER.len() - 1] == 0)
+                })
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_page_whose_renderer_died_is_replaced_while_the_browser_runs() {
+    // The kernel stops the largest process at the browser's bounds, which
+    // is the page's renderer: the browser runs on, but the page's
+    // connection is gone, and every action on it would fail.
+    require_chromium();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let site = Site::start().await;
+        let ctx = ToolContext::new().with_state(BrowserSession::new(
+            BrowserConfig::default()
+                .with_net_policy(NetPolicy::new().allow(&site.allowed).unwrap()),
+        ));
+        let session = ctx.state::<BrowserSession>().unwrap();
+        let registry = registry();
+        let open = json!({"action": "navigate", "url": site.url("/")});
+        let out = registry.call("browser", open.clone(), &ctx).await;
+        assert!(!out.is_error, "{}", out.content);
+        let browser = session.pid().await.expect("running");
+        let killed = renderers(browser);
+        assert!(!killed.is_empty(), "no renderer under {browser}");
+        for pid in &killed {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        assert_eq!(
+            wait_gone(&killed.iter().copied().collect()),
+            Vec::<u32>::new()
+        );
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            registry.call("browser", open, &ctx),
+        )
+        .await
+        .expect("bounded");
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            session.pid().await,
+            Some(browser),
+            "the same browser, a new page"
+        );
+        session.shutdown().await;
+    });
+}
+
 #[test]
 fn dropping_the_context_with_its_registry_stops_the_browser() {
     require_chromium();
