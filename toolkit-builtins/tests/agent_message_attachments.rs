@@ -165,3 +165,76 @@ fn fd_path_opens_the_file_in_a_program_the_channel_runs() {
     let _ = child.wait();
     assert_eq!(out, "PICTURE", "cat {}: {err}", path.display());
 }
+
+/// Runs `f` in a thread of its own, failing the test if it takes longer than a minute.
+#[cfg(target_os = "linux")]
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(value) => value,
+        // The body panicked: report its panic, not a timeout.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(worker.join().unwrap_err())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the test ran for more than a minute")
+        }
+    }
+}
+
+/// `Command::arg` keeps a copy of `fd_path`, which does not borrow the
+/// attachment: the safe use keeps the attachment until the program has
+/// ended, and a file the host opens after it is dropped (given the same
+/// number) is not what the program read. A program handed a duplicate of
+/// the open file as its input reads the attachment even when the
+/// attachment is dropped before it runs and its number given to another
+/// file.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_program_reads_the_attachment_by_its_path_while_it_lives_or_by_its_open_file() {
+    use std::os::fd::AsRawFd;
+    use std::process::{Command, Stdio};
+
+    let (by_path, by_file, reused) = within_a_minute(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let picture = dir.path().join("picture.png");
+        std::fs::write(&picture, "PICTURE").unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "SECRET").unwrap();
+
+        // By its path: built, run and waited for while the attachment lives.
+        let attachment = Attachment::new(std::fs::File::open(&picture).unwrap(), &picture).unwrap();
+        let by_path = Command::new("cat")
+            .arg(attachment.fd_path())
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        drop(attachment);
+        let after = std::fs::File::open(&secret).unwrap();
+        drop(after);
+
+        // By its open file: a duplicate of the descriptor as the program's input.
+        let attachment = Attachment::new(std::fs::File::open(&picture).unwrap(), &picture).unwrap();
+        let number = attachment.file().as_raw_fd();
+        let mut command = Command::new("cat");
+        command
+            .stdin(attachment.file().try_clone().unwrap())
+            .stderr(Stdio::null());
+        drop(attachment);
+        // The lowest free number: the one the attachment had.
+        let held = std::fs::File::open(&secret).unwrap();
+        let reused = held.as_raw_fd() == number;
+        let by_file = command.output().unwrap();
+        drop(held);
+        (
+            String::from_utf8_lossy(&by_path.stdout).into_owned(),
+            String::from_utf8_lossy(&by_file.stdout).into_owned(),
+            reused,
+        )
+    });
+    assert_eq!(by_path, "PICTURE");
+    assert_eq!(by_file, "PICTURE", "the number was given again: {reused}");
+}

@@ -134,13 +134,19 @@ impl Attachment {
     /// `/proc/<pid>/fd/<n>`, with this process's id and the open file's
     /// number, which names the open file, not its name in the workspace.
     ///
-    /// The path borrows the attachment, so the compiler keeps the
-    /// attachment alive while the path is used: once the attachment and
-    /// its clones are dropped, the number may be given to another file
-    /// (a secret of the host's). A program given the path can open it only
-    /// while the attachment lives; wait for the program before dropping
-    /// it. Copying the path out ([`Path::to_path_buf`]) gives that up.
-    /// Linux only.
+    /// Once the attachment and its clones are dropped, the number may be
+    /// given to another file (a secret of the host's), and the path then
+    /// names that file. The returned [`FdPath`] borrows the attachment, so
+    /// the compiler keeps the attachment alive while the `FdPath` itself is
+    /// used; but whatever copies the path out does not borrow it:
+    /// [`Command::arg`](std::process::Command::arg) (which copies its
+    /// argument), [`Path::to_path_buf`], `format!`. Keep the attachment
+    /// alive until the program has opened the path: build, run and wait
+    /// for the command while the attachment is in scope, as below. To give
+    /// a program the open file itself, with no path to outlive anything,
+    /// hand it a duplicate of the descriptor as its input:
+    /// `Command::stdin(attachment.file().try_clone()?)` (the duplicate
+    /// shares the file's offset). Linux only.
     ///
     /// ```
     /// # use toolsmith_builtins::agent::Attachment;
@@ -181,7 +187,10 @@ impl Attachment {
 }
 
 /// The path of an [`Attachment`]'s open file ([`Attachment::fd_path`]),
-/// usable as a [`Path`] while the attachment it borrows lives.
+/// usable as a [`Path`] while the attachment it borrows lives. A copy of
+/// the path (what [`Command::arg`](std::process::Command::arg) keeps) does
+/// not borrow the attachment: keep the attachment until the program given
+/// it has opened the file.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[derive(Debug)]
 pub struct FdPath<'a> {
