@@ -132,3 +132,87 @@ fn schedules_describe_themselves() {
         "cron '0 9 * * *' (UTC)"
     );
 }
+
+/// Runs `f` in a thread of its own, failing the test if it takes longer than a minute.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(value) => value,
+        // The body panicked: report its panic, not a timeout.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(worker.join().unwrap_err())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the test ran for more than a minute")
+        }
+    }
+}
+
+fn next(expr: &str, tz: &str, after: &str) -> Option<Timestamp> {
+    Schedule::cron(expr, tz).unwrap().next_after(ts(after))
+}
+
+/// What `croner` alone says, the oracle within the horizon.
+fn croner_next(expr: &str, tz: &str, after: &str) -> Option<Timestamp> {
+    use std::str::FromStr;
+    let cron = croner::Cron::from_str(expr).unwrap();
+    let zone = jiff::tz::TimeZone::get(tz).unwrap();
+    cron.find_next_occurrence(&ts(after).to_zoned(zone), false)
+        .ok()
+        .map(|z| z.timestamp())
+}
+
+/// A weekly job at midnight on Sunday: on the Sunday the clocks go forward
+/// at midnight (00:00 -> 01:00) it runs at 01:00, right after the gap, as
+/// `croner` runs it, and is not put off to the next week.
+#[test]
+fn a_weekly_midnight_job_runs_on_the_day_its_midnight_is_skipped() {
+    within_a_minute(|| {
+        for (tz, after, expected) in [
+            // Havana: 2026-03-08 00:00 -> 01:00 (-05 -> -04).
+            (
+                "America/Havana",
+                "2026-03-07T12:00:00Z",
+                "2026-03-08T05:00:00Z",
+            ),
+            // Beirut: 2026-03-29 00:00 -> 01:00 (+02 -> +03).
+            (
+                "Asia/Beirut",
+                "2026-03-28T12:00:00Z",
+                "2026-03-28T22:00:00Z",
+            ),
+            // Santiago: 2026-09-06 00:00 -> 01:00 (-04 -> -03).
+            (
+                "America/Santiago",
+                "2026-09-05T12:00:00Z",
+                "2026-09-06T04:00:00Z",
+            ),
+        ] {
+            assert_eq!(
+                croner_next("0 0 * * SUN", tz, after),
+                Some(ts(expected)),
+                "{tz}: the oracle"
+            );
+            assert_eq!(
+                next("0 0 * * SUN", tz, after),
+                Some(ts(expected)),
+                "{tz}: the Sunday the clocks go forward at midnight"
+            );
+        }
+    });
+}
+
+/// A job whose only run within the horizon falls in such a gap runs right
+/// after it (01:00 on 2036-03-30 in Beirut), and is not taken to never fire.
+#[test]
+fn a_job_whose_run_falls_in_a_midnight_gap_is_not_taken_to_never_fire() {
+    within_a_minute(|| {
+        let (expr, tz, after) = ("0 0 0 30 3 * 2036", "Asia/Beirut", "2026-05-14T10:14:59Z");
+        let oracle = croner_next(expr, tz, after);
+        assert_eq!(oracle, Some(ts("2036-03-29T22:00:00Z")));
+        assert_eq!(next(expr, tz, after), oracle);
+    });
+}

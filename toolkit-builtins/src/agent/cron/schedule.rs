@@ -268,17 +268,24 @@ fn next_match(cron: &Cron, zone: &TimeZone, after: Timestamp) -> Option<Timestam
     let start = after.to_zoned(zone.clone());
     let last = i32::from(start.year()) + i32::from(HORIZON_YEARS);
     let day = first_matching_day(cron, start.date(), last)?;
-    // From the start of the first day that matches: `croner`'s own day
-    // loop, which ignores the year, is never where the search begins. On
-    // the day searched from, the search starts at that moment.
-    // Strictly after `after`; from a later day's start, that start too.
-    let inclusive = day != start.date();
-    let from = if !inclusive {
+    // From the first day that matches: `croner`'s own day loop, which
+    // ignores the year, is never where the search begins. On the day
+    // searched from, the search starts at `after`, exclusive. On a later
+    // day it starts one second before that day's first moment, exclusive,
+    // and not at that moment, inclusive: when a clock change skips
+    // midnight (00:00 -> 01:00 in Havana, Beirut, Santiago) the first
+    // moment is 01:00, and `croner` runs a job due in the gap right after
+    // it only when asked from before the gap.
+    let from = if day == start.date() {
         start
     } else {
-        // Midnight, or the first moment of the day when a clock change
-        // skips midnight: after `after`, for the day is a later one.
-        day.to_zoned(zone.clone()).ok()?
+        let first = day.to_zoned(zone.clone()).ok()?;
+        let before = first.checked_sub(SignedDuration::from_secs(1)).ok()?;
+        if before.timestamp() > start.timestamp() {
+            before
+        } else {
+            start
+        }
     };
     // The years past the horizon are struck from a copy of the pattern: should
     // no time of that day match after all (the day searched from, past its
@@ -291,7 +298,7 @@ fn next_match(cron: &Cron, zone: &TimeZone, after: Timestamp) -> Option<Timestam
     }
     #[cfg(test)]
     CRONER_SEARCHES.with(|asked| asked.set(asked.get() + 1));
-    let next = bounded.find_next_occurrence(&from, inclusive).ok()?;
+    let next = bounded.find_next_occurrence(&from, false).ok()?;
     Some(next.timestamp())
 }
 
