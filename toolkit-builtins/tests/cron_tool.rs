@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
 use toolsmith_builtins::agent::cron::{
-    Clock, CronJobs, FiredJob, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob, Schedule, TokioScheduler,
+    Clock, CronJobs, FiredJob, MAX_EXPR_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_TZ_CHARS,
+    NewJob, Schedule, TokioScheduler,
 };
 use toolsmith_builtins::agent::{ChannelSink, Messenger};
 
@@ -327,7 +328,8 @@ async fn a_turn_run_for_a_fired_job_cannot_add_jobs() {
 
 /// The tool takes from the model what the scheduler keeps from its file:
 /// a message of `MAX_MESSAGE_CHARS` characters and a name of
-/// `MAX_NAME_CHARS` (counted in characters, not bytes), and not one more.
+/// `MAX_NAME_CHARS` (counted in characters, not bytes), an expression of
+/// `MAX_EXPR_CHARS` and a time zone of `MAX_TZ_CHARS`, and not one more.
 #[tokio::test(start_paused = true)]
 async fn the_tools_lengths_are_the_schedulers() {
     let s = Setup::new();
@@ -343,4 +345,25 @@ async fn the_tools_lengths_are_the_schedulers() {
         assert!(out.is_error, "accepted");
     }
     assert_eq!(s.scheduler.jobs().len(), 1);
+
+    let cron = |expr: String, tz: String| json!({"action": "add", "message": "m", "cron_expr": expr, "tz": tz});
+    // `croner` takes any number of spaces between fields.
+    let spaced = |chars: usize| format!("0 9{} * * *", " ".repeat(chars - 9));
+    let out = s.call(cron(spaced(MAX_EXPR_CHARS), "UTC".into())).await;
+    assert!(!out.is_error, "{}", out.content);
+    let out = s.call(cron(spaced(MAX_EXPR_CHARS + 1), "UTC".into())).await;
+    assert!(out.is_error, "accepted");
+    assert!(!out.content.contains("        "), "{}", out.content);
+    // No zone has so long a name: the longest is refused as unknown, one
+    // more character for its length, before it is looked up.
+    let out = s
+        .call(cron("0 9 * * *".into(), "Z".repeat(MAX_TZ_CHARS)))
+        .await;
+    assert!(out.content.contains("unknown timezone"), "{}", out.content);
+    let out = s
+        .call(cron("0 9 * * *".into(), "Z".repeat(MAX_TZ_CHARS + 1)))
+        .await;
+    assert!(out.is_error, "accepted");
+    assert!(!out.content.contains("unknown timezone"), "{}", out.content);
+    assert_eq!(s.scheduler.jobs().len(), 2);
 }

@@ -9,7 +9,7 @@ use super::schedule::{Schedule, ScheduleError};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CronJob {
-    /// The id used to remove it.
+    /// The id used to remove it: eight hex digits.
     pub id: String,
     /// A short name for listings.
     pub name: String,
@@ -48,6 +48,11 @@ pub const MAX_MESSAGE_CHARS: usize = 4000;
 
 /// The longest name a job keeps, in characters (as [`MAX_MESSAGE_CHARS`]).
 pub const MAX_NAME_CHARS: usize = 100;
+
+/// The longest channel name or chat id a job keeps, in characters: the
+/// host gives them (from the turn's context), and a scheduler refuses
+/// longer ones, from the host and from its file.
+pub const MAX_CHAT_CHARS: usize = 256;
 
 /// A job to add.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,13 +117,22 @@ pub enum CronError {
     /// As many jobs are kept as the scheduler keeps.
     #[error("{0} jobs are scheduled, as many as are kept; remove one first")]
     TooMany(usize),
-    /// A message or name longer than a job keeps.
+    /// A message, name, channel or chat id longer than a job keeps.
     #[error("the job's {what} is longer than {max} characters")]
     TooLong {
-        /// `message` or `name`.
+        /// `message`, `name`, `channel` or `chat_id`.
         what: &'static str,
         /// The most characters it may have.
         max: usize,
+    },
+    /// The jobs with this one would be saved as a file larger than is read
+    /// back: the change is refused, so the file always opens.
+    #[error("the jobs would take {bytes} bytes, more than the {max} the jobs file may hold")]
+    FileTooLarge {
+        /// The size the file would have.
+        bytes: u64,
+        /// The most it may hold.
+        max: u64,
     },
     /// A one-shot moment that has already passed.
     #[error("the time {0} is in the past; give a future time")]

@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use toolsmith::{ToolContext, ToolError, tool};
 
-pub use job::{CronError, CronJob, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
+pub use job::{CronError, CronJob, MAX_CHAT_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
 pub use schedule::{
-    HORIZON_YEARS, MAX_PERIOD_SECS, Schedule, ScheduleError, parse_moment, time_zone,
+    HORIZON_YEARS, MAX_EXPR_CHARS, MAX_PERIOD_SECS, MAX_TZ_CHARS, Schedule, ScheduleError,
+    parse_moment, time_zone,
 };
 pub use scheduler::{Clock, JobHandler, MAX_JOBS, Scheduler, TokioScheduler};
 
@@ -120,8 +121,11 @@ pub async fn cron(
     #[arg(minimum = 1)]
     every_seconds: Option<u64>,
     /// For add: a cron expression like '0 9 * * *' (for scheduled tasks).
+    // As MAX_EXPR_CHARS and MAX_TZ_CHARS; a test checks they agree.
+    #[arg(max_length = 256)]
     cron_expr: Option<String>,
     /// For add, with cron_expr only: an IANA time zone such as 'America/Vancouver'.
+    #[arg(max_length = 64)]
     tz: Option<String>,
     /// For add: an ISO datetime for one-time execution, e.g. '2026-02-12T10:30:00'
     /// (read in the default time zone unless it has an offset).

@@ -19,6 +19,16 @@ use serde::{Deserialize, Serialize};
 /// The longest period of an `every` schedule: ten years.
 pub const MAX_PERIOD_SECS: u64 = 10 * 365 * 24 * 3600;
 
+/// The longest cron expression a schedule takes, in characters: what the
+/// `cron` tool takes from the model, and what a scheduler takes from the
+/// host and from its file (`croner` takes any number of spaces between
+/// fields, so an unbounded expression could fill the jobs file).
+pub const MAX_EXPR_CHARS: usize = 256;
+
+/// The longest time zone name a schedule takes, in characters (as
+/// [`MAX_EXPR_CHARS`]); the longest IANA name is some 30.
+pub const MAX_TZ_CHARS: usize = 64;
+
 /// When a job fires.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -67,6 +77,15 @@ pub enum ScheduleError {
         "invalid ISO datetime format '{0}'. Expected format: YYYY-MM-DDTHH:MM:SS, optionally with an offset such as Z or +02:00"
     )]
     BadMoment(String),
+    /// A cron expression or time zone longer than a schedule takes
+    /// ([`MAX_EXPR_CHARS`], [`MAX_TZ_CHARS`]).
+    #[error("the {what} is longer than {max} characters")]
+    TooLong {
+        /// `cron expression` or `time zone`.
+        what: &'static str,
+        /// The most characters it may have.
+        max: usize,
+    },
     /// The schedule does not fire within [`HORIZON_YEARS`]: never
     /// (`0 0 30 2 *`), or only later (`0 0 0 1 1 * 2050`).
     #[error("the schedule {0} does not fire within the next {HORIZON_YEARS} years")]
@@ -87,6 +106,7 @@ impl Schedule {
 
     /// On the cron expression `expr` in time zone `tz`; both are checked now.
     pub fn cron(expr: &str, tz: &str) -> Result<Self, ScheduleError> {
+        check_cron_lengths(expr, tz)?;
         parse_expression(expr)?;
         time_zone(tz)?;
         Ok(Self::Cron {
@@ -130,12 +150,15 @@ impl Schedule {
                 Planned::Every(SignedDuration::from_secs(seconds))
             }
             Self::Cron { expr, tz } => Planned::Cron {
-                cron: std::sync::Arc::new(Cron::from_str(expr.trim()).map_err(|e| {
-                    ScheduleError::BadExpression {
-                        expr: expr.clone(),
-                        reason: e.to_string(),
-                    }
-                })?),
+                cron: {
+                    check_cron_lengths(expr, tz)?;
+                    std::sync::Arc::new(Cron::from_str(expr.trim()).map_err(|e| {
+                        ScheduleError::BadExpression {
+                            expr: expr.clone(),
+                            reason: e.to_string(),
+                        }
+                    })?)
+                },
                 zone: time_zone(tz)?,
             },
             Self::At { at } => Planned::At(*at),
@@ -160,6 +183,25 @@ impl Schedule {
 /// A moment as the model reads it: UTC, to the second.
 pub(crate) fn show(at: Timestamp) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Refuses an expression or time zone longer than a schedule takes, before
+/// either is read or shown in an error.
+fn check_cron_lengths(expr: &str, tz: &str) -> Result<(), ScheduleError> {
+    // Counted no further than one past the most: a long text costs no more.
+    if expr.chars().nth(MAX_EXPR_CHARS).is_some() {
+        return Err(ScheduleError::TooLong {
+            what: "cron expression",
+            max: MAX_EXPR_CHARS,
+        });
+    }
+    if tz.chars().nth(MAX_TZ_CHARS).is_some() {
+        return Err(ScheduleError::TooLong {
+            what: "time zone",
+            max: MAX_TZ_CHARS,
+        });
+    }
+    Ok(())
 }
 
 fn parse_expression(expr: &str) -> Result<Cron, ScheduleError> {

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use tokio::sync::Notify;
 use toolsmith::async_trait;
 
-use super::job::{CronError, CronJob, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
+use super::job::{CronError, CronJob, MAX_CHAT_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
 use super::schedule::{HORIZON_YEARS, Plan, Schedule, ScheduleError};
 use super::store::JobStore;
 use crate::agent::files::fresh_id;
@@ -114,9 +114,12 @@ const MIN_PASS: Duration = Duration::from_secs(1);
 ///
 /// The file may sit where a command or someone else can write, so what it
 /// says is checked as the model's input is: a job no [`add`](Scheduler::add)
-/// would take (a message or name too long, a schedule that does not fire
-/// within [`HORIZON_YEARS`](super::HORIZON_YEARS)) is left out at load, and
-/// so is a second job of an id already read. The host's system jobs
+/// would take (a message, name, expression, time zone, channel or chat id
+/// too long, a schedule that does not fire within
+/// [`HORIZON_YEARS`](super::HORIZON_YEARS)) is left out at load, and so is
+/// one whose id is not what `add` makes (eight hex digits) and a second job
+/// of an id already read. A change whose saved file would be larger than is
+/// read back is refused ([`CronError::FileTooLarge`]). The host's system jobs
 /// ([`add_system_job`](Self::add_system_job)) live in memory only: the file
 /// can neither protect a job of its own nor unprotect one of the host's.
 ///
@@ -427,6 +430,8 @@ fn build_job(id: String, job: NewJob, now: Timestamp) -> Result<Entry, CronError
         check_length("name", name, MAX_NAME_CHARS)?;
     }
     check_length("message", &job.message, MAX_MESSAGE_CHARS)?;
+    check_length("channel", &job.channel, MAX_CHAT_CHARS)?;
+    check_length("chat_id", &job.chat_id, MAX_CHAT_CHARS)?;
     let plan = job.schedule.plan()?;
     let next_run = plan.next_after(now);
     if next_run.is_none() {
@@ -459,16 +464,33 @@ fn check_length(what: &'static str, text: &str, max: usize) -> Result<(), CronEr
     Ok(())
 }
 
+/// Whether `id` is one `fresh_id` could have made: eight lowercase hex digits.
+fn is_made_id(id: &str) -> bool {
+    id.len() == 8
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// The jobs read from the file that a scheduler keeps, each with its
 /// schedule read. The file may have been written by hand, or by someone
 /// else: a job no `add` would take is left out, not run, and so is one it
 /// marks as protected (only the host protects jobs, in code), and one whose
 /// id was already read (no `add` makes two, and `remove` would leave the
-/// twin).
+/// twin), and one whose id is not what `add` makes (eight hex digits: `list`
+/// shows the id to the model, and a planted one could say anything).
 fn load_entries(jobs: Vec<CronJob>, now: Timestamp) -> Vec<Entry> {
     let mut seen = HashSet::new();
     jobs.into_iter()
         .filter_map(|mut job| {
+            if !is_made_id(&job.id) {
+                // Not logged: the id may be megabytes of anything.
+                tracing::warn!(
+                    bytes = job.id.len(),
+                    "a saved job is left out: its id is not eight hex digits, as `add` makes"
+                );
+                return None;
+            }
             let left_out = |error: &dyn std::fmt::Display| {
                 tracing::warn!(job = %job.id, error = %error, "a saved job is left out");
             };
@@ -481,7 +503,9 @@ fn load_entries(jobs: Vec<CronJob>, now: Timestamp) -> Vec<Entry> {
                 return None;
             }
             let lengths = check_length("message", &job.message, MAX_MESSAGE_CHARS)
-                .and_then(|()| check_length("name", &job.name, MAX_NAME_CHARS));
+                .and_then(|()| check_length("name", &job.name, MAX_NAME_CHARS))
+                .and_then(|()| check_length("channel", &job.channel, MAX_CHAT_CHARS))
+                .and_then(|()| check_length("chat_id", &job.chat_id, MAX_CHAT_CHARS));
             if let Err(e) = lengths {
                 left_out(&e);
                 return None;

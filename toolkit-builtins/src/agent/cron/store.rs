@@ -10,9 +10,11 @@ use crate::agent::files::{read_regular_file, write_atomically};
 /// The version of the file layout, so a later layout can read older files.
 const VERSION: u32 = 1;
 
-/// The largest jobs file read: far more than the most jobs kept (see
-/// `MAX_JOBS`), far less than what a file put there to exhaust memory holds.
-const MAX_STORE_BYTES: u64 = 16 << 20;
+/// The largest jobs file read, and written: far more than the most jobs
+/// kept (see `MAX_JOBS`) at their longest, far less than what a file put
+/// there to exhaust memory holds. A change that would save more is
+/// refused, so what is saved can always be read back.
+pub(crate) const MAX_STORE_BYTES: u64 = 16 << 20;
 
 #[derive(Serialize, Deserialize)]
 struct JobsFile {
@@ -65,6 +67,13 @@ impl JobStore {
             jobs: jobs.to_vec(),
         };
         let text = serde_json::to_string_pretty(&file).map_err(|e| self.error(e))?;
+        let bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
+        if bytes > MAX_STORE_BYTES {
+            return Err(CronError::FileTooLarge {
+                bytes,
+                max: MAX_STORE_BYTES,
+            });
+        }
         write_atomically(&self.path, &text).map_err(|e| self.error(e))
     }
 }
