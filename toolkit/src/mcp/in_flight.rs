@@ -482,8 +482,11 @@ impl Admission {
             }
         };
         permit.forget();
+        // Only in the request's extensions until the session's transport
+        // hands it to the SDK (`Admitted::receive`): a request dropped on
+        // its way there (its connection closed while the session was
+        // reached) gives its slot back with itself.
         let slot = self.slots.slot(overall);
-        self.slots.take(request.id.clone(), slot.clone());
         request.request.extensions_mut().insert(slot);
         Ok(())
     }
@@ -523,12 +526,22 @@ impl<T: Transport<R>, R: Side> Transport<R> for Admitted<T, R> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
         let message = self.inner.receive().await?;
-        // A request cancelled is never answered: its slot comes free when
-        // its handler ends.
-        if let JsonRpcMessage::Notification(notification) = &message
-            && let Some(id) = R::cancelled(&notification.notification)
-        {
-            self.slots.give_back(id);
+        match &message {
+            // Handed to the SDK now: its answer holds its slot too, until
+            // it is written out.
+            JsonRpcMessage::Request(request) => {
+                if let Some(slot) = request.request.extensions().get::<Slot>() {
+                    self.slots.take(request.id.clone(), slot.clone());
+                }
+            }
+            // A request cancelled is never answered: its slot comes free
+            // when its handler ends.
+            JsonRpcMessage::Notification(notification) => {
+                if let Some(id) = R::cancelled(&notification.notification) {
+                    self.slots.give_back(id);
+                }
+            }
+            _ => {}
         }
         Some(message)
     }
