@@ -1,10 +1,13 @@
-//! A request let into an HTTP session and dropped before the session takes
-//! it (its client closed the connection right after writing it) gives its
+//! A request's slot in an HTTP session comes back however the request
+//! ends. One let into a session and dropped before the session takes it
+//! (its client closed the connection right after writing it) gives its
 //! slot back with itself. Its slot used to stay counted as taken, with its
 //! share of the server-wide bound, until the session closed: a client
 //! posting requests and closing each connection at once filled its
 //! session's 64 slots (3,000 such requests left none) and, with them, the
-//! permits every other session needed.
+//! permits every other session needed. One whose host code panics (a
+//! resource read) is answered with an error and gives its slot back: it
+//! used to get no answer, and to keep its slot.
 
 #[path = "../raw_http.rs"]
 mod raw_http;
@@ -15,7 +18,7 @@ use std::time::Duration;
 
 use tk::mcp::{HttpOptions, McpServer};
 use tk::{CancellationToken, ToolRegistry};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// `mem://hold` counts its readers and holds them until `open` is
@@ -32,6 +35,9 @@ impl tk::mcp::ResourceSource for Resources {
     }
 
     async fn read(&self, uri: &str) -> Result<serde_json::Value, String> {
+        if uri == "mem://boom" {
+            panic!("the host's resource code broke");
+        }
         if uri == "mem://hold" {
             self.holding.fetch_add(1, SeqCst);
             self.open.cancelled().await;
@@ -61,8 +67,15 @@ async fn post_and_leave(authority: &str, request: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requests_dropped_before_their_session_takes_them_give_their_slots_back() {
+/// A server of [`Resources`] on loopback, with a session opened: its
+/// address, the session, the count of reads holding, and what lets them go.
+async fn serve() -> (
+    String,
+    String,
+    Arc<AtomicUsize>,
+    CancellationToken,
+    CancellationToken,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let authority = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
     let url = format!("http://{authority}/mcp");
@@ -80,6 +93,44 @@ async fn requests_dropped_before_their_session_takes_them_give_their_slots_back(
     let session = tokio::task::spawn_blocking(move || raw_http::open_session(&url))
         .await
         .unwrap();
+    (authority, session, holding, open, shutdown)
+}
+
+/// How many of 100 reads that hold (their connections kept open) run at
+/// once: as many as the session has slots free.
+async fn reads_that_run(
+    authority: &str,
+    session: &str,
+    holding: &AtomicUsize,
+    open: &CancellationToken,
+) -> usize {
+    let mut held = tokio::task::JoinSet::new();
+    for id in 10..110 {
+        let (authority, request, open) = (
+            authority.to_owned(),
+            read_request(authority, session, id, "mem://hold"),
+            open.clone(),
+        );
+        held.spawn(async move {
+            if let Ok(mut stream) = TcpStream::connect(&authority).await {
+                let _ = stream.write_all(request.as_bytes()).await;
+                open.cancelled().await;
+            }
+        });
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while holding.load(SeqCst) < 64 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let running = holding.load(SeqCst);
+    open.cancel();
+    while held.join_next().await.is_some() {}
+    running
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_dropped_before_their_session_takes_them_give_their_slots_back() {
+    let (authority, session, holding, open, shutdown) = serve().await;
     let test = async {
         // 3,000 quick reads, 64 connections at a time, each closed as soon
         // as its request is written.
@@ -98,35 +149,46 @@ async fn requests_dropped_before_their_session_takes_them_give_their_slots_back(
         }
         while posts.join_next().await.is_some() {}
         tokio::time::sleep(Duration::from_secs(2)).await;
-        // Then 100 reads that hold, their connections kept open: as many
-        // run as the session has slots.
-        let mut held = tokio::task::JoinSet::new();
-        for id in 10..110 {
-            let (authority, request, open) = (
-                authority.clone(),
-                read_request(&authority, &session, id, "mem://hold"),
-                open.clone(),
-            );
-            held.spawn(async move {
-                if let Ok(mut stream) = TcpStream::connect(&authority).await {
-                    let _ = stream.write_all(request.as_bytes()).await;
-                    open.cancelled().await;
-                }
-            });
-        }
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while holding.load(SeqCst) < 64 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let running = holding.load(SeqCst);
-        open.cancel();
-        while held.join_next().await.is_some() {}
-        running
+        reads_that_run(&authority, &session, &holding, &open).await
     };
     let running = tokio::time::timeout(Duration::from_secs(60), test)
         .await
         .expect("bounded");
-    open.cancel();
     shutdown.cancel();
+    assert_eq!(running, 64, "slots left taken: {}", 64 - running.min(64));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_host_code_panics_is_answered_and_gives_its_slot_back() {
+    let (authority, session, holding, open, shutdown) = serve().await;
+    let test = async {
+        let mut answers = Vec::new();
+        for id in 1_000..1_030 {
+            let request = read_request(&authority, &session, id, "mem://boom");
+            let mut stream = TcpStream::connect(&authority).await.unwrap();
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer).await.unwrap();
+            answers.push(String::from_utf8_lossy(&answer).into_owned());
+        }
+        (
+            answers,
+            reads_that_run(&authority, &session, &holding, &open).await,
+        )
+    };
+    let (answers, running) = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    shutdown.cancel();
+    for answer in &answers {
+        assert!(
+            answer.contains("the server failed while answering this request"),
+            "{answer}"
+        );
+        assert!(
+            !answer.contains("broke"),
+            "the panic's words stay in the server: {answer}"
+        );
+    }
     assert_eq!(running, 64, "slots left taken: {}", 64 - running.min(64));
 }

@@ -1104,12 +1104,13 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let items = self
-            .shared
-            .resources
-            .as_ref()
-            .map(|r| r.resources())
-            .unwrap_or_default();
+        let items = contained_now(|| {
+            self.shared
+                .resources
+                .as_ref()
+                .map(|r| r.resources())
+                .unwrap_or_default()
+        })?;
         typed(paged(
             "resources",
             "uri",
@@ -1124,12 +1125,13 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let items = self
-            .shared
-            .resources
-            .as_ref()
-            .map(|r| r.templates())
-            .unwrap_or_default();
+        let items = contained_now(|| {
+            self.shared
+                .resources
+                .as_ref()
+                .map(|r| r.templates())
+                .unwrap_or_default()
+        })?;
         typed(paged(
             "resourceTemplates",
             "uriTemplate",
@@ -1150,9 +1152,8 @@ impl ServerHandler for McpServer {
                 None,
             ));
         };
-        let result = resources
-            .read(&request.uri)
-            .await
+        let result = contained(resources.read(&request.uri))
+            .await?
             .map_err(|e| ErrorData::resource_not_found(e, Some(json!({"uri": request.uri}))))?;
         let result: rmcp::model::ReadResourceResult = typed(result)?;
         Ok(result.into())
@@ -1193,12 +1194,13 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let items = self
-            .shared
-            .prompts
-            .as_ref()
-            .map(|p| p.prompts())
-            .unwrap_or_default();
+        let items = contained_now(|| {
+            self.shared
+                .prompts
+                .as_ref()
+                .map(|p| p.prompts())
+                .unwrap_or_default()
+        })?;
         typed(paged(
             "prompts",
             "name",
@@ -1242,7 +1244,7 @@ impl ServerHandler for McpServer {
             (session.asking(Channel::Push, offers), None)
         };
         let arguments = request.arguments.unwrap_or_default();
-        let filled = prompts.get_asking(&request.name, arguments, &session);
+        let filled = contained(prompts.get_asking(&request.name, arguments, &session));
         let result = match &rounds {
             None => filled.await,
             Some(rounds) => tokio::select! {
@@ -1255,7 +1257,7 @@ impl ServerHandler for McpServer {
                     return self.input_required(&key, rounds).map(Into::into);
                 }
             },
-        }
+        }?
         .map_err(|e| ErrorData::invalid_params(e, None))?;
         let result: rmcp::model::GetPromptResult = typed(result)?;
         Ok(result.into())
@@ -1365,6 +1367,29 @@ impl ServerHandler for McpServer {
         self.session.log_level.store(rank, Ordering::Relaxed);
         Ok(())
     }
+}
+
+/// A host's future (a resource read, a prompt), a panic in it made an
+/// error answer, as a tool's is: the client is answered, and the
+/// request's slot comes free (a panicking handler sent nothing, and its
+/// slot stayed taken until a cancel that never came).
+async fn contained<T>(future: impl Future<Output = T>) -> Result<T, ErrorData> {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(future).catch_unwind().await {
+        Ok(value) => Ok(value),
+        Err(_) => Err(host_panicked()),
+    }
+}
+
+/// [`contained`] for the host's code that does not wait (a listing).
+fn contained_now<T>(work: impl FnOnce() -> T) -> Result<T, ErrorData> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|_| host_panicked())
+}
+
+/// The answer to a request whose host code panicked. What the panic said
+/// stays in the server: it may name the host's internals.
+fn host_panicked() -> ErrorData {
+    ErrorData::internal_error("the server failed while answering this request", None)
 }
 
 #[cfg(test)]
