@@ -29,6 +29,33 @@ fn open(path: &std::path::Path) -> Result<TokioScheduler, CronError> {
 }
 
 /// A stored job as the file holds it.
+/// A scheduler at `path` holding one job due every second, whose firings
+/// each tell `fired` and then never end.
+async fn ticking_forever(
+    path: &std::path::Path,
+    fired: impl Fn(CronJob) + Send + Sync + 'static,
+) -> TokioScheduler {
+    let scheduler = TokioScheduler::open_with_clock(
+        path,
+        move |job: CronJob| {
+            fired(job);
+            std::future::pending::<()>()
+        },
+        clock(),
+    )
+    .unwrap();
+    scheduler
+        .add(NewJob::new(
+            Schedule::every(1).unwrap(),
+            "tick",
+            "telegram",
+            "42",
+        ))
+        .await
+        .unwrap();
+    scheduler
+}
+
 fn stored(id: &str, schedule: serde_json::Value) -> serde_json::Value {
     json!({"id": id, "name": id, "schedule": schedule, "message": "m",
            "channel": "telegram", "chat_id": "42", "created_at": START,
@@ -154,24 +181,10 @@ async fn a_job_is_not_fired_again_while_its_last_firing_runs() {
     let dir = tempfile::tempdir().unwrap();
     let fired = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&fired);
-    let scheduler = TokioScheduler::open_with_clock(
-        dir.path().join("jobs.json"),
-        move |_job: CronJob| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            std::future::pending::<()>()
-        },
-        clock(),
-    )
-    .unwrap();
-    scheduler
-        .add(NewJob::new(
-            Schedule::every(1).unwrap(),
-            "tick",
-            "telegram",
-            "42",
-        ))
-        .await
-        .unwrap();
+    let scheduler = ticking_forever(&dir.path().join("jobs.json"), move |_job| {
+        counted.fetch_add(1, Ordering::SeqCst);
+    })
+    .await;
     let _loop = scheduler.start();
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(fired.load(Ordering::SeqCst), 1);
@@ -300,24 +313,10 @@ async fn a_skipped_firing_is_not_recorded_as_a_run() {
     let path = dir.path().join("jobs.json");
     let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&ran);
-    let scheduler = TokioScheduler::open_with_clock(
-        &path,
-        move |job: CronJob| {
-            seen.lock().unwrap().push(job.last_run);
-            std::future::pending::<()>()
-        },
-        clock(),
-    )
-    .unwrap();
-    scheduler
-        .add(NewJob::new(
-            Schedule::every(1).unwrap(),
-            "tick",
-            "telegram",
-            "42",
-        ))
-        .await
-        .unwrap();
+    let scheduler = ticking_forever(&path, move |job| {
+        seen.lock().unwrap().push(job.last_run);
+    })
+    .await;
     let _loop = scheduler.start();
     tokio::time::sleep(Duration::from_secs(30)).await;
     let ran = ran.lock().unwrap().clone();
