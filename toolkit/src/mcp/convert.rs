@@ -246,7 +246,7 @@ pub(crate) fn output_from_tool_call_result(
     };
     let mut unwrapped = result.clone();
     unwrapped["structuredContent"] = inner.clone();
-    let mut out = output_from_call_result(&unwrapped);
+    let mut out = read_call_result(&unwrapped);
     // `null` is a value here (`None`), not the absence of one.
     if inner.is_null() {
         if out.content.is_empty() && !out.is_error {
@@ -261,6 +261,20 @@ pub(crate) fn output_from_tool_call_result(
 /// text blocks become the text, images and audio and embedded resources
 /// travel beside it, `structuredContent` is kept, `isError` marks an error.
 pub(crate) fn output_from_call_result(result: &Value) -> ToolOutput {
+    let mut out = read_call_result(result);
+    // MCP's structured content is an object. Another value (a server that
+    // does not keep to that) is kept as this side would send it on, under
+    // `result`, so that it reads the same after going out and back.
+    if let Some(structured) = out.structured.as_deref_mut()
+        && !structured.is_object()
+    {
+        *structured = json!({ RESULT_KEY: structured.take() });
+    }
+    out
+}
+
+/// [`output_from_call_result`], the structured content kept as it came.
+fn read_call_result(result: &Value) -> ToolOutput {
     let mut out = ToolOutput::default();
     let mut texts = Vec::new();
     if let Some(blocks) = result.get("content").and_then(Value::as_array) {
@@ -411,6 +425,19 @@ pub(crate) fn content_of_attachment(attachment: &Attachment) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn structured_content_that_is_no_object_reads_the_same_after_going_out_and_back() {
+        // MCP's structured content is an object; a server that sends a
+        // string is read as this side would send it on.
+        let out = output_from_call_result(&json!({"content": [], "structuredContent": "integer"}));
+        assert_eq!(
+            out.structured.as_deref(),
+            Some(&json!({"result": "integer"}))
+        );
+        let back = output_from_call_result(&call_result_from_output(&out));
+        assert_eq!(back.structured, out.structured);
+    }
 
     #[test]
     fn text_is_one_plain_line_and_icons_stay_small() {
