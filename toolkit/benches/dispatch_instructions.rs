@@ -77,6 +77,8 @@ fn main() {
 }
 
 /// `iterations` calls of the path named `mode` with a copy of `payload`.
+/// Each path is a loop of its own, so the code of one does not shape how
+/// the compiler lays out the other.
 async fn calls(
     mode: &str,
     payload: &Value,
@@ -84,14 +86,39 @@ async fn calls(
     registry: &ToolRegistry,
     ctx: &ToolContext,
 ) {
-    for _ in 0..iterations {
-        let payload = black_box(payload.clone());
-        if mode == "baseline" {
-            black_box(baseline(payload).await);
-        } else {
-            black_box(registry.call("forecast", payload, ctx).await);
-        }
+    if mode == "baseline" {
+        baseline_calls(payload, iterations).await;
+    } else {
+        registry_calls(payload, iterations, registry, ctx).await;
     }
+}
+
+async fn baseline_calls(payload: &Value, iterations: u64) {
+    for _ in 0..iterations {
+        let payload = black_box(copy_of(payload));
+        black_box(baseline(payload).await);
+    }
+}
+
+async fn registry_calls(
+    payload: &Value,
+    iterations: u64,
+    registry: &ToolRegistry,
+    ctx: &ToolContext,
+) {
+    for _ in 0..iterations {
+        let payload = black_box(copy_of(payload));
+        black_box(registry.call("forecast", payload, ctx).await);
+    }
+}
+
+/// A fresh payload for one call. One function for every path, never
+/// inlined: how the compiler lays out the copy would otherwise differ
+/// between the paths, and move the baseline by tens of instructions with
+/// every change elsewhere in the program.
+#[inline(never)]
+fn copy_of(payload: &Value) -> Value {
+    payload.clone()
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
