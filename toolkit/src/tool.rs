@@ -156,6 +156,7 @@ impl Arguments {
     /// The arguments of the generated tool `O`, as the tuple `fields`
     /// reads: taken as they are if `O` bound them, read if they are still
     /// JSON. Errors as [`parse`](Self::parse)'s.
+    #[inline(always)]
     pub(crate) fn parse_fields<O: 'static, T: crate::fields::ArgTuple>(
         self,
         fields: &crate::fields::Fields<T>,

@@ -343,6 +343,9 @@ impl ArgumentSchema {
     /// [`check`](Self::check) for a caller that has no use for the list of
     /// casts: the arguments are cast and checked alike, and the casts are
     /// not written out.
+    ///
+    /// Inlined down to the clean check, which most calls stop at.
+    #[inline]
     pub(crate) fn check_unlogged(&self, args: &mut Value) -> Result<(), Vec<ArgumentError>> {
         self.check_logging::<cast::Unwritten>(args).map(drop)
     }
@@ -353,6 +356,14 @@ impl ArgumentSchema {
         if quick::is_clean(&self.nodes, args) {
             return Ok(L::default());
         }
+        self.cast_then_check(args)
+    }
+
+    /// [`check_logging`](Self::check_logging) for arguments that are not
+    /// clean as they came: cast, then checked again. A call of its own, so
+    /// the clean check inlines without it.
+    #[inline(never)]
+    fn cast_then_check<L: cast::CastLog>(&self, args: &mut Value) -> Result<L, Vec<ArgumentError>> {
         let casts = self.cast_logging(args);
         // Cast arguments are mostly valid: the one pass that says so (and
         // measures their depth) costs less than measuring, then reporting.

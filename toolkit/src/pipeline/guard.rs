@@ -24,7 +24,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use futures_util::future::CatchUnwind;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::context::ToolContext;
@@ -35,12 +34,12 @@ use crate::tool::{Arguments, Tool};
 use crate::tool_future::ToolFuture;
 
 pin_project_lite::pin_project! {
-    /// A tool's future under the guard.
+    /// A tool's future under the guard. It ends as the tool's own result
+    /// does, a [`ToolError`] on failure: an output passes up unchanged, and
+    /// is not copied into the layout of a wider error on its way.
     pub(super) struct Guarded<'t, F> {
         #[pin]
-        work: CatchUnwind<AssertUnwindSafe<F>>,
-        // The tool, whose name its errors give (its spec is only read then).
-        tool: &'t dyn Tool,
+        work: F,
         token: &'t CancellationToken,
         timeout: Duration,
         // Made at the first wait.
@@ -86,16 +85,28 @@ impl<'t> Ready<'t> {
         }
     }
 
+    /// [`guarded`](Self::guarded), its failure the call's error, which
+    /// names the tool.
+    #[inline(always)]
+    pub(super) fn run(self) -> impl Future<Output = Result<ToolOutput, CallError>> + 't {
+        let tool = self.tool;
+        self.guarded()
+            .map(move |result| result.map_err(|error| tool_failed(tool, error)))
+    }
+
+    /// The tool that runs.
+    pub(super) fn tool(&self) -> &'t dyn Tool {
+        self.tool
+    }
+
     /// Start the tool: its future, until it finishes, the timeout passes,
     /// or the context's token is cancelled. Inlined where it is awaited, so
     /// the tool's future (held in place, see [`ToolFuture`]) is written
     /// where it runs instead of being copied there.
     #[inline(always)]
-    pub(super) fn run(self) -> Guarded<'t, ToolFuture<'t>> {
+    pub(super) fn guarded(self) -> Guarded<'t, ToolFuture<'t>> {
         Guarded {
-            work: AssertUnwindSafe(start_contained(self.tool, self.arguments, self.ctx))
-                .catch_unwind(),
-            tool: self.tool,
+            work: start_contained(self.tool, self.arguments, self.ctx),
             token: self.ctx.cancellation(),
             timeout: self.timeout,
             stops: None,
@@ -107,25 +118,18 @@ impl<F> Future for Guarded<'_, F>
 where
     F: Future<Output = Result<ToolOutput, ToolError>>,
 {
-    type Output = Result<ToolOutput, CallError>;
+    type Output = Result<ToolOutput, ToolError>;
 
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let tool = *this.tool;
-        let fail = |error| {
-            Poll::Ready(Err(CallError::Tool {
-                tool: tool.spec().name.to_string(),
-                error,
-            }))
-        };
-        match this.work.poll(cx) {
-            Poll::Ready(Ok(Ok(output))) => return Poll::Ready(Ok(output)),
-            Poll::Ready(Ok(Err(error))) => return fail(error),
-            Poll::Ready(Err(panic)) => {
-                return fail(ToolError::Panicked(panic_message(panic.as_ref())));
+        let work = this.work;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| work.poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(result),
+            Ok(Poll::Pending) => {}
+            Err(panic) => {
+                return Poll::Ready(Err(ToolError::Panicked(panic_message(panic.as_ref()))));
             }
-            Poll::Pending => {}
         }
         let stops = this.stops.get_or_insert_with(|| {
             Box::pin(Stops {
@@ -135,14 +139,23 @@ where
         });
         let stops = stops.as_mut().project();
         if stops.cancelled.poll(cx).is_ready() {
-            return fail(ToolError::Cancelled);
+            return Poll::Ready(Err(ToolError::Cancelled));
         }
         if let Some(timer) = stops.timer.as_pin_mut()
             && timer.poll(cx).is_ready()
         {
-            return fail(ToolError::Timeout(*this.timeout));
+            return Poll::Ready(Err(ToolError::Timeout(*this.timeout)));
         }
         Poll::Pending
+    }
+}
+
+/// The call's error for `tool`'s failure.
+#[cold]
+pub(super) fn tool_failed(tool: &dyn Tool, error: ToolError) -> CallError {
+    CallError::Tool {
+        tool: tool.spec().name.to_string(),
+        error,
     }
 }
 

@@ -288,9 +288,10 @@ impl Pipeline {
                             ctx,
                             &self.settings,
                         );
-                        match ready.run().await {
+                        let tool = ready.tool();
+                        match ready.guarded().await {
                             Ok(output) => output,
-                            Err(error) => error_output(&error),
+                            Err(error) => error_output(&guard::tool_failed(tool, error)),
                         }
                     }
                     Err(error) => error_output(&error),
