@@ -439,48 +439,40 @@ impl Admission {
         let JsonRpcMessage::Request(request) = message else {
             return Ok(());
         };
-        let session = match self.slots.free.try_acquire() {
-            Ok(permit) => Some(permit),
+        // The session's slot first, then the server-wide permit: a request
+        // waiting for its session's slot holds no permit another session
+        // could use.
+        let mut waiting = None;
+        let permit = match self.slots.free.try_acquire() {
+            Ok(permit) => permit,
             Err(TryAcquireError::Closed) => return Err(Refused::Closed),
-            Err(TryAcquireError::NoPermits) => None,
+            Err(TryAcquireError::NoPermits) => {
+                waiting = Some(self.wait()?);
+                self.slots
+                    .free
+                    .acquire()
+                    .await
+                    .map_err(|_| Refused::Closed)?
+            }
         };
-        // `Some(None)`: no server-wide bound, nothing to wait for.
         let overall = match &self.overall {
-            None => Some(None),
-            Some(overall) => Arc::clone(overall).try_acquire_owned().ok().map(Some),
-        };
-        let (permit, overall) = match (session, overall) {
-            (Some(permit), Some(overall)) => (permit, overall),
-            (session, overall) => {
-                let now = self
-                    .waiting
-                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let _waiting = Waiting(Arc::clone(&self.waiting));
-                if now >= MAX_WAITING {
-                    return Err(Refused::Busy);
-                }
-                let permit = match session {
-                    Some(permit) => permit,
-                    None => self
-                        .slots
-                        .free
-                        .acquire()
-                        .await
-                        .map_err(|_| Refused::Closed)?,
-                };
-                let overall = match (overall, &self.overall) {
-                    (Some(overall), _) => overall,
-                    (None, Some(shared)) => Some(
+            None => None,
+            Some(shared) => match Arc::clone(shared).try_acquire_owned() {
+                Ok(overall) => Some(overall),
+                Err(_) => {
+                    if waiting.is_none() {
+                        waiting = Some(self.wait()?);
+                    }
+                    Some(
                         Arc::clone(shared)
                             .acquire_owned()
                             .await
                             .map_err(|_| Refused::Closed)?,
-                    ),
-                    (None, None) => None,
-                };
-                (permit, overall)
-            }
+                    )
+                }
+            },
         };
+        drop(waiting);
         permit.forget();
         // Only in the request's extensions until the session's transport
         // hands it to the SDK (`Admitted::receive`): a request dropped on
@@ -489,6 +481,19 @@ impl Admission {
         let slot = self.slots.slot(overall);
         request.request.extensions_mut().insert(slot);
         Ok(())
+    }
+
+    /// Count one more request waiting, for as long as the returned guard
+    /// lives; past [`MAX_WAITING`] waiting, refuse it.
+    fn wait(&self) -> Result<Waiting, Refused> {
+        let now = self
+            .waiting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let waiting = Waiting(Arc::clone(&self.waiting));
+        if now >= MAX_WAITING {
+            return Err(Refused::Busy);
+        }
+        Ok(waiting)
     }
 
     /// Let no more requests in: those waiting are refused.

@@ -1,0 +1,226 @@
+//! The server-wide bound of an HTTP server (`max_connections` requests
+//! answered at once, in all sessions) against one client that would take
+//! it all: a request waiting for its own session's slot holds no
+//! server-wide permit.
+
+#[path = "../raw_http.rs"]
+mod raw_http;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tk::mcp::{HttpOptions, McpServer};
+use tk::{CancellationToken, ToolRegistry};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+
+/// Reads started, by URI.
+type Started = Arc<Mutex<HashMap<String, usize>>>;
+
+/// Every read counts as started under its URI, then holds until `open` is
+/// cancelled, never looking at its own cancellation: neither a cancel nor
+/// the client leaving ends it.
+struct Holding {
+    started: Started,
+    open: CancellationToken,
+}
+
+#[tk::async_trait]
+impl tk::mcp::ResourceSource for Holding {
+    fn resources(&self) -> Vec<serde_json::Value> {
+        vec![serde_json::json!({"uri": "mem://a", "name": "a"})]
+    }
+
+    async fn read(&self, uri: &str) -> Result<serde_json::Value, String> {
+        *self
+            .started
+            .lock()
+            .unwrap()
+            .entry(uri.to_owned())
+            .or_default() += 1;
+        self.open.cancelled().await;
+        Ok(serde_json::json!({"contents": []}))
+    }
+}
+
+/// A server of [`Holding`] on loopback.
+struct Served {
+    authority: String,
+    url: String,
+    started: Started,
+    open: CancellationToken,
+    shutdown: CancellationToken,
+}
+
+impl Served {
+    async fn new(options: HttpOptions) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let authority = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let url = format!("http://{authority}/mcp");
+        let shutdown = CancellationToken::new();
+        let started = Started::default();
+        let open = CancellationToken::new();
+        tokio::spawn(
+            McpServer::new(Arc::new(ToolRegistry::new()))
+                .with_resources(Holding {
+                    started: Arc::clone(&started),
+                    open: open.clone(),
+                })
+                .serve_http(listener, options.shutdown(shutdown.clone())),
+        );
+        Self {
+            authority,
+            url,
+            started,
+            open,
+            shutdown,
+        }
+    }
+
+    async fn session(&self) -> String {
+        let url = self.url.clone();
+        tokio::task::spawn_blocking(move || raw_http::open_session(&url))
+            .await
+            .unwrap()
+    }
+
+    /// Reads of `uri` started so far.
+    fn started(&self, uri: &str) -> usize {
+        self.started.lock().unwrap().get(uri).copied().unwrap_or(0)
+    }
+
+    /// Wait, bounded, until `count` reads of `uri` have started; then
+    /// return how many have.
+    async fn wait_started(&self, uri: &str, count: usize) -> usize {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.started(uri) < count && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.started(uri)
+    }
+
+    /// `body` posted to `session`, as raw HTTP.
+    fn request(&self, session: &str, body: &serde_json::Value) -> String {
+        let body = body.to_string();
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.authority,
+            body.len()
+        )
+    }
+
+    /// Post a read of `uri`, id `id`, to `session`, keeping the
+    /// connection open until the server closes it (or 60 s); the task
+    /// returns what came.
+    fn read_held(&self, tasks: &mut JoinSet<String>, session: &str, id: u64, uri: &str) {
+        let request = self.request(session, &read(id, uri));
+        let authority = self.authority.clone();
+        tasks.spawn(async move {
+            let exchange = async {
+                let mut stream = TcpStream::connect(&authority).await.ok()?;
+                stream.write_all(request.as_bytes()).await.ok()?;
+                let mut heard = Vec::new();
+                let _ = stream.read_to_end(&mut heard).await;
+                Some(String::from_utf8_lossy(&heard).into_owned())
+            };
+            tokio::time::timeout(Duration::from_secs(60), exchange)
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        });
+    }
+
+    /// Post a read of `uri`, id `id`, to `session`, and leave once the
+    /// answer's head has come (the read then runs on), or after `patience`.
+    fn read_and_leave(
+        &self,
+        tasks: &mut JoinSet<String>,
+        session: &str,
+        id: u64,
+        uri: &str,
+        patience: Duration,
+    ) {
+        let request = self.request(session, &read(id, uri));
+        let authority = self.authority.clone();
+        tasks.spawn(async move {
+            let exchange = async {
+                let mut stream = TcpStream::connect(&authority).await.ok()?;
+                stream.write_all(request.as_bytes()).await.ok()?;
+                let mut heard = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let n = stream.read(&mut chunk).await.ok()?;
+                    heard.extend_from_slice(&chunk[..n]);
+                    if n == 0 || heard.windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+                Some(String::from_utf8_lossy(&heard).into_owned())
+            };
+            tokio::time::timeout(patience, exchange)
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        });
+    }
+
+    /// Let every read go, wait for the tasks, and stop the server.
+    async fn finish(self, tasks: &mut JoinSet<String>) -> Vec<String> {
+        self.open.cancel();
+        let mut answers = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(answer) = tasks.join_next().await {
+                answers.push(answer.unwrap_or_default());
+            }
+        })
+        .await;
+        self.shutdown.cancel();
+        answers
+    }
+}
+
+fn read(id: u64, uri: &str) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+        "params": {"uri": uri}})
+}
+
+/// A session with all its 64 slots taken and 64 requests waiting for one
+/// of them, on a server answering 100 requests at once: the waiting
+/// requests hold none of the server's permits, so another session's 10
+/// reads all run. They used to: each took a permit, then waited for its
+/// session's slot, and the other session ran none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waiting_for_its_sessions_slot_holds_no_server_wide_permit() {
+    let served = Served::new(HttpOptions::default().max_connections(100)).await;
+    let (greedy, other) = (served.session().await, served.session().await);
+    let mut tasks = JoinSet::new();
+    let test = async {
+        // As many running as the server lets the session run (left
+        // running by their clients), then 64 more waiting for a slot,
+        // their connections kept.
+        for id in 0..64 {
+            served.read_and_leave(&mut tasks, &greedy, id, "mem://a", Duration::from_secs(2));
+        }
+        let running = served.wait_started("mem://a", 50).await;
+        for id in 100..164 {
+            served.read_held(&mut tasks, &greedy, id, "mem://a-waiting");
+        }
+        // Give the waiting requests time to take what they would.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        for id in 200..210 {
+            served.read_held(&mut tasks, &other, id, "mem://b");
+        }
+        let others = served.wait_started("mem://b", 10).await;
+        (running, others)
+    };
+    let (running, others) = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    served.finish(&mut tasks).await;
+    eprintln!("the first session ran {running}; the other session ran {others} of 10");
+    assert_eq!(others, 10, "the other session's reads that ran");
+}
