@@ -204,6 +204,7 @@ impl<'s> Compiler<'s> {
             all_of,
             any_of,
             settled_by_type: Types::NONE,
+            plain: Types::NONE,
         })
     }
 

@@ -73,6 +73,12 @@ pub(super) struct Node {
     /// The kinds of value whose type check is the node's whole answer:
     /// derived from the rules above by [`Node::settle`], never set alone.
     pub(super) settled_by_type: Types,
+    /// The kinds of value for which the checks every node makes (nothing is
+    /// allowed, the type, the list of values, the cast's question) pass
+    /// whatever the value, and no branch applies: the walk goes straight to
+    /// the rules of the value's kind. A float is never plain, since whether
+    /// it is cast depends on its value. Derived by [`Node::settle`] too.
+    pub(super) plain: Types,
 }
 
 impl Node {
@@ -89,27 +95,42 @@ impl Node {
         all_of: Vec::new(),
         any_of: Vec::new(),
         settled_by_type: Types::SCALARS_WITHOUT_NUMBERS,
+        plain: Types::ALL_BUT_FLOATS,
     };
 
-    /// Record which kinds of value this node settles by their type alone
-    /// (see [`settled_by_type`](Self::settled_by_type)): `null`, booleans,
-    /// and strings without string rules, when the type allows them, no
-    /// value list, no branch and no cast applies. Numbers are never settled
-    /// so: they are checked for finiteness, bounds and integral floats.
+    /// Derive [`plain`](Self::plain) and [`settled_by_type`](Self::settled_by_type)
+    /// from the node's rules. Plain: the kinds the type allows and no cast
+    /// applies to, when the node has no value list, no branch and is not
+    /// the `false` schema. Settled: of those, `null`, booleans, and strings
+    /// without string rules. Numbers are never settled so: they are checked
+    /// for finiteness, bounds and integral floats.
     pub(super) fn settle(&mut self) {
-        let mut settled = Types::NONE;
-        let plain = !self.never
+        let unconditional = !self.never
             && self.allowed.is_none()
             && self.all_of.is_empty()
             && self.any_of.is_empty();
-        for kind in [Types::NULL, Types::BOOLEAN, Types::STRING] {
-            let rules_apply = kind == Types::STRING && self.string.is_some();
-            let cast_applies = super::cast::kind_wants_cast(self.cast_to, kind);
-            if plain && self.types.allows_kind(kind) && !rules_apply && !cast_applies {
-                settled = settled.union(kind);
+        let mut plain = Types::NONE;
+        if unconditional {
+            for kind in [
+                Types::NULL,
+                Types::BOOLEAN,
+                Types::INTEGER,
+                Types::STRING,
+                Types::ARRAY,
+                Types::OBJECT,
+            ] {
+                if self.types.allows_kind(kind) && !super::cast::kind_wants_cast(self.cast_to, kind)
+                {
+                    plain = plain.union(kind);
+                }
             }
         }
-        self.settled_by_type = settled;
+        self.plain = plain;
+        let mut settled = Types::NULL.union(Types::BOOLEAN);
+        if self.string.is_none() {
+            settled = settled.union(Types::STRING);
+        }
+        self.settled_by_type = Types(plain.0 & settled.0);
     }
 
     /// Whether the node says nothing at all, so a `$ref` beside it can stand alone.
@@ -150,6 +171,8 @@ impl Types {
     pub(super) const STRING: Types = Types(1 << 4);
     /// `null`, booleans and strings: the kinds a type check may settle.
     pub(super) const SCALARS_WITHOUT_NUMBERS: Types = Types(1 | 1 << 1 | 1 << 4);
+    /// Every kind but [`NUMBER`](Self::NUMBER), a float that is not integral.
+    pub(super) const ALL_BUT_FLOATS: Types = Types(0x7f & !(1 << 3));
     pub(super) const ARRAY: Types = Types(1 << 5);
     pub(super) const OBJECT: Types = Types(1 << 6);
     pub(super) const ANY: Types = Types(0x7f);

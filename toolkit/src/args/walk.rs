@@ -135,28 +135,33 @@ impl Walker<'_> {
         if node.settled_by_type.intersects(kind) {
             return;
         }
-        if node.never {
-            sink.report(path, || Problem::Other("is not allowed here".to_owned()));
-            return;
-        }
-        if !node.types.allows_kind(kind) {
-            sink.report(path, || Problem::WrongType {
-                expected: describe::types(node.types),
-                found: describe::value(value),
-            });
-            return;
-        }
-        if let Some(allowed) = &node.allowed
-            && !allowed.iter().any(|a| json_equal(a, value))
-        {
-            sink.report(path, || {
-                Problem::NotOneOf(allowed.iter().take(MAX_LISTED).cloned().collect())
-            });
-            return;
-        }
-        if S::CLEAN && changes(node.cast_to, value, kind) {
-            sink.report(path, cast_pending);
-            return;
+        // A kind the checks below pass whatever the value (an object where
+        // objects are wanted): straight to the rules of its kind.
+        let plain = node.plain.intersects(kind) && !matches!(num, Some(Num::Float(_)));
+        if !plain {
+            if node.never {
+                sink.report(path, || Problem::Other("is not allowed here".to_owned()));
+                return;
+            }
+            if !node.types.allows_kind(kind) {
+                sink.report(path, || Problem::WrongType {
+                    expected: describe::types(node.types),
+                    found: describe::value(value),
+                });
+                return;
+            }
+            if let Some(allowed) = &node.allowed
+                && !allowed.iter().any(|a| json_equal(a, value))
+            {
+                sink.report(path, || {
+                    Problem::NotOneOf(allowed.iter().take(MAX_LISTED).cloned().collect())
+                });
+                return;
+            }
+            if S::CLEAN && changes(node.cast_to, value, kind) {
+                sink.report(path, cast_pending);
+                return;
+            }
         }
         match (value, num) {
             (_, Some(num)) => self.number(node, num, path, sink),
@@ -169,7 +174,7 @@ impl Walker<'_> {
             (Value::Object(map), _) => self.object(node, value, map, path, depth, sink),
             _ => {}
         }
-        if !node.all_of.is_empty() || !node.any_of.is_empty() {
+        if !plain && (!node.all_of.is_empty() || !node.any_of.is_empty()) {
             self.branches(node, value, path, depth, sink);
         }
     }

@@ -312,3 +312,48 @@ fn only_kinds_whose_type_check_is_the_whole_answer_are_settled_by_it() {
         Node::ANYTHING.settled_by_type
     );
 }
+
+#[test]
+fn plain_kinds_are_those_every_node_check_passes_whatever_the_value() {
+    let plain = |schema: Value| {
+        let (nodes, root) = compiled(&schema);
+        nodes.get(root).plain
+    };
+    // The kinds the type allows; never a float, whose cast depends on it.
+    assert_eq!(
+        plain(json!({"type": "integer", "minimum": 1})),
+        Types::INTEGER
+    );
+    assert_eq!(plain(json!({"type": "number"})), Types::INTEGER);
+    assert_eq!(
+        plain(json!({"type": "object", "properties": {"a": {}}})),
+        Types::OBJECT
+    );
+    assert_eq!(
+        plain(json!({"type": ["string", "null"], "maxLength": 3})),
+        Types::STRING.union(Types::NULL)
+    );
+    assert_eq!(plain(json!({})), Types::ALL_BUT_FLOATS);
+    // A value list, a branch or `false`: every check runs.
+    for schema in [
+        json!({"type": "integer", "enum": [1, 2]}),
+        json!({"const": {"a": 1}}),
+        json!({"type": "object", "anyOf": [{"required": ["a"]}]}),
+        json!({"allOf": [{"type": "integer"}, {"minimum": 1}]}),
+        json!(false),
+    ] {
+        assert_eq!(plain(schema.clone()), Types::NONE, "{schema}");
+    }
+    // What is plain is also what the type check alone settles, and more.
+    for schema in [
+        json!({"type": "string"}),
+        json!({}),
+        json!({"type": "boolean"}),
+    ] {
+        let (nodes, root) = compiled(&schema);
+        let node = nodes.get(root);
+        assert!(node.plain.contains(node.settled_by_type), "{schema}");
+    }
+    let (nodes, root) = compiled(&json!(true));
+    assert_eq!(nodes.get(root).plain, Node::ANYTHING.plain);
+}
