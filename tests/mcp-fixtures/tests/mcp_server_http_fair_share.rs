@@ -1,7 +1,7 @@
 //! The server-wide bound of an HTTP server (`max_connections` requests
 //! answered at once, in all sessions) against one client that would take
-//! it all: a request waiting for its own session's slot holds no
-//! server-wide permit.
+//! it all: one session holds at most half of the permits, and a request
+//! waiting for its own session's slot holds none.
 
 #[path = "../raw_http.rs"]
 mod raw_http;
@@ -223,4 +223,36 @@ async fn a_request_waiting_for_its_sessions_slot_holds_no_server_wide_permit() {
     served.finish(&mut tasks).await;
     eprintln!("the first session ran {running}; the other session ran {others} of 10");
     assert_eq!(others, 10, "the other session's reads that ran");
+}
+
+/// One session whose reads never end (its client leaves each once the
+/// server has taken it), on a server answering 16 requests at once: it
+/// runs at most 8 of them, and another session runs its 8 reads. The first
+/// used to take all 16, and the other session ran none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_holds_at_most_half_of_the_server_wide_permits() {
+    let served = Served::new(HttpOptions::default().max_connections(16)).await;
+    let (greedy, other) = (served.session().await, served.session().await);
+    let mut tasks = JoinSet::new();
+    let test = async {
+        let mut leaving = JoinSet::new();
+        for id in 0..16 {
+            served.read_and_leave(&mut leaving, &greedy, id, "mem://a", Duration::from_secs(2));
+        }
+        // Those not let in give up within 2 s, their connections with them.
+        while leaving.join_next().await.is_some() {}
+        let running = served.started("mem://a");
+        for id in 100..108 {
+            served.read_held(&mut tasks, &other, id, "mem://b");
+        }
+        let others = served.wait_started("mem://b", 8).await;
+        (running, others)
+    };
+    let (running, others) = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    served.finish(&mut tasks).await;
+    eprintln!("the first session ran {running} of 16; the other session ran {others} of 8");
+    assert!(running <= 8, "the first session ran {running} at once");
+    assert_eq!(others, 8, "the other session's reads that ran");
 }

@@ -145,9 +145,10 @@ pub(crate) struct Slot {
 /// What a [`Slot`]'s last clone gives back when it goes.
 struct Held {
     free: Arc<Semaphore>,
-    /// The server-wide permit of a request let in by an [`Admission`]
-    /// that has one, given back with the slot.
-    _overall: Option<OwnedSemaphorePermit>,
+    /// The permits of a request let in by an [`Admission`] bounded
+    /// server-wide (its session's share and the server's), given back
+    /// with the slot.
+    _overall: Option<[OwnedSemaphorePermit; 2]>,
 }
 
 impl Drop for Held {
@@ -158,9 +159,9 @@ impl Drop for Held {
 
 impl Slots {
     /// A slot for a permit of `free` just acquired and forgotten (and
-    /// the `overall` permit, if any): the [`Slot`]'s last clone gives
+    /// the `overall` permits, if any): the [`Slot`]'s last clone gives
     /// them back.
-    fn slot(&self, overall: Option<OwnedSemaphorePermit>) -> Slot {
+    fn slot(&self, overall: Option<[OwnedSemaphorePermit; 2]>) -> Slot {
         Slot {
             _held: Arc::new(Held {
                 free: Arc::clone(&self.free),
@@ -379,7 +380,37 @@ pub(crate) struct Admission {
     waiting: Arc<std::sync::atomic::AtomicUsize>,
     /// The permits shared by every session of the server, if bounded: a
     /// request holds one besides its session's slot, given back with it.
-    overall: Option<Arc<Semaphore>>,
+    overall: Option<SessionShare>,
+}
+
+/// The permits every session of a server shares, with the most one
+/// session may hold at once.
+#[derive(Clone)]
+pub(crate) struct ServerWide {
+    permits: Arc<Semaphore>,
+    per_session: usize,
+}
+
+impl ServerWide {
+    /// `permits` permits (at least 1) in all. One session holds at most
+    /// half of them, rounded up: the others always have the rest, however
+    /// long one session's handlers run (they need not end when
+    /// cancelled), while a session alone still has most of them.
+    pub(crate) fn new(permits: usize) -> Self {
+        let permits = permits.max(1);
+        Self {
+            permits: Arc::new(Semaphore::new(permits)),
+            per_session: permits.div_ceil(2),
+        }
+    }
+}
+
+/// One session's way to the [`ServerWide`] permits.
+#[derive(Clone)]
+struct SessionShare {
+    /// How many of them the session may still take.
+    share: Arc<Semaphore>,
+    permits: Arc<Semaphore>,
 }
 
 /// One request counted in [`Admission::waiting`] while it waits, however
@@ -411,15 +442,18 @@ pub(crate) fn refusal<R: ServiceRole>(id: RequestId) -> TxJsonRpcMessage<R> {
 
 impl Admission {
     /// The admission of a new session, its requests holding a permit of
-    /// `overall` too, if given.
-    pub(crate) fn new(overall: Option<Arc<Semaphore>>) -> Self {
+    /// `overall` too, if given, up to the session's share of them.
+    pub(crate) fn new(overall: Option<&ServerWide>) -> Self {
         Self {
             slots: Arc::new(Slots {
                 free: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
                 taken: Mutex::new(HashMap::new()),
             }),
             waiting: Arc::default(),
-            overall,
+            overall: overall.map(|overall| SessionShare {
+                share: Arc::new(Semaphore::new(overall.per_session)),
+                permits: Arc::clone(&overall.permits),
+            }),
         }
     }
 
@@ -439,38 +473,18 @@ impl Admission {
         let JsonRpcMessage::Request(request) = message else {
             return Ok(());
         };
-        // The session's slot first, then the server-wide permit: a request
-        // waiting for its session's slot holds no permit another session
-        // could use.
+        // The session's slot first, then its share of the server-wide
+        // permits, then one of them: a request waiting for its session
+        // holds no permit another session could use.
         let mut waiting = None;
-        let permit = match self.slots.free.try_acquire() {
-            Ok(permit) => permit,
-            Err(TryAcquireError::Closed) => return Err(Refused::Closed),
-            Err(TryAcquireError::NoPermits) => {
-                waiting = Some(self.wait()?);
-                self.slots
-                    .free
-                    .acquire()
-                    .await
-                    .map_err(|_| Refused::Closed)?
-            }
-        };
+        let permit = self.take(&self.slots.free, &mut waiting).await?;
         let overall = match &self.overall {
             None => None,
-            Some(shared) => match Arc::clone(shared).try_acquire_owned() {
-                Ok(overall) => Some(overall),
-                Err(_) => {
-                    if waiting.is_none() {
-                        waiting = Some(self.wait()?);
-                    }
-                    Some(
-                        Arc::clone(shared)
-                            .acquire_owned()
-                            .await
-                            .map_err(|_| Refused::Closed)?,
-                    )
-                }
-            },
+            Some(overall) => {
+                let share = self.take(&overall.share, &mut waiting).await?;
+                let permit = self.take(&overall.permits, &mut waiting).await?;
+                Some([share, permit])
+            }
         };
         drop(waiting);
         permit.forget();
@@ -481,6 +495,28 @@ impl Admission {
         let slot = self.slots.slot(overall);
         request.request.extensions_mut().insert(slot);
         Ok(())
+    }
+
+    /// A permit of `semaphore`, at once if one is free; else counted in
+    /// `waiting` (refused past [`MAX_WAITING`]) while it waits for one.
+    async fn take(
+        &self,
+        semaphore: &Arc<Semaphore>,
+        waiting: &mut Option<Waiting>,
+    ) -> Result<OwnedSemaphorePermit, Refused> {
+        match Arc::clone(semaphore).try_acquire_owned() {
+            Ok(permit) => Ok(permit),
+            Err(TryAcquireError::Closed) => Err(Refused::Closed),
+            Err(TryAcquireError::NoPermits) => {
+                if waiting.is_none() {
+                    *waiting = Some(self.wait()?);
+                }
+                Arc::clone(semaphore)
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| Refused::Closed)
+            }
+        }
     }
 
     /// Count one more request waiting, for as long as the returned guard

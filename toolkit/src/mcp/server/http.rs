@@ -52,7 +52,12 @@ pub struct HttpOptions {
     /// request holds its permit until its handler ends, even when its
     /// client has left (a handler that does not watch its cancellation
     /// runs on), and one past them waits (in a session, counted among the
-    /// session's waiting requests).
+    /// session's waiting requests). One session holds at most half of
+    /// them, rounded up (all of them when this is 1): a client whose
+    /// requests never end cannot take them all from the other sessions,
+    /// which share the rest first come, first served. A request takes its
+    /// session's slot before its permit, so one waiting for its session
+    /// holds none.
     pub max_connections: usize,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
@@ -126,7 +131,9 @@ impl HttpOptions {
         self
     }
 
-    /// Serve at most `max` connections at once (at least 1).
+    /// Serve at most `max` connections at once (at least 1), and answer at
+    /// most `max` requests at once, one session at most half of them (see
+    /// [`max_connections`](Self::max_connections)).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max.max(1);
         self

@@ -26,7 +26,7 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
-use crate::mcp::in_flight::{Admission, Admitted, Refused, refusal};
+use crate::mcp::in_flight::{Admission, Admitted, Refused, ServerWide, refusal};
 
 /// What to do once a session has closed (forget its owner).
 pub(super) type OnClose = Box<dyn Fn(&str) + Send + Sync>;
@@ -40,8 +40,9 @@ pub(super) struct BoundedSessions {
     making: tokio::sync::Mutex<()>,
     /// The slots of each open session's requests.
     admissions: Mutex<HashMap<SessionId, Admission>>,
-    /// The requests of all sessions answered or being let in at once.
-    overall: Arc<tokio::sync::Semaphore>,
+    /// The requests of all sessions answered at once, a session holding
+    /// at most half of them.
+    overall: ServerWide,
     closed: OnClose,
 }
 
@@ -60,7 +61,7 @@ impl BoundedSessions {
             max,
             making: tokio::sync::Mutex::new(()),
             admissions: Mutex::default(),
-            overall: Arc::new(tokio::sync::Semaphore::new(requests.max(1))),
+            overall: ServerWide::new(requests),
             closed,
         }
     }
@@ -72,7 +73,7 @@ impl BoundedSessions {
         id: &SessionId,
         transport: LocalTransport,
     ) -> Admitted<LocalTransport, RoleServer> {
-        let admission = Admission::new(Some(Arc::clone(&self.overall)));
+        let admission = Admission::new(Some(&self.overall));
         let transport = admission.transport(transport);
         self.admissions
             .lock()
