@@ -1,7 +1,8 @@
 //! The server-wide bound of an HTTP server (`max_connections` requests
 //! answered at once, in all sessions) against one client that would take
 //! it all: one session holds at most half of the permits, and a request
-//! waiting for its own session's slot holds none.
+//! waiting for its own session's slot holds none. A request waiting to be
+//! let in stops waiting when its session closes.
 
 #[path = "../raw_http.rs"]
 mod raw_http;
@@ -255,4 +256,56 @@ async fn one_session_holds_at_most_half_of_the_server_wide_permits() {
     eprintln!("the first session ran {running} of 16; the other session ran {others} of 8");
     assert!(running <= 8, "the first session ran {running} at once");
     assert_eq!(others, 8, "the other session's reads that ran");
+}
+
+/// A request waiting for a server-wide permit when its session is closed
+/// (its client deletes it) is answered at once, while the permits are
+/// still all taken by other sessions. It used to wait for a permit of a
+/// session that was gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waiting_for_a_server_wide_permit_stops_when_its_session_closes() {
+    let served = Served::new(HttpOptions::default().max_connections(6)).await;
+    let holders = [served.session().await, served.session().await];
+    let closing = served.session().await;
+    let mut tasks = JoinSet::new();
+    let test = async {
+        // Two sessions take the 6 permits (3 each), and leave.
+        let mut leaving = JoinSet::new();
+        for (n, session) in holders.iter().enumerate() {
+            for id in 0..3 {
+                let id = (n * 10 + id) as u64;
+                served.read_and_leave(&mut leaving, session, id, "mem://a", Duration::from_secs(5));
+            }
+        }
+        while leaving.join_next().await.is_some() {}
+        let taken = served.wait_started("mem://a", 6).await;
+        assert_eq!(taken, 6, "the permits were not all taken");
+        let mut waiting = JoinSet::new();
+        served.read_held(&mut waiting, &closing, 100, "mem://closing");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let delete = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {closing}\r\nConnection: close\r\n\r\n",
+            served.authority
+        );
+        let mut stream = TcpStream::connect(&served.authority).await.unwrap();
+        stream.write_all(delete.as_bytes()).await.unwrap();
+        let mut deleted = String::new();
+        let _ = stream.read_to_string(&mut deleted).await;
+        assert!(deleted.starts_with("HTTP/1.1 2"), "{deleted}");
+        // Bounded: the reads holding the permits are let go only after.
+        tokio::time::timeout(Duration::from_secs(10), waiting.join_next())
+            .await
+            .ok()
+            .flatten()
+            .map(Result::unwrap_or_default)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    let ran = served.started("mem://closing");
+    served.finish(&mut tasks).await;
+    let answer = answer.expect("the waiting request was not answered once its session closed");
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+    assert!(!answer.contains("\"contents\""), "{answer}");
+    assert_eq!(ran, 0, "the closed session's read ran");
 }

@@ -381,6 +381,9 @@ pub(crate) struct Admission {
     /// The permits shared by every session of the server, if bounded: a
     /// request holds one besides its session's slot, given back with it.
     overall: Option<SessionShare>,
+    /// Cancelled when the session closes: a request waiting for a permit
+    /// of the server's (which the closing does not close) stops waiting.
+    closed: tokio_util::sync::CancellationToken,
 }
 
 /// The permits every session of a server shares, with the most one
@@ -454,6 +457,7 @@ impl Admission {
                 share: Arc::new(Semaphore::new(overall.per_session)),
                 permits: Arc::clone(&overall.permits),
             }),
+            closed: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -499,11 +503,15 @@ impl Admission {
 
     /// A permit of `semaphore`, at once if one is free; else counted in
     /// `waiting` (refused past [`MAX_WAITING`]) while it waits for one.
+    /// Refused once the session has closed, whatever it waits for.
     async fn take(
         &self,
         semaphore: &Arc<Semaphore>,
         waiting: &mut Option<Waiting>,
     ) -> Result<OwnedSemaphorePermit, Refused> {
+        if self.closed.is_cancelled() {
+            return Err(Refused::Closed);
+        }
         match Arc::clone(semaphore).try_acquire_owned() {
             Ok(permit) => Ok(permit),
             Err(TryAcquireError::Closed) => Err(Refused::Closed),
@@ -511,10 +519,12 @@ impl Admission {
                 if waiting.is_none() {
                     *waiting = Some(self.wait()?);
                 }
-                Arc::clone(semaphore)
-                    .acquire_owned()
-                    .await
-                    .map_err(|_| Refused::Closed)
+                tokio::select! {
+                    permit = Arc::clone(semaphore).acquire_owned() => {
+                        permit.map_err(|_| Refused::Closed)
+                    }
+                    () = self.closed.cancelled() => Err(Refused::Closed),
+                }
             }
         }
     }
@@ -534,6 +544,7 @@ impl Admission {
 
     /// Let no more requests in: those waiting are refused.
     pub(crate) fn close(&self) {
+        self.closed.cancel();
         self.slots.free.close();
     }
 
