@@ -66,6 +66,7 @@ mod late;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod output;
+mod panics;
 pub mod pipeline;
 mod registry;
 pub mod schema;

@@ -20,7 +20,8 @@ use crate::error::{
     ArgumentError, CallError, InvalidArguments, RegistryError, ToolError, UnknownTool,
 };
 use crate::output::ToolOutput;
-use crate::pipeline::{Pipeline, panic_message};
+use crate::panics;
+use crate::pipeline::Pipeline;
 use crate::schema::{Definition, DefinitionCache, DefinitionFormat, sanitize_tool_name};
 use crate::suggest::did_you_mean;
 use crate::tool::{Arguments, Tool, ToolSpec};
@@ -821,7 +822,7 @@ impl CheckedCall {
         let bound = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.bind(args))) {
             Ok(bound) => bound,
             Err(panic) => {
-                let error = ToolError::Panicked(panic_message(panic.as_ref()));
+                let error = ToolError::Panicked(panics::message(panic));
                 return Err(tool_failure(tool.as_ref(), error));
             }
         };
@@ -847,7 +848,7 @@ async fn contain_panic(
     use futures_util::FutureExt;
     match std::panic::AssertUnwindSafe(call).catch_unwind().await {
         Ok(result) => result,
-        Err(panic) => Err(ToolError::Panicked(panic_message(panic.as_ref()))),
+        Err(panic) => Err(ToolError::Panicked(panics::message(panic))),
     }
 }
 

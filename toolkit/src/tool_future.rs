@@ -167,11 +167,25 @@ impl Future for ToolFuture<'_> {
 }
 
 impl Drop for ToolFuture<'_> {
+    /// Drop the future, a panic in its drop contained: a tool's future is
+    /// dropped once the call has its answer (or was stopped by a timeout
+    /// or a cancellation), and a value it holds that panics when dropped
+    /// must not unwind into the host. (Dropping a tokio runtime on an async
+    /// thread panics, for one.)
     fn drop(&mut self) {
-        if let Held::InPlace { buffer, drop, .. } = &mut self.held {
+        match &mut self.held {
             // SAFETY: `drop` is the function for the type in `buffer`, which
-            // holds a live future, dropped here once, where it is.
-            unsafe { drop(buffer.start()) }
+            // holds a live future, dropped here once, where it is (a panic
+            // in it leaves it dropped as far as it got, never dropped again).
+            Held::InPlace { buffer, drop, .. } => {
+                crate::panics::contain(|| unsafe { drop(buffer.start()) });
+            }
+            Held::Boxed(future) => {
+                // Swapped for a future of no size, which allocates nothing,
+                // so the tool's is dropped here and not after.
+                let future = std::mem::replace(future, Box::pin(std::future::pending()));
+                crate::panics::contain(move || std::mem::drop(future));
+            }
         }
     }
 }

@@ -128,7 +128,7 @@ where
             Ok(Poll::Ready(result)) => return Poll::Ready(result),
             Ok(Poll::Pending) => {}
             Err(panic) => {
-                return Poll::Ready(Err(ToolError::Panicked(panic_message(panic.as_ref()))));
+                return Poll::Ready(Err(ToolError::Panicked(crate::panics::message(panic))));
             }
         }
         let stops = this.stops.get_or_insert_with(|| {
@@ -170,27 +170,16 @@ pub(crate) fn start_contained<'a>(
 ) -> ToolFuture<'a> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(arguments, ctx))) {
         Ok(future) => future,
-        Err(panic) => panicked_at_start(panic.as_ref()),
+        Err(panic) => panicked_at_start(panic),
     }
 }
 
 /// The future of a tool whose making panicked: its failure, at once.
 #[cold]
 #[inline(never)]
-fn panicked_at_start<'a>(panic: &(dyn std::any::Any + Send)) -> ToolFuture<'a> {
-    let error = ToolError::Panicked(panic_message(panic));
+fn panicked_at_start<'a>(panic: crate::panics::Payload) -> ToolFuture<'a> {
+    let error = ToolError::Panicked(crate::panics::message(panic));
     ToolFuture::new(std::future::ready(Err(error)))
-}
-
-/// What a panic said.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }
 
 /// A timer for `timeout`, or `None` in a runtime built without tokio's

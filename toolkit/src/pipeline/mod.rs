@@ -93,7 +93,7 @@ pub use mask::{Failure, Mask};
 pub use retry::Retry;
 pub use validate::Validators;
 
-pub(crate) use guard::{panic_message, start_contained};
+pub(crate) use guard::start_contained;
 #[cfg(all(feature = "otel", feature = "mcp"))]
 pub(crate) use trace::with_remote_parent;
 
@@ -413,7 +413,7 @@ async fn layered(settings: &Settings, call: &mut Call<'_>) -> Result<ToolOutput,
         .await
     {
         Ok(result) => result,
-        Err(panic) => Err(call.fail(ToolError::Panicked(panic_message(panic.as_ref())))),
+        Err(panic) => Err(call.fail(ToolError::Panicked(crate::panics::message(panic)))),
     }
 }
 

@@ -238,7 +238,10 @@ impl<'r> Robustness<'r> {
         .await
         {
             Err(_) => return (Some(format!("no answer within {:?}", self.per_call)), None),
-            Ok(Err(_)) => return (Some("the call panicked past the pipeline".into()), None),
+            Ok(Err(panic)) => {
+                crate::panics::discard(panic);
+                return (Some("the call panicked past the pipeline".into()), None);
+            }
             Ok(Ok(output)) => output,
         };
         let problem = self.judge(case, &output);

@@ -146,7 +146,8 @@ impl ClientSide {
                 format!("the host's {who} could not answer: {e}"),
                 None,
             )),
-            Err(_) => {
+            Err(panic) => {
+                crate::panics::discard(panic);
                 tracing::error!(server = %self.server, "the {answerer} panicked");
                 Err(ErrorData::internal_error(
                     format!("the host's {who} could not answer: its {answerer} crashed"),

@@ -1377,13 +1377,19 @@ async fn contained<T>(future: impl Future<Output = T>) -> Result<T, ErrorData> {
     use futures_util::FutureExt;
     match std::panic::AssertUnwindSafe(future).catch_unwind().await {
         Ok(value) => Ok(value),
-        Err(_) => Err(host_panicked()),
+        Err(panic) => {
+            crate::panics::discard(panic);
+            Err(host_panicked())
+        }
     }
 }
 
 /// [`contained`] for the host's code that does not wait (a listing).
 fn contained_now<T>(work: impl FnOnce() -> T) -> Result<T, ErrorData> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|_| host_panicked())
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| {
+        crate::panics::discard(panic);
+        host_panicked()
+    })
 }
 
 /// The answer to a request whose host code panicked. What the panic said

@@ -308,7 +308,10 @@ impl SignIn {
                     "the sign-in did not come back within {SIGN_IN_TIMEOUT:?}"
                 )));
             }
-            Ok(Err(_panic)) => return Err(self.failed("the host's Authorizer panicked")),
+            Ok(Err(panic)) => {
+                crate::panics::discard(panic);
+                return Err(self.failed("the host's Authorizer panicked"));
+            }
             Ok(Ok(Err(e))) => return Err(self.failed(&format!("the sign-in failed: {e}"))),
             Ok(Ok(Ok(back))) => back,
         };
