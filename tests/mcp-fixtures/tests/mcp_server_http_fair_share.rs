@@ -2,7 +2,8 @@
 //! answered at once, in all sessions) against one client that would take
 //! it all: one session holds at most half of the permits, and a request
 //! waiting for its own session's slot holds none. A request waiting to be
-//! let in stops waiting when its session closes.
+//! let in stops waiting when its session closes, or when its client
+//! cancels it (and never runs).
 
 #[path = "../raw_http.rs"]
 mod raw_http;
@@ -308,4 +309,64 @@ async fn a_request_waiting_for_a_server_wide_permit_stops_when_its_session_close
     assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
     assert!(!answer.contains("\"contents\""), "{answer}");
     assert_eq!(ran, 0, "the closed session's read ran");
+}
+
+/// A request waiting for a server-wide permit that its client cancels
+/// stops waiting at once (its event stream ends, with no answer), and
+/// never runs, not even once the permits come free. It used to run once
+/// they did, and be answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_cancelled_while_it_waits_to_be_let_in_never_runs() {
+    let served = Served::new(HttpOptions::default().max_connections(6)).await;
+    let holders = [served.session().await, served.session().await];
+    let cancelling = served.session().await;
+    let mut tasks = JoinSet::new();
+    let test = async {
+        let mut leaving = JoinSet::new();
+        for (n, session) in holders.iter().enumerate() {
+            for id in 0..3 {
+                let id = (n * 10 + id) as u64;
+                served.read_and_leave(&mut leaving, session, id, "mem://a", Duration::from_secs(5));
+            }
+        }
+        while leaving.join_next().await.is_some() {}
+        let taken = served.wait_started("mem://a", 6).await;
+        assert_eq!(taken, 6, "the permits were not all taken");
+        served.read_held(&mut tasks, &cancelling, 100, "mem://cancelled");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let cancel = serde_json::json!({"jsonrpc": "2.0",
+            "method": "notifications/cancelled", "params": {"requestId": 100}});
+        let mut stream = TcpStream::connect(&served.authority).await.unwrap();
+        stream
+            .write_all(served.request(&cancelling, &cancel).as_bytes())
+            .await
+            .unwrap();
+        let mut sent = String::new();
+        let _ = stream.read_to_string(&mut sent).await;
+        assert!(sent.starts_with("HTTP/1.1 2"), "{sent}");
+        // Bounded: the reads holding the permits are let go only after.
+        tokio::time::timeout(Duration::from_secs(10), tasks.join_next())
+            .await
+            .ok()
+            .flatten()
+            .map(Result::unwrap_or_default)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    // The permits come free: a cancelled request let in would run now,
+    // and be answered before its task ends.
+    let started = Arc::clone(&served.started);
+    let answers = served.finish(&mut tasks).await;
+    let ran = started
+        .lock()
+        .unwrap()
+        .get("mem://cancelled")
+        .copied()
+        .unwrap_or(0);
+    let answer = answer.unwrap_or_else(|| {
+        panic!("the cancelled request still waited (ran {ran}); then answered {answers:?}")
+    });
+    assert!(!answer.contains("\"contents\""), "{answer}");
+    assert_eq!(ran, 0, "the cancelled request ran");
 }

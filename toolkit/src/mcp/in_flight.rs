@@ -384,6 +384,17 @@ pub(crate) struct Admission {
     /// Cancelled when the session closes: a request waiting for a permit
     /// of the server's (which the closing does not close) stops waiting.
     closed: tokio_util::sync::CancellationToken,
+    /// The requests waiting, by id: a cancel of one stops its wait, and it
+    /// never runs.
+    cancels: Arc<Mutex<Cancels>>,
+}
+
+/// The requests of a session waiting to be let in, each with what stops
+/// its wait when the peer cancels it.
+#[derive(Default)]
+struct Cancels {
+    next: u64,
+    waiting: HashMap<u64, (RequestId, tokio_util::sync::CancellationToken)>,
 }
 
 /// The permits every session of a server shares, with the most one
@@ -416,13 +427,25 @@ struct SessionShare {
     permits: Arc<Semaphore>,
 }
 
-/// One request counted in [`Admission::waiting`] while it waits, however
-/// its wait ends (its HTTP request may be dropped).
-struct Waiting(Arc<std::sync::atomic::AtomicUsize>);
+/// One request counted in [`Admission::waiting`] and listed in
+/// [`Admission::cancels`] while it waits, however its wait ends (its HTTP
+/// request may be dropped).
+struct Waiting {
+    count: Arc<std::sync::atomic::AtomicUsize>,
+    cancels: Arc<Mutex<Cancels>>,
+    key: u64,
+    /// Cancelled when the peer cancels the request.
+    cancelled: tokio_util::sync::CancellationToken,
+}
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.cancels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting
+            .remove(&self.key);
     }
 }
 
@@ -435,6 +458,10 @@ pub(crate) enum Refused {
     /// As many requests are answered and waiting as the session takes.
     #[error("too many requests at once")]
     Busy,
+    /// The peer cancelled the request while it waited: it is not run, and
+    /// not answered.
+    #[error("the request was cancelled")]
+    Cancelled,
 }
 
 /// The answer to a request refused because too many are answered and
@@ -458,35 +485,45 @@ impl Admission {
                 permits: Arc::clone(&overall.permits),
             }),
             closed: tokio_util::sync::CancellationToken::new(),
+            cancels: Arc::default(),
         }
     }
 
     /// Wait until `message`, if a request, can be answered, and give it
     /// its slot; past [`MAX_WAITING`] requests waiting, refuse it at once.
-    /// Anything else passes at once.
+    /// Anything else passes at once; a cancel stops the wait of the
+    /// request it cancels, which is then refused ([`Refused::Cancelled`]).
     ///
     /// A request reusing the id of one being answered is let in, in a slot
     /// of its own (the session routes answers by id, as it always has):
     /// each handler holds its slot until it ends, so the bound holds, and
     /// an answer past the first of an id takes a slot while it is written,
     /// as an answer to a cancelled request does.
-    pub(crate) async fn admit<R: ServiceRole>(
+    pub(crate) async fn admit<R: Side>(
         &self,
         message: &mut RxJsonRpcMessage<R>,
     ) -> Result<(), Refused> {
-        let JsonRpcMessage::Request(request) = message else {
-            return Ok(());
+        let request = match message {
+            JsonRpcMessage::Request(request) => request,
+            JsonRpcMessage::Notification(notification) => {
+                if let Some(id) = R::cancelled(&notification.notification) {
+                    self.cancel(id);
+                }
+                return Ok(());
+            }
+            _ => return Ok(()),
         };
+        let id = request.id.clone();
         // The session's slot first, then its share of the server-wide
         // permits, then one of them: a request waiting for its session
         // holds no permit another session could use.
         let mut waiting = None;
-        let permit = self.take(&self.slots.free, &mut waiting).await?;
+        let permit = self.take(&self.slots.free, &id, &mut waiting).await?;
         let overall = match &self.overall {
             None => None,
             Some(overall) => {
-                let share = self.take(&overall.share, &mut waiting).await?;
-                let permit = self.take(&overall.permits, &mut waiting).await?;
+                let share = self.take(&overall.share, &id, &mut waiting).await?;
+                let permit = self.take(&overall.permits, &id, &mut waiting).await?;
                 Some([share, permit])
             }
         };
@@ -503,10 +540,12 @@ impl Admission {
 
     /// A permit of `semaphore`, at once if one is free; else counted in
     /// `waiting` (refused past [`MAX_WAITING`]) while it waits for one.
-    /// Refused once the session has closed, whatever it waits for.
+    /// Refused once the session has closed, whatever it waits for, or
+    /// once the peer cancels the request `id`.
     async fn take(
         &self,
         semaphore: &Arc<Semaphore>,
+        id: &RequestId,
         waiting: &mut Option<Waiting>,
     ) -> Result<OwnedSemaphorePermit, Refused> {
         if self.closed.is_cancelled() {
@@ -516,30 +555,57 @@ impl Admission {
             Ok(permit) => Ok(permit),
             Err(TryAcquireError::Closed) => Err(Refused::Closed),
             Err(TryAcquireError::NoPermits) => {
-                if waiting.is_none() {
-                    *waiting = Some(self.wait()?);
-                }
+                let cancelled = match waiting {
+                    Some(waiting) => waiting.cancelled.clone(),
+                    None => waiting.insert(self.wait(id)?).cancelled.clone(),
+                };
                 tokio::select! {
                     permit = Arc::clone(semaphore).acquire_owned() => {
                         permit.map_err(|_| Refused::Closed)
                     }
                     () = self.closed.cancelled() => Err(Refused::Closed),
+                    () = cancelled.cancelled() => Err(Refused::Cancelled),
                 }
             }
         }
     }
 
-    /// Count one more request waiting, for as long as the returned guard
-    /// lives; past [`MAX_WAITING`] waiting, refuse it.
-    fn wait(&self) -> Result<Waiting, Refused> {
+    /// Count one more request waiting, `id`, for as long as the returned
+    /// guard lives; past [`MAX_WAITING`] waiting, refuse it.
+    fn wait(&self, id: &RequestId) -> Result<Waiting, Refused> {
         let now = self
             .waiting
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let waiting = Waiting(Arc::clone(&self.waiting));
+        let cancelled = tokio_util::sync::CancellationToken::new();
+        let key = {
+            let mut cancels = self.cancels.lock().unwrap_or_else(|e| e.into_inner());
+            let key = cancels.next;
+            cancels.next += 1;
+            cancels.waiting.insert(key, (id.clone(), cancelled.clone()));
+            key
+        };
+        let waiting = Waiting {
+            count: Arc::clone(&self.waiting),
+            cancels: Arc::clone(&self.cancels),
+            key,
+            cancelled,
+        };
         if now >= MAX_WAITING {
             return Err(Refused::Busy);
         }
         Ok(waiting)
+    }
+
+    /// The peer cancelled the request `id`: if it waits, it stops waiting
+    /// and is not run (a request reusing the id stops too: the cancel
+    /// names them all).
+    fn cancel(&self, id: &RequestId) {
+        let cancels = self.cancels.lock().unwrap_or_else(|e| e.into_inner());
+        for (waiting, cancelled) in cancels.waiting.values() {
+            if waiting == id {
+                cancelled.cancel();
+            }
+        }
     }
 
     /// Let no more requests in: those waiting are refused.

@@ -66,7 +66,9 @@ pub struct HttpOptions {
     /// past them waits, with its HTTP request, for one to end, and past 64
     /// waiting is answered at once with an error (-32029). A request
     /// counts until its handler has ended (a cancelled one too: a handler
-    /// need not watch its cancellation) and its answer is handed out.
+    /// need not watch its cancellation) and its answer is handed out. One
+    /// its client cancels while it waits is never run, nor answered (its
+    /// event stream ends empty).
     pub max_sessions: usize,
     /// How long a write to a client may wait without progress (default
     /// 30 s); then its connection is closed. A client that stops reading

@@ -178,7 +178,12 @@ impl SessionManager for BoundedSessions {
             // Answered at once with an error, as over a byte stream.
             (Err(SessionsError::Refused(Refused::Busy)), Some(request)) => {
                 let refused = ServerSseMessage::from_message(refusal::<RoleServer>(request));
-                Ok(futures_util::stream::once(async move { refused }).left_stream())
+                Ok(futures_util::stream::iter(Some(refused)).left_stream())
+            }
+            // Cancelled while it waited: never run, and, as a cancelled
+            // request, not answered (its event stream ends empty).
+            (Err(SessionsError::Refused(Refused::Cancelled)), Some(_)) => {
+                Ok(futures_util::stream::iter(None).left_stream())
             }
             (Err(other), _) => Err(other),
             (Ok(()), _) => Ok(self.inner.create_stream(id, message).await?.right_stream()),
