@@ -89,6 +89,14 @@ struct Catalog {
     definitions: Mutex<HashMap<DefinitionKey, Arc<[Definition]>>>,
 }
 
+/// A set of tools just replaced, to drop after the writer lock is
+/// released: it may hold the last reference to a removed tool, whose own
+/// drop code may use the registry (register another tool, say) and would
+/// wait for ever on a lock its own thread holds. So every change declares
+/// what it lets go of (this, the tools it prepared, a snapshot) before it
+/// takes the lock, and Rust drops those after the lock, on every path.
+type ReplacedSet = Arc<Catalog>;
+
 /// A definitions cache key: the format, and whether descriptions are compact.
 type DefinitionKey = (DefinitionFormat, bool);
 
@@ -199,10 +207,14 @@ impl ToolRegistry {
 
     /// Remove a tool by name; returns it if it was there.
     pub fn unregister(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        // Declared before the lock, so dropped after it (see `ReplacedSet`).
+        let replaced;
+        let removed;
         let _writing = self.write_lock();
         let mut entries = self.snapshot().entries.clone();
-        let removed = entries.remove(name)?;
-        self.publish(entries);
+        removed = entries.remove(name)?;
+        replaced = self.publish(entries);
+        drop(replaced);
         Some(Arc::clone(&removed.tool))
     }
 
@@ -211,6 +223,11 @@ impl ToolRegistry {
     /// This is how a source of tools (an MCP server announcing a changed list)
     /// refreshes its share of the registry without a moment where callers see
     /// neither the old nor the new set.
+    ///
+    /// `owned` runs while the registry holds the lock that orders changes:
+    /// it must not change the registry itself (that would wait for ever).
+    /// A removed tool is dropped after the lock, so a tool's own drop code
+    /// may change the registry.
     pub fn replace(
         &self,
         owned: impl Fn(&str) -> bool,
@@ -223,8 +240,11 @@ impl ToolRegistry {
             .into_iter()
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
+        // Declared before the lock, so dropped after it (see `ReplacedSet`).
+        let current;
+        let _replaced;
         let _writing = self.write_lock();
-        let current = self.snapshot();
+        current = self.snapshot();
         keep_renderings(&current, &mut prepared);
         // The same tools again (a refresh that found nothing new) are put in,
         // but announced to no one: two hosts mounting each other would
@@ -245,8 +265,9 @@ impl ToolRegistry {
             .filter(|(name, _)| !owned(name))
             .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
             .collect();
-        insert_checked(&mut entries, prepared)?;
-        self.store(entries);
+        check_names(&entries, &prepared)?;
+        insert(&mut entries, prepared);
+        _replaced = self.store(entries);
         if changed {
             self.announce();
         }
@@ -254,29 +275,36 @@ impl ToolRegistry {
     }
 
     fn insert_all(&self, tools: Vec<(Arc<dyn Tool>, String)>) -> Result<(), RegistryError> {
+        // Declared before the lock, so dropped after it (see `ReplacedSet`):
+        // the tools prepared, should they be refused, and the replaced set.
         let prepared = tools
             .into_iter()
             .map(|(tool, origin)| prepare_entry(tool, origin))
             .collect::<Result<Vec<_>, _>>()?;
+        let _replaced;
         let _writing = self.write_lock();
         let mut entries = self.snapshot().entries.clone();
-        insert_checked(&mut entries, prepared)?;
-        self.publish(entries);
+        check_names(&entries, &prepared)?;
+        insert(&mut entries, prepared);
+        _replaced = self.publish(entries);
         Ok(())
     }
 
     /// Make `entries` the set of tools, and tell whoever waits for a change.
-    fn publish(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) {
-        self.store(entries);
+    /// Returns the set replaced, as [`store`](Self::store) does.
+    fn publish(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) -> ReplacedSet {
+        let replaced = self.store(entries);
         self.announce();
+        replaced
     }
 
-    fn store(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) {
+    /// Make `entries` the set of tools. The set replaced is returned, for
+    /// the caller to drop once its writer lock is released (see
+    /// [`ReplacedSet`]); the catalog's own lock is released already.
+    #[must_use]
+    fn store(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) -> ReplacedSet {
         let catalog = Arc::new(Catalog::with_entries(entries));
-        let replaced = std::mem::replace(&mut *self.write_catalog(), catalog);
-        // Dropped after the lock: the last reference to a removed tool runs
-        // the tool's own drop code, which must not hold up the calls.
-        drop(replaced);
+        std::mem::replace(&mut *self.write_catalog(), catalog)
     }
 
     /// Wake whoever waits in [`changed`](Self::changed).
@@ -425,18 +453,24 @@ impl ToolRegistry {
         format: DefinitionFormat,
         compact: bool,
     ) -> Arc<[Definition]> {
-        let mut cache = catalog
-            .definitions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let listed = cache.entry((format, compact)).or_insert_with(|| {
+        let cache = || {
             catalog
-                .order
-                .iter()
-                .map(|name| catalog.entries[name].definition(format, compact))
-                .collect()
-        });
-        Arc::clone(listed)
+                .definitions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        if let Some(listed) = cache().get(&(format, compact)) {
+            return Arc::clone(listed);
+        }
+        // Rendered without the lock: the tools' own code runs here (a spec,
+        // a rendering), and may ask for these very definitions. Should two
+        // render at once, the first one kept is what both return.
+        let rendered: Arc<[Definition]> = catalog
+            .order
+            .iter()
+            .map(|name| catalog.entries[name].definition(format, compact))
+            .collect();
+        Arc::clone(cache().entry((format, compact)).or_insert(rendered))
     }
 
     /// The tools as they are now, as one consistent view: their order,
@@ -668,10 +702,22 @@ fn renamed_index(
         .collect()
 }
 
-fn insert_checked(
-    entries: &mut HashMap<String, Arc<Entry>, NameHasher>,
-    prepared: Vec<Entry>,
+/// Whether `prepared` can join `entries`: no name, and no name some
+/// provider is shown, taken twice.
+fn check_names(
+    entries: &HashMap<String, Arc<Entry>, NameHasher>,
+    prepared: &[Entry],
 ) -> Result<(), RegistryError> {
+    // Checked before anything is put in, so a refusal leaves every prepared
+    // tool with the caller, to drop after its lock (see `ReplacedSet`).
+    // The names the tools checked so far take, with their origins.
+    let mut added: HashMap<String, &str, NameHasher> = HashMap::default();
+    let origin = |name: &str, added: &HashMap<String, &str, NameHasher>| -> Option<String> {
+        entries
+            .get(name)
+            .map(|existing| existing.origin.clone())
+            .or_else(|| added.get(name).map(|origin| (*origin).to_owned()))
+    };
     // Two tools must differ in the name the strictest provider is shown too.
     let mut renamed = renamed_index(entries);
     for entry in prepared {
@@ -679,36 +725,40 @@ fn insert_checked(
         let shown = shown_name(&name).into_owned();
         // The tool already shown as `shown`: one of that name shown as it is
         // (a shown name is always shown as itself), or one renamed to it.
-        let other = if entries.contains_key(&shown) {
+        let other = if entries.contains_key(&shown) || added.contains_key(&shown) {
             Some(shown.clone())
         } else {
             renamed.get(&shown).cloned()
         };
         let clash = match other {
-            Some(other) => entries.get(&other).map(|existing| (other, existing)),
-            None => entries.get(&name).map(|existing| (name.clone(), existing)),
+            Some(other) => origin(&other, &added).map(|existing| (other, existing)),
+            None => origin(&name, &added).map(|existing| (name.clone(), existing)),
         };
         if let Some((other, existing)) = clash {
             let existing = if other == name {
-                existing.origin.clone()
+                existing
             } else {
-                format!(
-                    "'{other}', which some providers are shown as '{shown}', {}",
-                    existing.origin
-                )
+                format!("'{other}', which some providers are shown as '{shown}', {existing}")
             };
             return Err(RegistryError::Duplicate {
                 name,
                 existing,
-                added: entry.origin,
+                added: entry.origin.clone(),
             });
         }
         if shown != name {
             renamed.insert(shown, name.clone());
         }
-        entries.insert(name, Arc::new(entry));
+        added.insert(name, &entry.origin);
     }
     Ok(())
+}
+
+/// Put `prepared`, whose names [`check_names`] passed, into `entries`.
+fn insert(entries: &mut HashMap<String, Arc<Entry>, NameHasher>, prepared: Vec<Entry>) {
+    for entry in prepared {
+        entries.insert(entry.tool.spec().name.to_string(), Arc::new(entry));
+    }
 }
 
 /// Tool names models accept everywhere: `[A-Za-z0-9_-]{1,64}`.
