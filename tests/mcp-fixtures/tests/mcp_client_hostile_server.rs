@@ -500,7 +500,7 @@ async fn call_asking(mode: &str) -> (Result<String, String>, Arc<Counting>) {
 
 /// A server cannot have the host's model asked without bound: 300 requests
 /// under one id run one at a time (the others, reusing an id in use, are
-/// dropped), and 100 questions asked at once for one call fail the call.
+/// refused), and 100 questions asked at once for one call fail the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_cannot_have_the_host_asked_without_bound() {
     let (out, sampler) = call_asking("dup").await;

@@ -325,10 +325,16 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
             };
             match message {
                 // A request reusing the id of one not yet answered is
-                // dropped: the SDK would start a handler for each, and its
-                // one answer would answer both.
+                // refused, not run: the SDK would start a handler for each,
+                // and its one answer would answer both. It is answered, as
+                // JSON-RPC wants every request to be, though its answer
+                // bears the id of the other too: the peer broke the rule.
                 JsonRpcMessage::Request(request) if self.is_pending(&request.id) => {
-                    tracing::warn!(id = %request.id, "dropping a request whose id is already in use");
+                    tracing::warn!(id = %request.id, "refusing a request whose id is already in use");
+                    let sent = self.inner.send(id_in_use::<R>(request.id));
+                    self.refusing = Some(Box::pin(async move {
+                        let _ = sent.await;
+                    }));
                 }
                 // Past the slots and the queue, a request is refused, so
                 // what the peer sends behind it is still read.
@@ -462,6 +468,13 @@ pub(crate) enum Refused {
     /// not answered.
     #[error("the request was cancelled")]
     Cancelled,
+}
+
+/// The answer to a request reusing the id of one not yet answered
+/// (JSON-RPC's "invalid request").
+fn id_in_use<R: ServiceRole>(id: RequestId) -> TxJsonRpcMessage<R> {
+    let message = format!("the id {id} is in use by a request not yet answered");
+    TxJsonRpcMessage::<R>::error(ErrorData::invalid_request(message, None), Some(id))
 }
 
 /// The answer to a request refused because too many are answered and

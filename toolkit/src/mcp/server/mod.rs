@@ -403,7 +403,11 @@ impl McpServer {
     /// answer is written; 64 more are held, and past those a request is
     /// answered at once with an error (-32029) while reading goes on, so
     /// the client's answers to the server's questions, its cancels and its
-    /// pings are never stuck behind requests the server cannot take.
+    /// pings are never stuck behind requests the server cannot take. A
+    /// request reusing the id of one not yet answered is not run: it is
+    /// answered at once with JSON-RPC's "invalid request" error (-32600,
+    /// "the id ... is in use"), an answer bearing that id like the one
+    /// still to come.
     pub async fn serve_io<R, W>(self, reader: R, writer: W) -> std::io::Result<()>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
