@@ -137,13 +137,32 @@ struct Slots {
 /// (the clone in the request's extensions, which the handler's context
 /// holds) and its answer is written out or will never be (the clone in
 /// [`Slots::taken`]).
+///
+/// A handler that panics sends no answer, and would leave the clone in
+/// [`Slots::taken`] there for ever: a clone dropped while its thread
+/// panics (the handler's, as its future is dropped) takes that one too.
 #[derive(Clone)]
 pub(crate) struct Slot {
-    _held: Arc<Held>,
+    held: Arc<Held>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if std::thread::panicking()
+            && let Some(id) = &self.held.id
+            && let Some(slots) = self.held.slots.upgrade()
+        {
+            slots.give_back_held(id, &self.held);
+        }
+    }
 }
 
 /// What a [`Slot`]'s last clone gives back when it goes.
 struct Held {
+    /// The request holding the slot, if any, and where its answer's
+    /// clone is kept.
+    id: Option<RequestId>,
+    slots: std::sync::Weak<Slots>,
     free: Arc<Semaphore>,
     /// The permits of a request let in by an [`Admission`] bounded
     /// server-wide (its session's share and the server's), given back
@@ -159,11 +178,17 @@ impl Drop for Held {
 
 impl Slots {
     /// A slot for a permit of `free` just acquired and forgotten (and
-    /// the `overall` permits, if any): the [`Slot`]'s last clone gives
-    /// them back.
-    fn slot(&self, overall: Option<[OwnedSemaphorePermit; 2]>) -> Slot {
+    /// the `overall` permits, if any), for the request `id`: the
+    /// [`Slot`]'s last clone gives them back.
+    fn slot(
+        self: &Arc<Self>,
+        id: Option<RequestId>,
+        overall: Option<[OwnedSemaphorePermit; 2]>,
+    ) -> Slot {
         Slot {
-            _held: Arc::new(Held {
+            held: Arc::new(Held {
+                id,
+                slots: Arc::downgrade(self),
                 free: Arc::clone(&self.free),
                 _overall: overall,
             }),
@@ -180,6 +205,19 @@ impl Slots {
             .remove(id);
         // Dropped outside the lock: it may be the last clone.
         drop(held);
+    }
+
+    /// [`give_back`](Self::give_back), if the slot `id` holds is `held`
+    /// (not that of a later request reusing the id).
+    fn give_back_held(&self, id: &RequestId, held: &Arc<Held>) {
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        let mine = taken
+            .get(id)
+            .is_some_and(|slot| Arc::ptr_eq(&slot.held, held));
+        let slot = if mine { taken.remove(id) } else { None };
+        drop(taken);
+        // Dropped outside the lock: it may be the last clone.
+        drop(slot);
     }
 
     /// Whether the request `id` holds a slot until its answer is written.
@@ -207,8 +245,13 @@ impl<T, R: ServiceRole> InFlight<T, R> {
     /// Hand on the oldest waiting request, in a slot just acquired (whose
     /// permit was forgotten: the [`Slot`] made here gives it back).
     fn hand_on(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        let slot = self.slots.slot(None);
-        let mut request = self.waiting.pop_front()?;
+        let request = self.waiting.pop_front();
+        let id = match &request {
+            Some(JsonRpcMessage::Request(request)) => Some(request.id.clone()),
+            _ => None,
+        };
+        let slot = self.slots.slot(id, None);
+        let mut request = request?;
         if let JsonRpcMessage::Request(request) = &mut request {
             self.slots.take(request.id.clone(), slot.clone());
             // The SDK moves a request's extensions into its handler's
@@ -546,7 +589,7 @@ impl Admission {
         // hands it to the SDK (`Admitted::receive`): a request dropped on
         // its way there (its connection closed while the session was
         // reached) gives its slot back with itself.
-        let slot = self.slots.slot(overall);
+        let slot = self.slots.slot(Some(id), overall);
         request.request.extensions_mut().insert(slot);
         Ok(())
     }
@@ -850,5 +893,52 @@ mod tests {
         written.cancel();
         while sends.join_next().await.is_some() {}
         assert_eq!(requests(&read_all(&mut in_flight)), 1);
+    }
+
+    /// A handler that holds `message` (as the SDK's handler holds its
+    /// request's extensions in its context) and panics, in a task of its
+    /// own, as the SDK runs it.
+    async fn panicking_handler(message: RxJsonRpcMessage<RoleServer>) {
+        let handler = tokio::spawn(async move {
+            let _context = message;
+            panic!("a handler broke");
+        });
+        assert!(handler.await.is_err_and(|e| e.is_panic()));
+    }
+
+    /// Handlers that panic send no answer: their slots come back all the
+    /// same, over a byte stream.
+    #[tokio::test]
+    async fn a_panicking_handler_gives_its_slot_back() {
+        let (mut in_flight, feed, _written) = pipe();
+        for id in 0..MAX_IN_FLIGHT as u64 {
+            feed.send(ping(id)).unwrap();
+        }
+        for handler in read_all(&mut in_flight) {
+            panicking_handler(handler).await;
+        }
+        assert_eq!(in_flight.slots.free.available_permits(), MAX_IN_FLIGHT);
+        assert!(in_flight.slots.taken.lock().unwrap().is_empty());
+    }
+
+    /// The same for a request let in by an [`Admission`], with its
+    /// server-wide permits.
+    #[tokio::test]
+    async fn a_panicking_handler_gives_its_admission_back() {
+        let overall = ServerWide::new(4);
+        let admission = Admission::new(Some(&overall));
+        let (feed, read) = mpsc::unbounded_channel();
+        let mut admitted = admission.transport::<_, RoleServer>(Pipe {
+            feed: read,
+            written: CancellationToken::new(),
+        });
+        let mut message = ping(7);
+        admission.admit::<RoleServer>(&mut message).await.unwrap();
+        feed.send(message).unwrap();
+        let handler = admitted.receive().await.unwrap();
+        assert_eq!(overall.permits.available_permits(), 3);
+        panicking_handler(handler).await;
+        assert_eq!(admission.slots.free.available_permits(), MAX_IN_FLIGHT);
+        assert_eq!(overall.permits.available_permits(), 4);
     }
 }
