@@ -424,8 +424,9 @@ impl<T: Transport<R>, R: Side> Transport<R> for InFlight<T, R> {
 #[derive(Clone)]
 pub(crate) struct Admission {
     slots: Arc<Slots>,
-    /// Requests waiting for a slot: past [`MAX_WAITING`], a request is
-    /// refused at once, as over a byte stream.
+    /// Requests waiting for a slot or a server-wide permit: past
+    /// [`MAX_WAITING`], a request is refused at once, as over a byte
+    /// stream.
     waiting: Arc<std::sync::atomic::AtomicUsize>,
     /// The permits shared by every session of the server, if bounded: a
     /// request holds one besides its session's slot, given back with it.
