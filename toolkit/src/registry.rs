@@ -118,7 +118,13 @@ impl Catalog {
 
 /// A registered tool with its schema compiled for casting and validation.
 pub(crate) struct Entry {
-    pub(crate) tool: Arc<dyn Tool>,
+    /// Dropped inside panic containment (see the `Drop` impl).
+    pub(crate) tool: std::mem::ManuallyDrop<Arc<dyn Tool>>,
+    /// The tool's name, read once when it was registered: the registry
+    /// files it, checks it and names it in errors by this, never asking
+    /// the tool again (a `spec()` is the tool's own code, and may answer
+    /// differently or panic).
+    pub(crate) name: String,
     schema: ArgumentSchema,
     /// Whether the tool has a parameter named `arguments`, so a wrapped
     /// payload must not be unwrapped.
@@ -143,10 +149,22 @@ impl Entry {
     }
 }
 
+impl Drop for Entry {
+    /// The last reference to a tool may be this entry's: dropped as a call
+    /// ends, or when the set of tools changes. A tool whose own drop code
+    /// panics (one that owns a tokio runtime does, on an async thread) must
+    /// not unwind into the host there.
+    fn drop(&mut self) {
+        // SAFETY: `tool` is taken once, here, and never used again.
+        let tool = unsafe { std::mem::ManuallyDrop::take(&mut self.tool) };
+        panics::contain(move || drop(tool));
+    }
+}
+
 impl std::fmt::Debug for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Entry")
-            .field("tool", &self.tool.spec().name)
+            .field("tool", &self.name)
             .field("origin", &self.origin)
             .finish()
     }
@@ -233,23 +251,22 @@ impl ToolRegistry {
         owned: impl Fn(&str) -> bool,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Result<(), RegistryError> {
-        if let Some(stranger) = tools.iter().find(|tool| !owned(&tool.spec().name)) {
-            return Err(RegistryError::NotInGroup(stranger.spec().name.to_string()));
-        }
         let mut prepared = tools
             .into_iter()
             .map(|tool| prepare_entry(tool, "run-time registration".to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
-        // Declared before the lock, so dropped after it (see `ReplacedSet`).
-        let current;
-        let _replaced;
-        let _writing = self.write_lock();
-        current = self.snapshot();
-        keep_renderings(&current, &mut prepared);
+        // By the names filed, which are the names put in.
+        if let Some(stranger) = prepared.iter().find(|entry| !owned(&entry.name)) {
+            return Err(RegistryError::NotInGroup(stranger.name.clone()));
+        }
+        // The tools' specs are their own code: compared before the lock,
+        // with the set as it is now.
+        let seen = self.snapshot();
+        keep_renderings(&seen, &mut prepared);
         // The same tools again (a refresh that found nothing new) are put in,
         // but announced to no one: two hosts mounting each other would
         // otherwise tell each other of changes forever.
-        let mut before: Vec<&ToolSpec> = current
+        let mut before: Vec<&ToolSpec> = seen
             .entries
             .iter()
             .filter(|(name, _)| owned(name))
@@ -258,7 +275,14 @@ impl ToolRegistry {
         let mut after: Vec<&ToolSpec> = prepared.iter().map(|entry| entry.tool.spec()).collect();
         before.sort_by(|a, b| a.name.cmp(&b.name));
         after.sort_by(|a, b| a.name.cmp(&b.name));
-        let changed = before != after;
+        let mut changed = before != after;
+        // Declared before the lock, so dropped after it (see `ReplacedSet`).
+        let current;
+        let _replaced;
+        let _writing = self.write_lock();
+        current = self.snapshot();
+        // Another change came in between: announced, whatever the specs say.
+        changed |= !Arc::ptr_eq(&current, &seen);
         let mut entries: HashMap<String, Arc<Entry>, NameHasher> = current
             .entries
             .iter()
@@ -628,8 +652,9 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
     Ok(Entry {
         timeout: spec.timeout,
         takes_arguments: schema.has_parameter("arguments"),
+        name: spec.name.to_string(),
         schema,
-        tool,
+        tool: std::mem::ManuallyDrop::new(tool),
         origin,
         definitions: Arc::default(),
     })
@@ -641,7 +666,7 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
 /// rendered again.
 fn keep_renderings(current: &Catalog, prepared: &mut [Entry]) {
     for entry in prepared {
-        if let Some(old) = current.entries.get(&*entry.tool.spec().name)
+        if let Some(old) = current.entries.get(&entry.name)
             && old.tool.spec() == entry.tool.spec()
         {
             entry.definitions = Arc::clone(&old.definitions);
@@ -721,7 +746,7 @@ fn check_names(
     // Two tools must differ in the name the strictest provider is shown too.
     let mut renamed = renamed_index(entries);
     for entry in prepared {
-        let name = entry.tool.spec().name.to_string();
+        let name = entry.name.clone();
         let shown = shown_name(&name).into_owned();
         // The tool already shown as `shown`: one of that name shown as it is
         // (a shown name is always shown as itself), or one renamed to it.
@@ -757,7 +782,7 @@ fn check_names(
 /// Put `prepared`, whose names [`check_names`] passed, into `entries`.
 fn insert(entries: &mut HashMap<String, Arc<Entry>, NameHasher>, prepared: Vec<Entry>) {
     for entry in prepared {
-        entries.insert(entry.tool.spec().name.to_string(), Arc::new(entry));
+        entries.insert(entry.name.clone(), Arc::new(entry));
     }
 }
 
@@ -812,7 +837,7 @@ fn check_read_payload(entry: &Entry, args: &mut Value) -> Result<Vec<Cast>, Call
     let (read, mut repairs) =
         read_payload(std::mem::take(args), entry.takes_arguments).map_err(|error| {
             CallError::InvalidPayload {
-                tool: entry.tool.spec().name.to_string(),
+                tool: entry.name.clone(),
                 error,
             }
         })?;
@@ -833,7 +858,7 @@ fn refuse(entry: &Entry, args: &mut Value, errors: Vec<ArgumentError>) -> CallEr
     // Refused arguments may nest too deep for a recursive drop.
     discard(std::mem::take(args));
     CallError::InvalidArguments(InvalidArguments {
-        tool: entry.tool.spec().name.to_string(),
+        tool: entry.name.clone(),
         errors,
     })
 }
@@ -873,12 +898,12 @@ impl CheckedCall {
             Ok(bound) => bound,
             Err(panic) => {
                 let error = ToolError::Panicked(panics::message(panic));
-                return Err(tool_failure(tool.as_ref(), error));
+                return Err(tool_failure(&entry.name, error));
             }
         };
         let bound = bound.map_err(|error| {
             CallError::InvalidArguments(InvalidArguments {
-                tool: entry.tool.spec().name.to_string(),
+                tool: entry.name.clone(),
                 errors: vec![error],
             })
         })?;
@@ -903,9 +928,9 @@ async fn contain_panic(
 }
 
 /// A tool's own error as a [`CallError`], keeping its kind for the host.
-fn tool_failure(tool: &dyn Tool, error: ToolError) -> CallError {
+fn tool_failure(name: &str, error: ToolError) -> CallError {
     CallError::Tool {
-        tool: tool.spec().name.to_string(),
+        tool: name.to_owned(),
         error,
     }
 }
@@ -935,14 +960,10 @@ impl PreparedCall {
 
     /// Run the tool. A panic inside it becomes [`ToolError::Panicked`].
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolOutput, CallError> {
-        let tool = &self.entry.tool;
-        contain_panic(crate::pipeline::start_contained(
-            tool.as_ref(),
-            self.args,
-            ctx,
-        ))
-        .await
-        .map_err(|error| tool_failure(tool.as_ref(), error))
+        let tool: &dyn Tool = &**self.entry.tool;
+        contain_panic(crate::pipeline::start_contained(tool, self.args, ctx))
+            .await
+            .map_err(|error| tool_failure(&self.entry.name, error))
     }
 }
 

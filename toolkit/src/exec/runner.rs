@@ -254,7 +254,7 @@ impl Batch<'_, '_> {
                 .runner
                 .registry
                 .get(&record.call.name)
-                .is_none_or(|tool| tool.spec().concurrency_safe());
+                .is_none_or(|tool| concurrency_safe(tool.as_ref()));
             match groups.last_mut() {
                 Some(group) if safe && open_safe_group => group.push(index),
                 _ => groups.push(vec![index]),
@@ -366,5 +366,19 @@ impl Batch<'_, '_> {
             _ => CallStatus::Success,
         };
         self.finish(index, status, output);
+    }
+}
+
+/// Whether `tool` says it may run beside others. Its `spec()` is its own
+/// code: one that panics runs alone, and the panic stays here.
+fn concurrency_safe(tool: &dyn crate::Tool) -> bool {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tool.spec().concurrency_safe()
+    })) {
+        Ok(safe) => safe,
+        Err(panic) => {
+            crate::panics::discard(panic);
+            false
+        }
     }
 }

@@ -105,12 +105,15 @@ impl<'a> Call<'a> {
     /// The tool's own name when it exists (the model may have used an
     /// alias a provider's rules made of it), else the name as written.
     pub fn tool_name(&self) -> &str {
-        self.spec().map_or(self.name, |spec| spec.name.as_ref())
+        // As the registry filed it, not asked of the tool again.
+        self.entry
+            .as_ref()
+            .map_or(self.name, |entry| entry.name.as_str())
     }
 
     /// The tool, when one has that name.
     pub fn tool(&self) -> Option<&Arc<dyn Tool>> {
-        self.entry.as_ref().map(|entry| &entry.tool)
+        self.entry.as_ref().map(|entry| &*entry.tool)
     }
 
     /// The tool's entry in the registry, when one has that name.

@@ -62,6 +62,8 @@ pin_project_lite::pin_project! {
 /// A tool and its arguments, ready to start under the guard.
 pub(super) struct Ready<'t> {
     tool: &'t dyn Tool,
+    /// The tool's name as the registry filed it, for its errors.
+    name: &'t str,
     arguments: Arguments,
     ctx: &'t ToolContext,
     timeout: Duration,
@@ -78,7 +80,8 @@ impl<'t> Ready<'t> {
         settings: &super::Settings,
     ) -> Self {
         Self {
-            tool: &*entry.tool,
+            tool: &**entry.tool,
+            name: &entry.name,
             arguments,
             ctx,
             timeout: entry.timeout.unwrap_or(settings.timeout),
@@ -89,14 +92,14 @@ impl<'t> Ready<'t> {
     /// names the tool.
     #[inline(always)]
     pub(super) fn run(self) -> impl Future<Output = Result<ToolOutput, CallError>> + 't {
-        let tool = self.tool;
+        let name = self.name;
         self.guarded()
-            .map(move |result| result.map_err(|error| tool_failed(tool, error)))
+            .map(move |result| result.map_err(|error| tool_failed(name, error)))
     }
 
-    /// The tool that runs.
-    pub(super) fn tool(&self) -> &'t dyn Tool {
-        self.tool
+    /// The name of the tool that runs, as the registry filed it.
+    pub(super) fn name(&self) -> &'t str {
+        self.name
     }
 
     /// Start the tool: its future, until it finishes, the timeout passes,
@@ -150,11 +153,11 @@ where
     }
 }
 
-/// The call's error for `tool`'s failure.
+/// The call's error for the failure of the tool named `name`.
 #[cold]
-pub(super) fn tool_failed(tool: &dyn Tool, error: ToolError) -> CallError {
+pub(super) fn tool_failed(name: &str, error: ToolError) -> CallError {
     CallError::Tool {
-        tool: tool.spec().name.to_string(),
+        tool: name.to_owned(),
         error,
     }
 }

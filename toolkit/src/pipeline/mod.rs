@@ -288,10 +288,10 @@ impl Pipeline {
                             ctx,
                             &self.settings,
                         );
-                        let tool = ready.tool();
+                        let name = ready.name();
                         match ready.guarded().await {
                             Ok(output) => output,
-                            Err(error) => error_output(&guard::tool_failed(tool, error)),
+                            Err(error) => error_output(&guard::tool_failed(name, error)),
                         }
                     }
                     Err(error) => error_output(&error),
