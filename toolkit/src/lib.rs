@@ -100,6 +100,7 @@ pub use error::{
 };
 pub use late::{LateReceiver, LateResult, LateResults, NotDelivered};
 pub use output::{Attachment, Image, MetaKey, Metadata, ToolOutput};
+pub use panics::{discard as discard_panic, message as panic_message};
 pub use registry::{CheckedCall, PreparedCall, ToolRegistry, is_valid_tool_name};
 pub use schema::{Definition, DefinitionFormat};
 pub use tool::{

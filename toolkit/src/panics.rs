@@ -12,8 +12,15 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 /// A contained panic's payload.
 pub(crate) type Payload = Box<dyn Any + Send>;
 
-/// What the panic said; the payload is then dropped as [`discard`] does.
-pub(crate) fn message(payload: Payload) -> String {
+/// What a caught panic said (its text, when its payload is a string),
+/// its payload then dropped as [`discard_panic`] does. For a host that
+/// contains panics of its own code (`catch_unwind`, `FutureExt::catch_unwind`).
+///
+/// ```
+/// let caught = std::panic::catch_unwind(|| panic!("disk full")).unwrap_err();
+/// assert_eq!(toolsmith::panic_message(caught), "disk full");
+/// ```
+pub fn message(payload: Payload) -> String {
     let text = if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -25,9 +32,11 @@ pub(crate) fn message(payload: Payload) -> String {
     text
 }
 
-/// Drop a panic's payload. A panic in its drop is caught, and that second
-/// payload forgotten: dropping it could panic again, and again.
-pub(crate) fn discard(payload: Payload) {
+/// Drop a caught panic's payload. A panic in its own drop (a payload may
+/// be any value) is caught too, and that second payload forgotten:
+/// dropping it could panic again, and again. Dropped directly where the
+/// first panic was caught, it would unwind past that containment.
+pub fn discard(payload: Payload) {
     if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         std::mem::forget(again);
     }

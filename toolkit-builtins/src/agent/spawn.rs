@@ -191,7 +191,10 @@ impl Spawner for TaskSpawner {
             let outcome = AssertUnwindSafe(work(request.clone()))
                 .catch_unwind()
                 .await
-                .unwrap_or_else(|_| Err("the task crashed".to_owned()));
+                .unwrap_or_else(|panic| {
+                    toolsmith::discard_panic(panic);
+                    Err("the task crashed".to_owned())
+                });
             let still_wanted = registry
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
