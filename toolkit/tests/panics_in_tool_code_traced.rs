@@ -1,7 +1,7 @@
-//! `panic_while_dropped.rs` with a tracing subscriber set, so that
-//! `registry.call` without layers goes through `Pipeline::run` and `steps`
-//! (the span enabled): a panic while a timed-out tool's future is dropped
-//! is contained there too. A test binary of its own: the subscriber is
+//! A case of `panics_in_tool_code.rs` with a tracing subscriber set, so
+//! that `registry.call` without layers goes through `Pipeline::run` and
+//! `steps` (the span enabled): a panic while a timed-out tool's future is
+//! dropped is contained there too. A test binary of its own: the subscriber is
 //! global.
 
 use std::sync::atomic::{AtomicU64, Ordering};
