@@ -171,13 +171,26 @@ pub async fn browser(
         Ok(done) => done,
         // Not returned at once: the notes below may say why (a browser the
         // kernel stopped at its bounds shows only as a lost connection).
-        Err(_) => match running.replace_page(Arc::clone(session.policy())).await {
-            Ok(()) => Err(format!(
+        // Bounded too, to end before the host's own timeout of the call:
+        // a replacement that does not finish has the next call start a
+        // new browser.
+        Err(_) => match tokio::time::timeout(
+            session.config().launch_timeout(),
+            running.replace_page(Arc::clone(session.policy())),
+        )
+        .await
+        {
+            Ok(Ok(())) => Err(format!(
                 "the `{}` action did not finish within {} s: the page stopped responding, so a new blank page replaces it",
                 action_name(action),
                 timeout.as_secs()
             )),
-            Err(e) => Err(format!("the browser stopped responding: {e}")),
+            Ok(Err(e)) => Err(format!(
+                "the browser stopped responding ({e}); the next call starts a new one"
+            )),
+            Err(_) => Err(
+                "the browser stopped responding: it opened no new page in time; the next call starts a new one".to_owned(),
+            ),
         },
     };
     let notes = running.closed_windows.take_note() + &session::notes(&running.bounds_reached());

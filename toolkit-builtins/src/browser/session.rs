@@ -93,6 +93,10 @@ pub(crate) struct Running {
     /// Bounds the browser this one replaced had reached before it died,
     /// not yet told: the kernel may have killed it for them.
     untold: Vec<String>,
+    /// Set while the page is being replaced, cleared once the new one is
+    /// in place: still set, the replacement failed or was cut short (the
+    /// old page may be closed already), and the browser is restarted.
+    replacing: bool,
 }
 
 #[cfg(target_os = "linux")]
@@ -175,8 +179,26 @@ impl BrowserSession {
     pub(crate) async fn running(&self) -> Result<MutexGuard<'_, Option<Running>>, BrowserError> {
         let mut running = self.running.lock().await;
         let mut untold = Vec::new();
-        if running.as_mut().is_some_and(|r| !r.is_alive()) {
-            // Chromium went away (crashed or was killed): start a new one.
+        if let Some(up) = running.as_mut()
+            && up.is_alive()
+            && !up.replacing
+            && !up.page_connected().await
+        {
+            // Chromium runs, but the page's connection is gone (its target
+            // was closed, as by a replacement cut short): every action on
+            // it would fail, so a new page replaces it.
+            let _ = tokio::time::timeout(
+                self.config.launch_timeout(),
+                up.replace_page(Arc::clone(&self.guard)),
+            )
+            .await;
+        }
+        if running
+            .as_mut()
+            .is_some_and(|r| !r.is_alive() || r.replacing)
+        {
+            // Chromium went away (crashed or was killed), or could not
+            // open a page when asked: start a new one.
             if let Some(mut dead) = running.take() {
                 untold = dead.bounds_reached();
                 dead.stop().await;
@@ -255,6 +277,7 @@ impl BrowserSession {
                 profile,
                 group,
                 untold: Vec::new(),
+                replacing: false,
             }),
             failed => {
                 #[cfg(target_os = "linux")]
@@ -280,6 +303,10 @@ impl BrowserSession {
         }
     }
 }
+
+/// How long the DevTools client may take to say whether it still has the
+/// page: it answers from what it holds, at once unless it is stuck.
+const PAGE_CHECK: Duration = Duration::from_secs(5);
 
 /// Bounds reached, as notes that follow a result.
 pub(crate) fn notes(reached: &[String]) -> String {
@@ -345,6 +372,7 @@ impl Running {
     /// finished, the DevTools client keeps waiting on it and would queue
     /// every later navigation of that page behind it.
     pub(crate) async fn replace_page(&mut self, guard: Arc<NetPolicy>) -> Result<(), CdpError> {
+        self.replacing = true;
         // Stopped first: it would take the new page for one the old opened.
         self.window_closer.abort();
         let (page, interceptor, window_closer) = open_page(
@@ -359,8 +387,18 @@ impl Running {
         self.interceptor = interceptor;
         self.window_closer = window_closer;
         let stuck = std::mem::replace(&mut self.page, page);
+        self.replacing = false;
         let _ = tokio::time::timeout(Duration::from_secs(2), stuck.close()).await;
         Ok(())
+    }
+
+    /// Whether the DevTools client still has the page's target: asked of
+    /// the client alone, so a page whose script never yields answers too.
+    async fn page_connected(&self) -> bool {
+        matches!(
+            tokio::time::timeout(PAGE_CHECK, self.page.mainframe()).await,
+            Ok(Ok(_))
+        )
     }
 
     /// Whether Chromium still runs and its connection is up.
