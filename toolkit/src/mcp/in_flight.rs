@@ -207,6 +207,15 @@ impl Slots {
         drop(held);
     }
 
+    /// The slot the request `id` holds for its answer, taken out: the id
+    /// is free for another request, and the caller holds the slot.
+    fn take_out(&self, id: &RequestId) -> Option<Slot> {
+        self.taken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id)
+    }
+
     /// [`give_back`](Self::give_back), if the slot `id` holds is `held`
     /// (not that of a later request reusing the id).
     fn give_back_held(&self, id: &RequestId, held: &Arc<Held>) {
@@ -301,19 +310,23 @@ fn send_holding<T: Transport<R>, R: ServiceRole>(
     // server's request). Its writing takes a slot of its own, or a peer
     // asking, cancelling and never reading would have us hold answers
     // without end.
-    let unheld = answered.as_ref().is_some_and(|id| !slots.holds(id));
-    let free = unheld.then(|| Arc::clone(&slots.free));
+    //
+    // The answer's slot is taken out of `taken` before the answer is handed
+    // on, and held until it is written: the id is free again before the
+    // peer can read the answer (a peer may reuse an answered id, and one
+    // quick to do so was refused as reusing an id in use), and a request
+    // reusing it later keeps its own slot.
+    let holding = answered.as_ref().and_then(|id| slots.take_out(id));
+    let free = (answered.is_some() && holding.is_none()).then(|| Arc::clone(&slots.free));
     let sent = inner.send(item);
-    let slots = Arc::clone(slots);
     async move {
         let _writing = match free {
             Some(free) => free.acquire_owned().await.ok(),
             None => None,
         };
         let result = sent.await;
-        if let Some(id) = answered {
-            slots.give_back(&id);
-        }
+        // Dropped once written: it may be the last clone.
+        drop(holding);
         result
     }
 }
