@@ -53,11 +53,14 @@ pub struct HttpOptions {
     /// client has left (a handler that does not watch its cancellation
     /// runs on), and one past them waits (in a session, counted among the
     /// session's waiting requests). One session holds at most half of
-    /// them, rounded up (all of them when this is 1): a client whose
-    /// requests never end cannot take them all from the other sessions,
-    /// which share the rest first come, first served. A request takes its
+    /// them, rounded up (all of them when this is 1): one session whose
+    /// requests never end cannot take them all from the others, which
+    /// share the rest first come, first served. A request takes its
     /// session's slot before its permit, so one waiting for its session
-    /// holds none.
+    /// holds none. The share is a session's, not a client's (a client with
+    /// two sessions has two), and a request waiting for it keeps its
+    /// connection, which this bounds too: see the book's MCP server
+    /// chapter for what that leaves open.
     pub max_connections: usize,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
