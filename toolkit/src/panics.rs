@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 pub(crate) type Payload = Box<dyn Any + Send>;
 
 /// What a caught panic said (its text, when its payload is a string),
-/// its payload then dropped as [`discard_panic`] does. For a host that
+/// its payload then dropped as [`discard_panic`](discard) does. For a host that
 /// contains panics of its own code (`catch_unwind`, `FutureExt::catch_unwind`).
 ///
 /// ```
