@@ -226,13 +226,12 @@ impl ToolRegistry {
     /// Remove a tool by name; returns it if it was there.
     pub fn unregister(&self, name: &str) -> Option<Arc<dyn Tool>> {
         // Declared before the lock, so dropped after it (see `ReplacedSet`).
-        let replaced;
+        let _replaced;
         let removed;
         let _writing = self.write_lock();
         let mut entries = self.snapshot().entries.clone();
         removed = entries.remove(name)?;
-        replaced = self.publish(entries);
-        drop(replaced);
+        _replaced = self.publish(entries);
         Some(Arc::clone(&removed.tool))
     }
 
