@@ -528,6 +528,15 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The failure of the tool named `name` (as the registry filed it).
+    #[cold]
+    pub(crate) fn tool_failed(name: &str, error: ToolError) -> Self {
+        Self::Tool {
+            tool: name.to_owned(),
+            error,
+        }
+    }
+
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
         match self {

@@ -897,7 +897,7 @@ impl CheckedCall {
             Ok(bound) => bound,
             Err(panic) => {
                 let error = ToolError::Panicked(panics::message(panic));
-                return Err(tool_failure(&entry.name, error));
+                return Err(CallError::tool_failed(&entry.name, error));
             }
         };
         let bound = bound.map_err(|error| {
@@ -923,14 +923,6 @@ async fn contain_panic(
     match std::panic::AssertUnwindSafe(call).catch_unwind().await {
         Ok(result) => result,
         Err(panic) => Err(ToolError::Panicked(panics::message(panic))),
-    }
-}
-
-/// A tool's own error as a [`CallError`], keeping its kind for the host.
-fn tool_failure(name: &str, error: ToolError) -> CallError {
-    CallError::Tool {
-        tool: name.to_owned(),
-        error,
     }
 }
 
@@ -962,7 +954,7 @@ impl PreparedCall {
         let tool: &dyn Tool = &**self.entry.tool;
         contain_panic(crate::pipeline::start_contained(tool, self.args, ctx))
             .await
-            .map_err(|error| tool_failure(&self.entry.name, error))
+            .map_err(|error| CallError::tool_failed(&self.entry.name, error))
     }
 }
 

@@ -212,10 +212,7 @@ impl<'a> Call<'a> {
 
     /// A [`ToolError`] of this call's tool.
     pub fn fail(&self, error: ToolError) -> CallError {
-        CallError::Tool {
-            tool: self.tool_name().to_owned(),
-            error,
-        }
+        CallError::tool_failed(self.tool_name(), error)
     }
 
     /// The error for a name no tool has.

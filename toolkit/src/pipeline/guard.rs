@@ -94,7 +94,7 @@ impl<'t> Ready<'t> {
     pub(super) fn run(self) -> impl Future<Output = Result<ToolOutput, CallError>> + 't {
         let name = self.name;
         self.guarded()
-            .map(move |result| result.map_err(|error| tool_failed(name, error)))
+            .map(move |result| result.map_err(|error| CallError::tool_failed(name, error)))
     }
 
     /// The name of the tool that runs, as the registry filed it.
@@ -150,15 +150,6 @@ where
             return Poll::Ready(Err(ToolError::Timeout(*this.timeout)));
         }
         Poll::Pending
-    }
-}
-
-/// The call's error for the failure of the tool named `name`.
-#[cold]
-pub(super) fn tool_failed(name: &str, error: ToolError) -> CallError {
-    CallError::Tool {
-        tool: name.to_owned(),
-        error,
     }
 }
 

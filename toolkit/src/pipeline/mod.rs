@@ -291,7 +291,7 @@ impl Pipeline {
                         let name = ready.name();
                         match ready.guarded().await {
                             Ok(output) => output,
-                            Err(error) => error_output(&guard::tool_failed(name, error)),
+                            Err(error) => error_output(&CallError::tool_failed(name, error)),
                         }
                     }
                     Err(error) => error_output(&error),
