@@ -198,13 +198,8 @@ impl Slots {
     /// The request `id` is answered or cancelled: its answer holds its
     /// slot no more (its handler may still).
     fn give_back(&self, id: &RequestId) {
-        let held = self
-            .taken
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
         // Dropped outside the lock: it may be the last clone.
-        drop(held);
+        drop(self.take_out(id));
     }
 
     /// The slot the request `id` holds for its answer, taken out: the id
