@@ -18,5 +18,5 @@ for model in stacked tree; do
   flags=""
   [ "$model" = tree ] && flags="-Zmiri-tree-borrows"
   echo "Miri, $model borrows:"
-  MIRIFLAGS="$flags" cargo +nightly miri test -q -p toolsmith --test tool_future
+  MIRIFLAGS="$flags" cargo +nightly miri test -q -p toolsmith --test tool_future --test call_future
 done

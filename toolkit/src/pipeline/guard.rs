@@ -18,6 +18,7 @@
 //! away.
 
 use std::future::Future;
+use std::mem::MaybeUninit;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -97,11 +98,6 @@ impl<'t> Ready<'t> {
             .map(move |result| result.map_err(|error| CallError::tool_failed(name, error)))
     }
 
-    /// The name of the tool that runs, as the registry filed it.
-    pub(super) fn name(&self) -> &'t str {
-        self.name
-    }
-
     /// Start the tool: its future, until it finishes, the timeout passes,
     /// or the context's token is cancelled. Inlined where it is awaited, so
     /// the tool's future (held in place, see [`ToolFuture`]) is written
@@ -115,24 +111,59 @@ impl<'t> Ready<'t> {
             stops: None,
         }
     }
+
+    /// [`guarded`](Self::guarded), written at `place`: the tool's future
+    /// is made where it will run, not moved there.
+    ///
+    /// # Safety
+    /// `place` is valid for writes and holds nothing to drop.
+    #[inline(always)]
+    pub(super) unsafe fn guarded_at(self, place: *mut Guarded<'t, ToolFuture<'t>>) {
+        // SAFETY: the caller's promise; each field is written once.
+        unsafe {
+            std::ptr::addr_of_mut!((*place).token).write(self.ctx.cancellation());
+            std::ptr::addr_of_mut!((*place).timeout).write(self.timeout);
+            std::ptr::addr_of_mut!((*place).stops).write(None);
+            start_contained_at(
+                self.tool,
+                self.arguments,
+                self.ctx,
+                std::ptr::addr_of_mut!((*place).work),
+            );
+        }
+    }
 }
 
-impl<F> Future for Guarded<'_, F>
-where
-    F: Future<Output = Result<ToolOutput, ToolError>>,
-{
-    type Output = Result<ToolOutput, ToolError>;
+/// What a tool's future gives.
+type Outcome = Result<ToolOutput, ToolError>;
 
+impl<F> Guarded<'_, F>
+where
+    F: Future<Output = Outcome>,
+{
+    /// [`poll`](Future::poll), the answer written to `out` (always, ready
+    /// or not): the tool's result is written there by the tool's own
+    /// future, so a caller that reads it in place never copies it.
     #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    pub(super) fn poll_into(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut MaybeUninit<Poll<Outcome>>,
+    ) {
         let this = self.project();
         let work = this.work;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| work.poll(cx))) {
-            Ok(Poll::Ready(result)) => return Poll::Ready(result),
-            Ok(Poll::Pending) => {}
-            Err(panic) => {
-                return Poll::Ready(Err(ToolError::Panicked(crate::panics::message(panic))));
-            }
+        if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            out.write(work.poll(cx));
+        })) {
+            // `out` is written after the tool's poll returns: a panic in
+            // it left `out` as it was, with nothing to drop.
+            let error = ToolError::Panicked(crate::panics::message(panic));
+            out.write(Poll::Ready(Err(error)));
+            return;
+        }
+        // SAFETY: written just above (the closure ran to its end).
+        if unsafe { out.assume_init_ref() }.is_ready() {
+            return;
         }
         let stops = this.stops.get_or_insert_with(|| {
             Box::pin(Stops {
@@ -142,14 +173,27 @@ where
         });
         let stops = stops.as_mut().project();
         if stops.cancelled.poll(cx).is_ready() {
-            return Poll::Ready(Err(ToolError::Cancelled));
-        }
-        if let Some(timer) = stops.timer.as_pin_mut()
+            out.write(Poll::Ready(Err(ToolError::Cancelled)));
+        } else if let Some(timer) = stops.timer.as_pin_mut()
             && timer.poll(cx).is_ready()
         {
-            return Poll::Ready(Err(ToolError::Timeout(*this.timeout)));
+            out.write(Poll::Ready(Err(ToolError::Timeout(*this.timeout))));
         }
-        Poll::Pending
+    }
+}
+
+impl<F> Future for Guarded<'_, F>
+where
+    F: Future<Output = Outcome>,
+{
+    type Output = Outcome;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let mut out = MaybeUninit::uninit();
+        self.poll_into(cx, &mut out);
+        // SAFETY: `poll_into` always writes `out`.
+        unsafe { out.assume_init() }
     }
 }
 
@@ -165,6 +209,28 @@ pub(crate) fn start_contained<'a>(
     match std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(arguments, ctx))) {
         Ok(future) => future,
         Err(panic) => panicked_at_start(panic),
+    }
+}
+
+/// [`start_contained`], its future written at `place`.
+///
+/// # Safety
+/// `place` is valid for writes and holds nothing to drop.
+#[inline(always)]
+unsafe fn start_contained_at<'a>(
+    tool: &'a dyn Tool,
+    arguments: Arguments,
+    ctx: &'a ToolContext,
+    place: *mut ToolFuture<'a>,
+) {
+    // SAFETY (both writes): the caller's promise. `place` is written once:
+    // by the tool's future, or, if making it panicked (before the write),
+    // by the failure.
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe {
+        place.write(tool.start(arguments, ctx));
+    }));
+    if let Err(panic) = started {
+        unsafe { place.write(panicked_at_start(panic)) };
     }
 }
 

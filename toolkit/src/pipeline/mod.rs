@@ -60,6 +60,7 @@ mod approval;
 mod budget;
 mod cache;
 mod call;
+mod dispatch;
 mod guard;
 mod hooks;
 mod limits;
@@ -264,59 +265,26 @@ impl Pipeline {
 
     /// Run a call of `name` in `registry` and return what the model reads:
     /// the tool's output, or an error whose text says what to do next, shaped.
-    pub async fn call(
-        &self,
-        registry: &ToolRegistry,
-        name: &str,
-        mut payload: Value,
-        ctx: &ToolContext,
-    ) -> ToolOutput {
-        // With the defaults alone and no subscriber, nothing can look at the
-        // call on its way: the check and the guarded tool run here, with no
-        // `Call` to record it and no future of `run` around them, and the
-        // casts are not written out (only layers and spans read them).
-        // Each result becomes the output where it is made, so a tool's
-        // output is moved once less than through a `Result` of both paths.
-        let mut output = if self.settings.layers.is_empty() && !trace::may_record() {
-            match registry.entry(name) {
-                Some(entry) => match crate::registry::check_in_place_unlogged(&entry, &mut payload)
-                {
-                    Ok(()) => {
-                        let ready = guard::Ready::new(
-                            &entry,
-                            Arguments::json(payload),
-                            ctx,
-                            &self.settings,
-                        );
-                        let name = ready.name();
-                        match ready.guarded().await {
-                            Ok(output) => output,
-                            Err(error) => error_output(&CallError::tool_failed(name, error)),
-                        }
-                    }
-                    Err(error) => error_output(&error),
-                },
-                None => {
-                    crate::args::discard(payload);
-                    error_output(&registry.unknown_tool(name))
-                }
-            }
-        } else {
-            let id = ctx.call_id().unwrap_or_default();
-            let mut call = Call::new(registry, id, name, payload, ctx);
-            match self.run(&mut call).await {
-                Ok(output) => output,
-                Err(error) => error_output(&error),
-            }
+    ///
+    /// With the defaults alone and no subscriber, nothing can look at the
+    /// call on its way: the check and the guarded tool run in the call's
+    /// own future, with no [`Call`] to record it, and the casts are not
+    /// written out (only layers and spans read them).
+    pub fn call<'a>(
+        &'a self,
+        registry: &'a ToolRegistry,
+        name: &'a str,
+        payload: Value,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = ToolOutput> + Send + 'a {
+        let inputs = dispatch::Inputs {
+            pipeline: self,
+            registry,
+            name,
+            payload,
+            ctx,
         };
-        let config = &self.settings.shape;
-        let id = ctx.call_id().unwrap_or_default();
-        if config.persist_dir.is_some() {
-            // Boxed: the common path's future stays small.
-            return Box::pin(self.finish(Ok(output), name, id, ctx)).await;
-        }
-        shape_in_place(&mut output, name, id, config, ctx.workspace());
-        output
+        dispatch::CallFuture::new(inputs, dispatch::general)
     }
 
     /// Run a call; a failure comes back as the typed error, and an output
