@@ -420,11 +420,7 @@ fn number_rules(map: &Map<String, Value>) -> Option<NumberRules> {
     if lower.is_none() && upper.is_none() && multiple_of.is_none() {
         return None;
     }
-    Some(NumberRules {
-        lower,
-        upper,
-        multiple_of,
-    })
+    Some(NumberRules::new(lower, upper, multiple_of))
 }
 
 fn bound(limit: Number, exclusive: bool) -> Bound {

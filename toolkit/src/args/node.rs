@@ -301,11 +301,56 @@ fn word8(bytes: &[u8], at: usize) -> u64 {
 
 /// `minimum`, `maximum`, their exclusive forms, `multipleOf`, and the range
 /// a numeric `format` implies, already merged into the tightest bounds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct NumberRules {
     pub(super) lower: Option<Bound>,
     pub(super) upper: Option<Bound>,
     pub(super) multiple_of: Option<(Number, Num)>,
+    /// The integers both bounds let through, `(lowest, highest)`, derived
+    /// from the bounds' own comparisons, so an integer (most numbers a model
+    /// sends) is checked against both in two comparisons. `None` when that
+    /// range is empty or could not be derived: the bounds decide alone.
+    integers: Option<(i128, i128)>,
+}
+
+impl NumberRules {
+    /// The rules of `lower`, `upper` and `multiple_of`.
+    pub(super) fn new(
+        lower: Option<Bound>,
+        upper: Option<Bound>,
+        multiple_of: Option<(Number, Num)>,
+    ) -> Self {
+        let lowest = lower
+            .as_ref()
+            .map_or(Some(i128::MIN), Bound::lowest_integer);
+        let highest = upper
+            .as_ref()
+            .map_or(Some(i128::MAX), Bound::highest_integer);
+        let integers = lowest.zip(highest).filter(|(low, high)| low <= high);
+        Self {
+            lower,
+            upper,
+            multiple_of,
+            integers,
+        }
+    }
+
+    /// Whether `num` is within both bounds: for an integer, the range
+    /// derived from them; for a float, the bounds themselves.
+    #[inline(always)]
+    pub(super) fn bounds_admit(&self, num: Num) -> bool {
+        if let (Num::Int(int), Some((lowest, highest))) = (num, self.integers) {
+            return lowest <= int && int <= highest;
+        }
+        !self
+            .lower
+            .as_ref()
+            .is_some_and(|bound| bound.falls_short(num))
+            && !self
+                .upper
+                .as_ref()
+                .is_some_and(|bound| bound.goes_past(num))
+    }
 }
 
 /// One end of a numeric range.
@@ -331,6 +376,41 @@ impl Bound {
     pub(super) fn goes_past(&self, num: Num) -> bool {
         let order = num.compare(self.at);
         order == Some(Ordering::Greater) || (self.exclusive && order == Some(Ordering::Equal))
+    }
+
+    /// The lowest integer this bound, taken as a minimum, lets through, if
+    /// any: found by [`falls_short`](Self::falls_short) itself, so the two
+    /// agree exactly, stepping up from the bound's floor (a step or two).
+    fn lowest_integer(&self) -> Option<i128> {
+        let mut int = self.floor()?;
+        while self.falls_short(Num::Int(int)) {
+            int = int.checked_add(1)?;
+        }
+        Some(int)
+    }
+
+    /// The highest integer this bound, taken as a maximum, lets through, if
+    /// any: by [`goes_past`](Self::goes_past), stepping down from the floor.
+    fn highest_integer(&self) -> Option<i128> {
+        let mut int = self.floor()?;
+        while self.goes_past(Num::Int(int)) {
+            int = int.checked_sub(1)?;
+        }
+        Some(int)
+    }
+
+    /// The highest integer at or below the bound, or the end of `i128`'s
+    /// range for a bound beyond it (then one step finds that no integer
+    /// passes a minimum there, or every one a maximum). `None` for a NaN,
+    /// which no number passes or fails, and which JSON cannot write anyway.
+    fn floor(&self) -> Option<i128> {
+        match self.at {
+            Num::Int(int) => Some(int),
+            Num::Float(float) if float.is_nan() => None,
+            // Exact within the range (a float beyond 2^53 is whole), and
+            // `as` saturates beyond it.
+            Num::Float(float) => Some(float.floor() as i128),
+        }
     }
 }
 

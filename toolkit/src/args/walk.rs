@@ -29,8 +29,8 @@ use super::depth::fits;
 use super::describe;
 use super::equal::{has_duplicates, json_equal};
 use super::node::{
-    Additional, MAX_DEPTH, Node, NodeId, Nodes, ObjectRules, StringRules, Types, char_length,
-    same_name,
+    Additional, MAX_DEPTH, Node, NodeId, Nodes, NumberRules, ObjectRules, StringRules, Types,
+    char_length, same_name,
 };
 use super::number::Num;
 use super::path::Path;
@@ -207,6 +207,19 @@ impl Walker<'_> {
             return;
         }
         let Some(rules) = &node.number else { return };
+        if !rules.bounds_admit(num) {
+            self.out_of_bounds(rules, num, path, sink);
+        }
+        if let Some((limit, step)) = &rules.multiple_of
+            && !num.is_multiple_of(*step)
+        {
+            sink.report(path, || Problem::NotMultipleOf(limit.clone()));
+        }
+    }
+
+    /// Each bound `num` breaks.
+    #[inline(never)]
+    fn out_of_bounds<S: Sink>(&self, rules: &NumberRules, num: Num, path: &Path<'_>, sink: &mut S) {
         if let Some(bound) = &rules.lower
             && bound.falls_short(num)
         {
@@ -222,11 +235,6 @@ impl Walker<'_> {
                 limit: bound.limit.clone(),
                 exclusive: bound.exclusive,
             });
-        }
-        if let Some((limit, step)) = &rules.multiple_of
-            && !num.is_multiple_of(*step)
-        {
-            sink.report(path, || Problem::NotMultipleOf(limit.clone()));
         }
     }
 

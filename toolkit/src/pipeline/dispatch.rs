@@ -27,7 +27,7 @@ use super::guard::{Guarded, Ready};
 use super::{Call, Pipeline, error_output, trace};
 use crate::context::ToolContext;
 use crate::error::{CallError, ToolError};
-use crate::exec::shape::shape_in_place;
+use crate::exec::shape::shape_for_call;
 use crate::output::ToolOutput;
 use crate::registry::{Entry, ToolRegistry, check_in_place_unlogged};
 use crate::tool::Arguments;
@@ -276,12 +276,12 @@ impl<'a, S> CallFuture<'a, S> {
     fn conclude(&mut self, output: &mut ToolOutput) -> bool {
         let (pipeline, name, ctx) = (self.pipeline, self.name, self.ctx);
         let config = &pipeline.settings.shape;
-        let id = ctx.call_id().unwrap_or_default();
         if config.persist_dir.is_none() {
-            shape_in_place(output, name, id, config, ctx.workspace());
+            shape_for_call(output, name, config, ctx);
             self.stage = Stage::Done;
             return true;
         }
+        let id = ctx.call_id().unwrap_or_default();
         let output = std::mem::take(output);
         let future: Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>> =
             Box::pin(pipeline.finish(Ok(output), name, id, ctx));
@@ -304,7 +304,7 @@ impl<'a, S> CallFuture<'a, S> {
 
     /// Drop the future of the current stage where it lies, then the entry
     /// it borrowed from; the stage is `Done` after.
-    #[inline]
+    #[inline(always)]
     fn drop_work(&mut self) {
         let stage = std::mem::replace(&mut self.stage, Stage::Done);
         let work = self.work.as_mut_ptr();

@@ -106,3 +106,100 @@ fn a_missing_node_is_the_true_schema() {
     };
     assert!(nodes.get(7).is_unconstrained());
 }
+
+/// Bounds of every kind: integers and floats, whole and not, inclusive and
+/// exclusive, near zero, near the ends of `i64`, `u64` and `i128`, beyond
+/// them, and at the edges of a float's exact integers.
+fn bounds() -> Vec<Bound> {
+    let mut ats = vec![
+        Num::Int(0),
+        Num::Int(1),
+        Num::Int(-1),
+        Num::Int(14),
+        Num::Int(i128::from(i64::MIN)),
+        Num::Int(i128::from(i64::MAX)),
+        Num::Int(i128::from(u64::MAX)),
+        Num::Int(i128::MIN),
+        Num::Int(i128::MAX),
+    ];
+    for float in [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        14.0,
+        13.999,
+        1e15,
+        9_007_199_254_740_993.0,
+        1e19,
+        -1e19,
+        1e30,
+        -1e30,
+        1.7e38,
+        -1.7e38,
+        1e300,
+        -1e300,
+        f64::NAN,
+    ] {
+        ats.push(Num::Float(float));
+    }
+    ats.into_iter()
+        .flat_map(|at| {
+            [false, true].map(|exclusive| Bound {
+                limit: serde_json::Number::from(0),
+                at,
+                exclusive,
+            })
+        })
+        .collect()
+}
+
+/// Integers around `bound` and at the ends of the range.
+fn integers_near(bound: &Bound) -> Vec<i128> {
+    let centre = match bound.at {
+        Num::Int(int) => int,
+        Num::Float(float) if float.is_nan() => 0,
+        Num::Float(float) => float as i128,
+    };
+    let mut near: Vec<i128> = (-3..=3)
+        .filter_map(|step| centre.checked_add(step))
+        .collect();
+    near.extend([
+        i128::MIN,
+        i128::MAX,
+        0,
+        i128::from(i64::MAX),
+        i128::from(u64::MAX),
+    ]);
+    near
+}
+
+#[test]
+fn the_integer_range_of_two_bounds_agrees_with_the_bounds() {
+    let bounds = bounds();
+    let mut pairs = 0;
+    for lower in bounds.iter().cloned().map(Some).chain([None]) {
+        for upper in bounds.iter().cloned().map(Some).chain([None]) {
+            let rules = NumberRules::new(lower.clone(), upper.clone(), None);
+            let mut probes: Vec<i128> = Vec::new();
+            for bound in lower.iter().chain(&upper) {
+                probes.extend(integers_near(bound));
+            }
+            probes.extend([0, 1, -1, i128::MIN, i128::MAX]);
+            for int in probes {
+                let num = Num::Int(int);
+                let by_bounds = !lower.as_ref().is_some_and(|b| b.falls_short(num))
+                    && !upper.as_ref().is_some_and(|b| b.goes_past(num));
+                assert_eq!(
+                    rules.bounds_admit(num),
+                    by_bounds,
+                    "{int} between {lower:?} and {upper:?}"
+                );
+            }
+            pairs += 1;
+        }
+    }
+    assert_eq!(pairs, (bounds.len() + 1).pow(2));
+}

@@ -96,6 +96,21 @@ pub(crate) fn shape_in_place(
     }
 }
 
+/// [`shape_in_place`] for a call in `ctx`: its id and workspace are looked
+/// up only when the output has to change.
+#[inline]
+pub(crate) fn shape_for_call(
+    output: &mut ToolOutput,
+    tool_name: &str,
+    config: &ShapeConfig,
+    ctx: &crate::ToolContext,
+) {
+    if !fits_as_it_is(output, config) {
+        let call_id = ctx.call_id().unwrap_or_default();
+        reshape(output, tool_name, call_id, config, ctx.workspace());
+    }
+}
+
 fn reshape(
     output: &mut ToolOutput,
     tool_name: &str,
