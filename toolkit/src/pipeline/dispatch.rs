@@ -197,17 +197,13 @@ impl<'a, S> CallFuture<'a, S> {
     /// under the guard, where it will be polled. The output if there is one
     /// already (a refusal), else the stage to poll next is set.
     fn start(&mut self) -> Option<ToolOutput> {
-        // SAFETY: taken once: the stage leaves `Start` at once, so neither
-        // a later poll nor the drop takes it again, even after a panic.
-        let mut payload = unsafe { ManuallyDrop::take(&mut self.payload) };
-        self.stage = Stage::Done;
         let work = self.work.as_mut_ptr();
         if !self.pipeline.settings.layers.is_empty() || trace::may_record() {
             let inputs = Inputs {
                 pipeline: self.pipeline,
                 registry: self.registry,
                 name: self.name,
-                payload,
+                payload: self.take_payload(),
                 ctx: self.ctx,
             };
             let future = ManuallyDrop::new((self.general)(inputs));
@@ -217,29 +213,37 @@ impl<'a, S> CallFuture<'a, S> {
             return None;
         }
         let Some(entry) = self.registry.entry(self.name) else {
-            crate::args::discard(payload);
+            crate::args::discard(self.take_payload());
             return self.refuse(&self.registry.unknown_tool(self.name));
         };
-        if let Err(error) = check_in_place_unlogged(&entry, &mut payload) {
+        // Checked where it lies: it moves once, to the tool.
+        if let Err(error) = check_in_place_unlogged(&entry, &mut self.payload) {
+            drop(self.take_payload());
             return self.refuse(&error);
         }
+        let arguments = Arguments::json(self.take_payload());
         // SAFETY: the entry is kept in `self.entry` until the future that
         // borrows from it is dropped (`drop_work`); it is an `Arc`, so the
         // `Entry` does not move when the `Arc` does.
         let filed: &'a Entry = unsafe { &*Arc::as_ptr(&entry) };
         self.entry = Some(entry);
-        let ready = Ready::new(
-            filed,
-            Arguments::json(payload),
-            self.ctx,
-            &self.pipeline.settings,
-        );
+        let ready = Ready::new(filed, arguments, self.ctx, &self.pipeline.settings);
         // SAFETY: `work` holds nothing at the start; the future written
         // there is pinned from now on, as `self` is. `ManuallyDrop` has the
         // layout of what it holds.
         unsafe { ready.guarded_at(std::ptr::addr_of_mut!((*work).running).cast()) };
         self.stage = Stage::Running;
         None
+    }
+
+    /// The payload, taken from the call at its start; the stage leaves
+    /// `Start` with it, so neither a later poll nor the drop takes it again
+    /// (until then a panic leaves it to the drop).
+    fn take_payload(&mut self) -> Value {
+        debug_assert!(self.stage == Stage::Start);
+        self.stage = Stage::Done;
+        // SAFETY: held while the stage is `Start`, which it leaves here.
+        unsafe { ManuallyDrop::take(&mut self.payload) }
     }
 
     /// A call refused before its tool ran, concluded: the output if it is
