@@ -62,6 +62,7 @@ mod discovery;
 mod error;
 pub mod exec;
 mod fields;
+mod filed_name;
 mod late;
 #[cfg(feature = "mcp")]
 pub mod mcp;

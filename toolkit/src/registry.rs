@@ -19,6 +19,7 @@ use crate::discovery::{ToolFilter, ToolRegistration};
 use crate::error::{
     ArgumentError, CallError, InvalidArguments, RegistryError, ToolError, UnknownTool,
 };
+use crate::filed_name::{FiledName, Name};
 use crate::output::ToolOutput;
 use crate::panics;
 use crate::pipeline::Pipeline;
@@ -29,6 +30,9 @@ use crate::tool::{Arguments, Tool, ToolSpec};
 /// Tool names are short and chosen by the host, not by an attacker who could
 /// aim for collisions, so a fast non-keyed hash serves the lookup on every call.
 type NameHasher = rustc_hash::FxBuildHasher;
+
+/// The tools of a catalog, by name.
+type Entries = HashMap<FiledName, Arc<Entry>, NameHasher>;
 
 /// Names of tools mounted from MCP servers start with this; they sort after the rest.
 const MCP_PREFIX: &str = "mcp_";
@@ -77,7 +81,7 @@ pub struct ToolRegistry {
 /// An immutable set of tools plus its cached definitions; replaced on every change.
 #[derive(Default)]
 struct Catalog {
-    entries: HashMap<String, Arc<Entry>, NameHasher>,
+    entries: Entries,
     /// Tool names in definition order: the rest alphabetically, then `mcp_` tools.
     order: Vec<String>,
     /// The names some providers are shown instead of a tool's own (see
@@ -101,8 +105,11 @@ type ReplacedSet = Arc<Catalog>;
 type DefinitionKey = (DefinitionFormat, bool);
 
 impl Catalog {
-    fn with_entries(entries: HashMap<String, Arc<Entry>, NameHasher>) -> Self {
-        let mut order: Vec<String> = entries.keys().cloned().collect();
+    fn with_entries(entries: Entries) -> Self {
+        let mut order: Vec<String> = entries
+            .keys()
+            .map(|name| name.as_str().to_owned())
+            .collect();
         order.sort_by(|a, b| {
             (a.starts_with(MCP_PREFIX), a.as_str()).cmp(&(b.starts_with(MCP_PREFIX), b.as_str()))
         });
@@ -230,7 +237,7 @@ impl ToolRegistry {
         let removed;
         let _writing = self.write_lock();
         let mut entries = self.snapshot().entries.clone();
-        removed = entries.remove(name)?;
+        removed = entries.remove(Name::of(name))?;
         _replaced = self.publish(entries);
         Some(Arc::clone(&removed.tool))
     }
@@ -268,7 +275,7 @@ impl ToolRegistry {
         let mut before: Vec<&ToolSpec> = seen
             .entries
             .iter()
-            .filter(|(name, _)| owned(name))
+            .filter(|(name, _)| owned(name.as_str()))
             .map(|(_, entry)| entry.tool.spec())
             .collect();
         let mut after: Vec<&ToolSpec> = prepared.iter().map(|entry| entry.tool.spec()).collect();
@@ -282,10 +289,10 @@ impl ToolRegistry {
         current = self.snapshot();
         // Another change came in between: announced, whatever the specs say.
         changed |= !Arc::ptr_eq(&current, &seen);
-        let mut entries: HashMap<String, Arc<Entry>, NameHasher> = current
+        let mut entries: Entries = current
             .entries
             .iter()
-            .filter(|(name, _)| !owned(name))
+            .filter(|(name, _)| !owned(name.as_str()))
             .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
             .collect();
         check_names(&entries, &prepared)?;
@@ -315,7 +322,7 @@ impl ToolRegistry {
 
     /// Make `entries` the set of tools, and tell whoever waits for a change.
     /// Returns the set replaced, as [`store`](Self::store) does.
-    fn publish(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) -> ReplacedSet {
+    fn publish(&self, entries: Entries) -> ReplacedSet {
         let replaced = self.store(entries);
         self.announce();
         replaced
@@ -325,7 +332,7 @@ impl ToolRegistry {
     /// the caller to drop once its writer lock is released (see
     /// [`ReplacedSet`]); the catalog's own lock is released already.
     #[must_use]
-    fn store(&self, entries: HashMap<String, Arc<Entry>, NameHasher>) -> ReplacedSet {
+    fn store(&self, entries: Entries) -> ReplacedSet {
         let catalog = Arc::new(Catalog::with_entries(entries));
         std::mem::replace(&mut *self.write_catalog(), catalog)
     }
@@ -411,7 +418,7 @@ impl ToolRegistry {
 
     /// Whether a tool with this name is registered.
     pub fn contains(&self, name: &str) -> bool {
-        self.snapshot().entries.contains_key(name)
+        self.snapshot().entries.contains_key(Name::of(name))
     }
 
     /// The registered names in definition order.
@@ -435,7 +442,7 @@ impl ToolRegistry {
         catalog
             .order
             .iter()
-            .map(|name| catalog.entries[name].tool.spec().clone())
+            .map(|name| catalog.entries[Name::of(name)].tool.spec().clone())
             .collect()
     }
 
@@ -491,7 +498,7 @@ impl ToolRegistry {
         let rendered: Arc<[Definition]> = catalog
             .order
             .iter()
-            .map(|name| catalog.entries[name].definition(format, compact))
+            .map(|name| catalog.entries[Name::of(name)].definition(format, compact))
             .collect();
         Arc::clone(cache().entry((format, compact)).or_insert(rendered))
     }
@@ -594,7 +601,10 @@ impl CatalogView {
 
     /// The spec of the tool called `name`.
     pub(crate) fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.0.entries.get(name).map(|entry| entry.tool.spec())
+        self.0
+            .entries
+            .get(Name::of(name))
+            .map(|entry| entry.tool.spec())
     }
 
     /// Every definition in `format`, in definition order (cached).
@@ -665,7 +675,7 @@ fn prepare_entry(tool: Arc<dyn Tool>, origin: String) -> Result<Entry, RegistryE
 /// rendered again.
 fn keep_renderings(current: &Catalog, prepared: &mut [Entry]) {
     for entry in prepared {
-        if let Some(old) = current.entries.get(&entry.name)
+        if let Some(old) = current.entries.get(Name::of(&entry.name))
             && old.tool.spec() == entry.tool.spec()
         {
             entry.definitions = Arc::clone(&old.definitions);
@@ -696,14 +706,14 @@ fn root_problem(schema: &Value) -> Option<String> {
 /// The tool called `name`, or the one shown to a provider under `name`.
 #[inline]
 fn find<'c>(catalog: &'c Catalog, name: &str) -> Option<&'c Arc<Entry>> {
-    catalog.entries.get(name).or_else(|| {
+    catalog.entries.get(Name::of(name)).or_else(|| {
         // Of the providers' naming rules, only Gemini's (a letter or `_`
         // first) can change a valid registry name: `3d_render` went out as
         // `_3d_render`. Registration keeps those shown names unique.
         catalog
             .renamed
             .get(name)
-            .and_then(|own| catalog.entries.get(own))
+            .and_then(|own| catalog.entries.get(Name::of(own)))
     })
 }
 
@@ -714,31 +724,27 @@ fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
 
 /// The names some providers are shown instead of a tool's own, each with
 /// the tool's name. Most names show as they are, so this stays small.
-fn renamed_index(
-    entries: &HashMap<String, Arc<Entry>, NameHasher>,
-) -> HashMap<String, String, NameHasher> {
+fn renamed_index(entries: &Entries) -> HashMap<String, String, NameHasher> {
     entries
         .keys()
         .filter_map(|name| {
+            let name = name.as_str();
             let shown = shown_name(name);
-            (shown != name.as_str()).then(|| (shown.into_owned(), name.clone()))
+            (shown != name).then(|| (shown.into_owned(), name.to_owned()))
         })
         .collect()
 }
 
 /// Whether `prepared` can join `entries`: no name, and no name some
 /// provider is shown, taken twice.
-fn check_names(
-    entries: &HashMap<String, Arc<Entry>, NameHasher>,
-    prepared: &[Entry],
-) -> Result<(), RegistryError> {
+fn check_names(entries: &Entries, prepared: &[Entry]) -> Result<(), RegistryError> {
     // Checked before anything is put in, so a refusal leaves every prepared
     // tool with the caller, to drop after its lock (see `ReplacedSet`).
     // The names the tools checked so far take, with their origins.
     let mut added: HashMap<String, &str, NameHasher> = HashMap::default();
     let origin = |name: &str, added: &HashMap<String, &str, NameHasher>| -> Option<String> {
         entries
-            .get(name)
+            .get(Name::of(name))
             .map(|existing| existing.origin.clone())
             .or_else(|| added.get(name).map(|origin| (*origin).to_owned()))
     };
@@ -749,7 +755,7 @@ fn check_names(
         let shown = shown_name(&name).into_owned();
         // The tool already shown as `shown`: one of that name shown as it is
         // (a shown name is always shown as itself), or one renamed to it.
-        let other = if entries.contains_key(&shown) || added.contains_key(&shown) {
+        let other = if entries.contains_key(Name::of(&shown)) || added.contains_key(&shown) {
             Some(shown.clone())
         } else {
             renamed.get(&shown).cloned()
@@ -779,9 +785,9 @@ fn check_names(
 }
 
 /// Put `prepared`, whose names [`check_names`] passed, into `entries`.
-fn insert(entries: &mut HashMap<String, Arc<Entry>, NameHasher>, prepared: Vec<Entry>) {
+fn insert(entries: &mut Entries, prepared: Vec<Entry>) {
     for entry in prepared {
-        entries.insert(entry.name.clone(), Arc::new(entry));
+        entries.insert(FiledName::new(entry.name.clone()), Arc::new(entry));
     }
 }
 
