@@ -23,7 +23,7 @@ use std::task::{Context, Poll, ready};
 
 use serde_json::Value;
 
-use super::guard::{Guarded, Ready};
+use super::guard::{Guarded, guarded_at};
 use super::{Call, Pipeline, error_output, trace};
 use crate::context::ToolContext;
 use crate::error::{CallError, ToolError};
@@ -59,8 +59,10 @@ enum Stage {
     Done,
 }
 
-/// The future of the stage that has one; which one, [`Stage`] says.
+/// What the stage holds; which one, [`Stage`] says.
 union Work<'a, S> {
+    /// `Start`: the call's payload.
+    payload: ManuallyDrop<Value>,
     running: ManuallyDrop<Guarded<'a, ToolFuture<'a>>>,
     general: ManuallyDrop<S>,
     saving: ManuallyDrop<Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>>,
@@ -75,8 +77,6 @@ pub(super) struct CallFuture<'a, S> {
     registry: &'a ToolRegistry,
     name: &'a str,
     ctx: &'a ToolContext,
-    /// Held until the first poll takes it (stage `Start` alone).
-    payload: ManuallyDrop<Value>,
     general: fn(Inputs<'a>) -> S,
     stage: Stage,
     work: MaybeUninit<Work<'a, S>>,
@@ -96,15 +96,20 @@ impl<'a, S> CallFuture<'a, S> {
             payload,
             ctx,
         } = inputs;
+        let mut work = MaybeUninit::<Work<'a, S>>::uninit();
+        // SAFETY: a field of the union, written in place; the stage is
+        // `Start`, which says it holds the payload.
+        unsafe {
+            std::ptr::addr_of_mut!((*work.as_mut_ptr()).payload).write(ManuallyDrop::new(payload))
+        };
         Self {
             pipeline,
             registry,
             name,
             ctx,
-            payload: ManuallyDrop::new(payload),
             general,
             stage: Stage::Start,
-            work: MaybeUninit::uninit(),
+            work,
             entry: None,
             _pinned: PhantomPinned,
         }
@@ -122,9 +127,20 @@ pub(super) async fn general(inputs: Inputs<'_>) -> ToolOutput {
         ctx,
     } = inputs;
     let id = ctx.call_id().unwrap_or_default();
-    let mut call = Call::new(registry, id, name, payload, ctx);
-    let result = pipeline.run(&mut call).await;
-    pipeline.finish(result, name, id, ctx).await
+    let result = {
+        // Let go (its entry, its arguments, what a layer kept in it) before
+        // the result is saved, as the tool's own future is.
+        let mut call = Call::new(registry, id, name, payload, ctx);
+        pipeline.run(&mut call).await
+    };
+    let config = &pipeline.settings.shape;
+    if config.persist_dir.is_some() {
+        // Boxed: the future of every call stays as small as its own steps.
+        return Box::pin(pipeline.finish(result, name, id, ctx)).await;
+    }
+    let mut output = result.unwrap_or_else(|error| error_output(&error));
+    shape_for_call(&mut output, name, config, ctx);
+    output
 }
 
 impl<S> Future for CallFuture<'_, S>
@@ -182,11 +198,6 @@ where
 
 impl<S> Drop for CallFuture<'_, S> {
     fn drop(&mut self) {
-        if self.stage == Stage::Start {
-            // SAFETY: never polled, so the payload was never taken.
-            unsafe { ManuallyDrop::drop(&mut self.payload) };
-            self.stage = Stage::Done;
-        }
         self.drop_work();
     }
 }
@@ -207,7 +218,7 @@ impl<'a, S> CallFuture<'a, S> {
                 ctx: self.ctx,
             };
             let future = ManuallyDrop::new((self.general)(inputs));
-            // SAFETY: `work` holds nothing at the start.
+            // SAFETY: `work` holds nothing now: its payload was taken.
             unsafe { std::ptr::addr_of_mut!((*work).general).write(future) };
             self.stage = Stage::General;
             return None;
@@ -217,21 +228,39 @@ impl<'a, S> CallFuture<'a, S> {
             return self.refuse(&self.registry.unknown_tool(self.name));
         };
         // Checked where it lies: it moves once, to the tool.
-        if let Err(error) = check_in_place_unlogged(&entry, &mut self.payload) {
+        // SAFETY: the stage is still `Start`, so `work` holds the payload.
+        if let Err(error) = check_in_place_unlogged(&entry, unsafe { &mut (*work).payload }) {
             drop(self.take_payload());
             return self.refuse(&error);
         }
-        let arguments = Arguments::json(self.take_payload());
         // SAFETY: the entry is kept in `self.entry` until the future that
         // borrows from it is dropped (`drop_work`); it is an `Arc`, so the
         // `Entry` does not move when the `Arc` does.
         let filed: &'a Entry = unsafe { &*Arc::as_ptr(&entry) };
         self.entry = Some(entry);
-        let ready = Ready::new(filed, arguments, self.ctx, &self.pipeline.settings);
-        // SAFETY: `work` holds nothing at the start; the future written
-        // there is pinned from now on, as `self` is. `ManuallyDrop` has the
-        // layout of what it holds.
-        unsafe { ready.guarded_at(std::ptr::addr_of_mut!((*work).running).cast()) };
+        // The payload goes to the tool as its arguments: taken by the tool's
+        // start alone, from where it lies.
+        self.stage = Stage::Done;
+        // SAFETY: a place in `work`, not read here.
+        let payload = unsafe { std::ptr::addr_of_mut!((*work).payload) };
+        // SAFETY (the read): `work` held the payload while the stage was
+        // `Start`, left just above; it is read once, whether the start
+        // panics or not, and before the running future is written over it
+        // (see `guarded_at`).
+        let arguments = || Arguments::json(ManuallyDrop::into_inner(unsafe { payload.read() }));
+        // SAFETY: `work` holds only the payload, which `arguments` reads
+        // before anything is written there; the future written there is
+        // pinned from now on, as `self` is. `ManuallyDrop` has the layout
+        // of what it holds.
+        unsafe {
+            guarded_at(
+                std::ptr::addr_of_mut!((*work).running).cast(),
+                filed,
+                arguments,
+                self.ctx,
+                &self.pipeline.settings,
+            );
+        }
         self.stage = Stage::Running;
         None
     }
@@ -243,7 +272,7 @@ impl<'a, S> CallFuture<'a, S> {
         debug_assert!(self.stage == Stage::Start);
         self.stage = Stage::Done;
         // SAFETY: held while the stage is `Start`, which it leaves here.
-        unsafe { ManuallyDrop::take(&mut self.payload) }
+        unsafe { ManuallyDrop::take(&mut (*self.work.as_mut_ptr()).payload) }
     }
 
     /// A call refused before its tool ran, concluded: the output if it is
@@ -319,7 +348,8 @@ impl<'a, S> CallFuture<'a, S> {
                 Stage::Running => ManuallyDrop::drop(&mut (*work).running),
                 Stage::General => ManuallyDrop::drop(&mut (*work).general),
                 Stage::Saving => ManuallyDrop::drop(&mut (*work).saving),
-                Stage::Start | Stage::Done => {}
+                Stage::Start => ManuallyDrop::drop(&mut (*work).payload),
+                Stage::Done => {}
             }
         }
         self.entry = None;

@@ -111,26 +111,36 @@ impl<'t> Ready<'t> {
             stops: None,
         }
     }
+}
 
-    /// [`guarded`](Self::guarded), written at `place`: the tool's future
-    /// is made where it will run, not moved there.
-    ///
-    /// # Safety
-    /// `place` is valid for writes and holds nothing to drop.
-    #[inline(always)]
-    pub(super) unsafe fn guarded_at(self, place: *mut Guarded<'t, ToolFuture<'t>>) {
-        // SAFETY: the caller's promise; each field is written once.
-        unsafe {
-            std::ptr::addr_of_mut!((*place).token).write(self.ctx.cancellation());
-            std::ptr::addr_of_mut!((*place).timeout).write(self.timeout);
-            std::ptr::addr_of_mut!((*place).stops).write(None);
-            start_contained_at(
-                self.tool,
-                self.arguments,
-                self.ctx,
-                std::ptr::addr_of_mut!((*place).work),
-            );
-        }
+/// The tool of `entry` started under the guard as [`Ready::guarded`] does,
+/// written at `place`: the tool's future is made where it will run, not
+/// moved there, and its arguments are made (by `arguments`) as the tool
+/// starts, so they move once, to the tool. `arguments` runs before
+/// anything is written at `place`, so it may read what lies there.
+///
+/// # Safety
+/// `place` is valid for writes and holds nothing to drop.
+#[inline(always)]
+pub(super) unsafe fn guarded_at<'t>(
+    place: *mut Guarded<'t, ToolFuture<'t>>,
+    entry: &'t Entry,
+    arguments: impl FnOnce() -> Arguments,
+    ctx: &'t ToolContext,
+    settings: &super::Settings,
+) {
+    let timeout = entry.timeout.unwrap_or(settings.timeout);
+    // SAFETY: the caller's promise; each field is written once.
+    unsafe {
+        start_contained_at(
+            &**entry.tool,
+            arguments,
+            ctx,
+            std::ptr::addr_of_mut!((*place).work),
+        );
+        std::ptr::addr_of_mut!((*place).token).write(ctx.cancellation());
+        std::ptr::addr_of_mut!((*place).timeout).write(timeout);
+        std::ptr::addr_of_mut!((*place).stops).write(None);
     }
 }
 
@@ -212,14 +222,15 @@ pub(crate) fn start_contained<'a>(
     }
 }
 
-/// [`start_contained`], its future written at `place`.
+/// [`start_contained`], its future written at `place`, its arguments made
+/// by `arguments` as it starts, before anything is written at `place`.
 ///
 /// # Safety
 /// `place` is valid for writes and holds nothing to drop.
 #[inline(always)]
 unsafe fn start_contained_at<'a>(
     tool: &'a dyn Tool,
-    arguments: Arguments,
+    arguments: impl FnOnce() -> Arguments,
     ctx: &'a ToolContext,
     place: *mut ToolFuture<'a>,
 ) {
@@ -227,7 +238,7 @@ unsafe fn start_contained_at<'a>(
     // by the tool's future, or, if making it panicked (before the write),
     // by the failure.
     let started = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe {
-        place.write(tool.start(arguments, ctx));
+        place.write(tool.start(arguments(), ctx));
     }));
     if let Err(panic) = started {
         unsafe { place.write(panicked_at_start(panic)) };
