@@ -198,7 +198,10 @@ where
 
 impl<S> Drop for CallFuture<'_, S> {
     fn drop(&mut self) {
-        self.drop_work();
+        // A finished call holds nothing: its entry went with its future.
+        if self.stage != Stage::Done {
+            self.drop_work();
+        }
     }
 }
 
@@ -306,6 +309,7 @@ impl<'a, S> CallFuture<'a, S> {
     /// `output` as the model reads it: shaped in place (true, stage
     /// `Done`), or taken to be saved to a file off the async threads
     /// (false, stage `Saving`).
+    #[inline(always)]
     fn conclude(&mut self, output: &mut ToolOutput) -> bool {
         let (pipeline, name, ctx) = (self.pipeline, self.name, self.ctx);
         let config = &pipeline.settings.shape;
