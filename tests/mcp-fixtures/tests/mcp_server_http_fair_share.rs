@@ -1,14 +1,20 @@
-//! The server-wide bound of an HTTP server (`max_connections` requests
-//! answered at once, in all sessions) against one client that would take
-//! it all: one session holds at most half of the permits, and a request
-//! waiting for its own session's slot holds none. A request waiting to be
-//! let in stops waiting when its session closes, or when its client
-//! cancels it (and never runs).
+//! The server-wide bounds of an HTTP server (`max_connections` requests
+//! answered at once, in all sessions, and as many connections) against one
+//! client that would take them all: one client holds at most half of the
+//! permits, in all its sessions, and at most half of the connections; a
+//! request waiting for its own session's slot holds no permit. A request
+//! waiting to be let in stops waiting when its session closes, or when its
+//! client cancels it (and never runs).
+//!
+//! The server tells clients apart by the address they connect from, so
+//! each client here connects from a loopback address of its own
+//! (127.0.0.1, 127.0.0.2, ...: every one of 127/8 is the machine's own).
 
 #[path = "../raw_http.rs"]
 mod raw_http;
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -49,6 +55,8 @@ impl tk::mcp::ResourceSource for Holding {
 
 /// A server of [`Holding`] on loopback.
 struct Served {
+    /// Where each session's client connects from.
+    clients: Mutex<HashMap<String, IpAddr>>,
     authority: String,
     url: String,
     started: Started,
@@ -73,6 +81,7 @@ impl Served {
                 .serve_http(listener, options.shutdown(shutdown.clone())),
         );
         Self {
+            clients: Mutex::default(),
             authority,
             url,
             started,
@@ -81,11 +90,29 @@ impl Served {
         }
     }
 
+    /// A session of a client of its own.
     async fn session(&self) -> String {
+        let client = loopback(self.clients.lock().unwrap().len() as u8 + 1);
+        self.session_of(client).await
+    }
+
+    /// A session whose requests come from `client`.
+    async fn session_of(&self, client: IpAddr) -> String {
         let url = self.url.clone();
-        tokio::task::spawn_blocking(move || raw_http::open_session(&url))
+        let session = tokio::task::spawn_blocking(move || raw_http::open_session(&url))
             .await
-            .unwrap()
+            .unwrap();
+        self.clients.lock().unwrap().insert(session.clone(), client);
+        session
+    }
+
+    /// A connection to the server from the client of `session`.
+    fn connect(
+        &self,
+        session: &str,
+    ) -> impl std::future::Future<Output = Option<TcpStream>> + use<> {
+        let client = self.clients.lock().unwrap().get(session).copied();
+        connect_from(client.unwrap_or(loopback(1)), self.authority.clone())
     }
 
     /// Reads of `uri` started so far.
@@ -118,10 +145,10 @@ impl Served {
     /// returns what came.
     fn read_held(&self, tasks: &mut JoinSet<String>, session: &str, id: u64, uri: &str) {
         let request = self.request(session, &read(id, uri));
-        let authority = self.authority.clone();
+        let connect = self.connect(session);
         tasks.spawn(async move {
             let exchange = async {
-                let mut stream = TcpStream::connect(&authority).await.ok()?;
+                let mut stream = connect.await?;
                 stream.write_all(request.as_bytes()).await.ok()?;
                 let mut heard = Vec::new();
                 let _ = stream.read_to_end(&mut heard).await;
@@ -146,10 +173,10 @@ impl Served {
         patience: Duration,
     ) {
         let request = self.request(session, &read(id, uri));
-        let authority = self.authority.clone();
+        let connect = self.connect(session);
         tasks.spawn(async move {
             let exchange = async {
-                let mut stream = TcpStream::connect(&authority).await.ok()?;
+                let mut stream = connect.await?;
                 stream.write_all(request.as_bytes()).await.ok()?;
                 let mut heard = Vec::new();
                 let mut chunk = [0u8; 4096];
@@ -183,6 +210,19 @@ impl Served {
         self.shutdown.cancel();
         answers
     }
+}
+
+/// The loopback address 127.0.0.`n`.
+fn loopback(n: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, n))
+}
+
+/// A connection to `authority` from `client`, or `None` if it failed.
+async fn connect_from(client: IpAddr, authority: String) -> Option<TcpStream> {
+    let server: SocketAddr = authority.parse().ok()?;
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    socket.bind(SocketAddr::new(client, 0)).ok()?;
+    socket.connect(server).await.ok()
 }
 
 fn read(id: u64, uri: &str) -> serde_json::Value {
@@ -369,4 +409,107 @@ async fn a_request_cancelled_while_it_waits_to_be_let_in_never_runs() {
     });
     assert!(!answer.contains("\"contents\""), "{answer}");
     assert_eq!(ran, 0, "the cancelled request ran");
+}
+
+/// One client whose reads never end, in two sessions, on a server
+/// answering 16 requests at once: it runs at most 8 of them in all, and
+/// another client runs its 8 reads. A client with two sessions used to
+/// have a share in each, 16 in all, and the other client none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_holds_at_most_half_of_the_permits_in_all_its_sessions() {
+    let served = Served::new(HttpOptions::default().max_connections(16)).await;
+    let greedy = [
+        served.session_of(loopback(1)).await,
+        served.session_of(loopback(1)).await,
+    ];
+    let other = served.session_of(loopback(2)).await;
+    let mut tasks = JoinSet::new();
+    let test = async {
+        let mut leaving = JoinSet::new();
+        for id in 0..16u64 {
+            let session = &greedy[(id % 2) as usize];
+            served.read_and_leave(&mut leaving, session, id, "mem://a", Duration::from_secs(2));
+        }
+        while leaving.join_next().await.is_some() {}
+        let running = served.started("mem://a");
+        for id in 100..108 {
+            served.read_held(&mut tasks, &other, id, "mem://b");
+        }
+        let others = served.wait_started("mem://b", 8).await;
+        (running, others)
+    };
+    let (running, others) = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    served.finish(&mut tasks).await;
+    eprintln!("the first client ran {running} of 16 in two sessions; the other ran {others} of 8");
+    assert!(running <= 8, "the first client ran {running} at once");
+    assert_eq!(others, 8, "the other client's reads that ran");
+}
+
+/// One client holding connections open (reads that never end), on a server
+/// serving 8 connections: its fifth is refused at once (503) while another
+/// client's connections are served. It used to hold all 8, and another
+/// client waited to be accepted for as long as the reads ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_holds_at_most_half_of_the_connections() {
+    let served = Served::new(HttpOptions::default().max_connections(8)).await;
+    let greedy = served.session_of(loopback(1)).await;
+    let other = served.session_of(loopback(2)).await;
+    let mut tasks = JoinSet::new();
+    let test = async {
+        for id in 0..4 {
+            served.read_held(&mut tasks, &greedy, id, "mem://a");
+        }
+        let running = served.wait_started("mem://a", 4).await;
+        // A fifth connection of the same client: refused, at once.
+        let mut fifth = served.connect(&greedy).await.expect("connects");
+        let mut refused = String::new();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(10), fifth.read_to_string(&mut refused)).await;
+        // The other client's reads all run.
+        for id in 100..104 {
+            served.read_held(&mut tasks, &other, id, "mem://b");
+        }
+        let others = served.wait_started("mem://b", 4).await;
+        (running, refused, others)
+    };
+    let (running, refused, others) = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    served.finish(&mut tasks).await;
+    eprintln!(
+        "the first client ran {running}; its fifth connection heard {refused:?}; the other ran {others} of 4"
+    );
+    assert_eq!(running, 4, "the first client's reads that ran");
+    assert!(
+        refused.starts_with("HTTP/1.1 503") && refused.contains("too many connections"),
+        "{refused:?}"
+    );
+    assert_eq!(others, 4, "the other client's reads that ran");
+}
+
+/// Behind a proxy every connection comes from it: with `max_per_client`
+/// raised to all the connections, one address has them all (its sessions
+/// still half each), where it would have half.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_proxy_one_address_may_be_given_every_connection() {
+    let options = HttpOptions::default().max_connections(4).max_per_client(4);
+    let served = Served::new(options).await;
+    let sessions = [
+        served.session_of(loopback(1)).await,
+        served.session_of(loopback(1)).await,
+    ];
+    let mut tasks = JoinSet::new();
+    let test = async {
+        for id in 0..4u64 {
+            served.read_held(&mut tasks, &sessions[(id % 2) as usize], id, "mem://a");
+        }
+        served.wait_started("mem://a", 4).await
+    };
+    let running = tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("bounded");
+    served.finish(&mut tasks).await;
+    assert_eq!(running, 4, "the proxy's reads that ran");
 }

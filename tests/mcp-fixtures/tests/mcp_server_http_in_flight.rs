@@ -16,7 +16,6 @@ use std::time::Duration;
 use tk::mcp::{HttpOptions, McpServer};
 use tk::{CancellationToken, ToolRegistry};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// How many reads of [`Stubborn`] run now, the most at once, and how many
 /// started.
@@ -91,6 +90,18 @@ async fn serve(
 /// come (`whole`: until the server closes), bounded at 30 s. Returns what
 /// came.
 async fn post(url: &str, session: &str, body: &serde_json::Value, whole: bool) -> String {
+    post_from(1, url, session, body, whole).await
+}
+
+/// [`post`] from the loopback address 127.0.0.`client`: the server counts
+/// a client's share by the address it connects from.
+async fn post_from(
+    client: u8,
+    url: &str,
+    session: &str,
+    body: &serde_json::Value,
+    whole: bool,
+) -> String {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap());
     let body = body.to_string();
@@ -104,7 +115,11 @@ async fn post(url: &str, session: &str, body: &serde_json::Value, whole: bool) -
         body.len()
     );
     let exchange = async {
-        let mut stream = TcpStream::connect(authority).await.ok()?;
+        let socket = tokio::net::TcpSocket::new_v4().ok()?;
+        socket
+            .bind(std::net::SocketAddr::from(([127, 0, 0, client], 0)))
+            .ok()?;
+        let mut stream = socket.connect(authority.parse().ok()?).await.ok()?;
         stream.write_all(request.as_bytes()).await.ok()?;
         let mut heard = Vec::new();
         let mut chunk = [0u8; 4096];
@@ -223,8 +238,9 @@ async fn requests_past_those_answered_and_waiting_are_refused_at_once() {
 /// A stateless server: each request is answered on its own, and a client
 /// that leaves before the answer leaves its handler running (one that
 /// does not watch its cancellation). Requests posted and dropped in a loop
-/// have at most as many handlers running at once as the server serves
-/// connections (here 16), and the server still answers the next request.
+/// by four clients have at most as many handlers running at once as the
+/// server serves connections (here 16), and the server still answers the
+/// next request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_server_runs_no_more_handlers_than_its_connections() {
     const REQUESTS: u64 = 300;
@@ -245,8 +261,9 @@ async fn a_stateless_server_runs_no_more_handlers_than_its_connections() {
                 "method": "resources/read", "params": {"uri": "mem://slow"}});
             // Gone after a moment: no answer comes before the reads are
             // let go.
-            let _ =
-                tokio::time::timeout(Duration::from_millis(300), post(&url, "", &read, true)).await;
+            let client = (id % 4) as u8 + 1;
+            let posted = post_from(client, &url, "", &read, true);
+            let _ = tokio::time::timeout(Duration::from_millis(300), posted).await;
         });
     }
     while sent.join_next().await.is_some() {}
@@ -264,9 +281,10 @@ async fn a_stateless_server_runs_no_more_handlers_than_its_connections() {
     assert!(most <= CONNECTIONS, "{most} handlers ran at once");
 }
 
-/// Requests spread over several sessions, each dropped once taken: the
-/// server answers at most as many at once, in all its sessions, as it
-/// serves connections (here 16), though each session alone may have 64.
+/// Requests spread over several sessions of as many clients, each dropped
+/// once taken: the server answers at most as many at once, in all its
+/// sessions, as it serves connections (here 16), though each session alone
+/// may have 64.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_together_run_no_more_handlers_than_the_server_serves_connections() {
     const REQUESTS: u64 = 400;
@@ -286,12 +304,13 @@ async fn sessions_together_run_no_more_handlers_than_the_server_serves_connectio
     for id in 10..10 + REQUESTS {
         let permit = Arc::clone(&attackers).acquire_owned().await.unwrap();
         let url = url.clone();
-        let session = sessions[id as usize % sessions.len()].clone();
+        let which = id as usize % sessions.len();
+        let session = sessions[which].clone();
         sent.spawn(async move {
             let _permit = permit;
             let read = serde_json::json!({"jsonrpc": "2.0", "id": id,
                 "method": "resources/read", "params": {"uri": "mem://slow"}});
-            post(&url, &session, &read, false).await;
+            post_from(which as u8 + 1, &url, &session, &read, false).await;
         });
     }
     while sent.join_next().await.is_some() {}

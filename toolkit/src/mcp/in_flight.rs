@@ -32,8 +32,8 @@
 
 use std::collections::HashMap;
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::{Arc, Weak};
 
 use rmcp::model::{
     ClientNotification, ErrorCode, ErrorData, GetExtensions, JsonRpcMessage, RequestId,
@@ -42,6 +42,8 @@ use rmcp::model::{
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleClient, RoleServer};
+
+use crate::mcp::server::peer::Peer;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 /// Requests of one peer answered at once.
@@ -165,9 +167,8 @@ struct Held {
     slots: std::sync::Weak<Slots>,
     free: Arc<Semaphore>,
     /// The permits of a request let in by an [`Admission`] bounded
-    /// server-wide (its session's share and the server's), given back
-    /// with the slot.
-    _overall: Option<[OwnedSemaphorePermit; 2]>,
+    /// server-wide, given back with the slot.
+    _overall: Option<ServerPermits>,
 }
 
 impl Drop for Held {
@@ -180,11 +181,7 @@ impl Slots {
     /// A slot for a permit of `free` just acquired and forgotten (and
     /// the `overall` permits, if any), for the request `id`: the
     /// [`Slot`]'s last clone gives them back.
-    fn slot(
-        self: &Arc<Self>,
-        id: Option<RequestId>,
-        overall: Option<[OwnedSemaphorePermit; 2]>,
-    ) -> Slot {
+    fn slot(self: &Arc<Self>, id: Option<RequestId>, overall: Option<ServerPermits>) -> Slot {
         Slot {
             held: Arc::new(Held {
                 id,
@@ -456,24 +453,67 @@ struct Cancels {
 }
 
 /// The permits every session of a server shares, with the most one
-/// session may hold at once.
+/// session, and one client in all its sessions, may hold at once.
 #[derive(Clone)]
 pub(crate) struct ServerWide {
     permits: Arc<Semaphore>,
     per_session: usize,
+    per_client: usize,
+    /// Each client's share of them, by the address it connects from, kept
+    /// while one of its requests holds or waits for a permit of it: every
+    /// session the client opens takes from the same share.
+    shares: Arc<Mutex<HashMap<Peer, Weak<Semaphore>>>>,
+}
+
+/// What a request holds of a server's permits, given back with it.
+pub(crate) struct ServerPermits {
+    _session: Option<OwnedSemaphorePermit>,
+    _client: Option<OwnedSemaphorePermit>,
+    _permit: OwnedSemaphorePermit,
 }
 
 impl ServerWide {
     /// `permits` permits (at least 1) in all. One session holds at most
-    /// half of them, rounded up: the others always have the rest, however
-    /// long one session's handlers run (they need not end when
-    /// cancelled), while a session alone still has most of them.
-    pub(crate) fn new(permits: usize) -> Self {
+    /// half of them, rounded up, and one client `per_client` (at least 1):
+    /// the others always have the rest, however long one client's handlers
+    /// run (they need not end when cancelled), while a client alone still
+    /// has most of them.
+    pub(crate) fn new(permits: usize, per_client: usize) -> Self {
         let permits = permits.max(1);
         Self {
             permits: Arc::new(Semaphore::new(permits)),
             per_session: permits.div_ceil(2),
+            per_client: per_client.clamp(1, permits),
+            shares: Arc::default(),
         }
+    }
+
+    /// The share of `peer`: the one its other requests take from, or a new
+    /// one if none of them holds or waits for a permit.
+    fn share_of(&self, peer: Peer) -> Arc<Semaphore> {
+        let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(share) = shares.get(&peer).and_then(Weak::upgrade) {
+            return share;
+        }
+        // Forget the clients that hold nothing now: the map holds at most
+        // the clients with a request holding or waiting for a permit.
+        shares.retain(|_, share| share.strong_count() > 0);
+        let share = Arc::new(Semaphore::new(self.per_client));
+        shares.insert(peer, Arc::downgrade(&share));
+        share
+    }
+
+    /// Permits for a request of `peer` outside any session (a stateless
+    /// server's), waited for: one of its client's share, then one of all.
+    /// `None` if the permits are closed.
+    pub(crate) async fn permits_for(&self, peer: Peer) -> Option<ServerPermits> {
+        let client = self.share_of(peer).acquire_owned().await.ok()?;
+        let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
+        Some(ServerPermits {
+            _session: None,
+            _client: Some(client),
+            _permit: permit,
+        })
     }
 }
 
@@ -482,7 +522,7 @@ impl ServerWide {
 struct SessionShare {
     /// How many of them the session may still take.
     share: Arc<Semaphore>,
-    permits: Arc<Semaphore>,
+    server: ServerWide,
 }
 
 /// One request counted in [`Admission::waiting`] and listed in
@@ -522,6 +562,16 @@ pub(crate) enum Refused {
     Cancelled,
 }
 
+/// The client a request came from, if it came over HTTP: the server puts
+/// its connection's [`Peer`] in the request's head, which the SDK hands on
+/// with the request.
+fn peer_of(extensions: &rmcp::model::Extensions) -> Option<Peer> {
+    extensions
+        .get::<hyper::http::request::Parts>()
+        .and_then(|head| head.extensions.get::<Peer>())
+        .copied()
+}
+
 /// The answer to a request reusing the id of one not yet answered
 /// (JSON-RPC's "invalid request").
 fn id_in_use<R: ServiceRole>(id: RequestId) -> TxJsonRpcMessage<R> {
@@ -547,7 +597,7 @@ impl Admission {
             waiting: Arc::default(),
             overall: overall.map(|overall| SessionShare {
                 share: Arc::new(Semaphore::new(overall.per_session)),
-                permits: Arc::clone(&overall.permits),
+                server: overall.clone(),
             }),
             closed: tokio_util::sync::CancellationToken::new(),
             cancels: Arc::default(),
@@ -579,17 +629,32 @@ impl Admission {
             _ => return Ok(()),
         };
         let id = request.id.clone();
+        let peer = peer_of(request.request.extensions());
         // The session's slot first, then its share of the server-wide
-        // permits, then one of them: a request waiting for its session
-        // holds no permit another session could use.
+        // permits, then its client's (when the request came with an
+        // address), then one of them: a request waiting for its session or
+        // its client holds no permit another client could use.
         let mut waiting = None;
         let permit = self.take(&self.slots.free, &id, &mut waiting).await?;
         let overall = match &self.overall {
             None => None,
             Some(overall) => {
-                let share = self.take(&overall.share, &id, &mut waiting).await?;
-                let permit = self.take(&overall.permits, &id, &mut waiting).await?;
-                Some([share, permit])
+                let session = self.take(&overall.share, &id, &mut waiting).await?;
+                let client = match peer {
+                    Some(peer) => {
+                        let share = overall.server.share_of(peer);
+                        Some(self.take(&share, &id, &mut waiting).await?)
+                    }
+                    None => None,
+                };
+                let permit = self
+                    .take(&overall.server.permits, &id, &mut waiting)
+                    .await?;
+                Some(ServerPermits {
+                    _session: Some(session),
+                    _client: client,
+                    _permit: permit,
+                })
             }
         };
         drop(waiting);
@@ -934,7 +999,7 @@ mod tests {
     /// server-wide permits.
     #[tokio::test]
     async fn a_panicking_handler_gives_its_admission_back() {
-        let overall = ServerWide::new(4);
+        let overall = ServerWide::new(4, 4);
         let admission = Admission::new(Some(&overall));
         let (feed, read) = mpsc::unbounded_channel();
         let mut admitted = admission.transport::<_, RoleServer>(Pipe {

@@ -18,9 +18,11 @@ use tower_service::Service;
 
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
+use super::peer::{Peer, PeerConnections};
 use super::sessions::BoundedSessions;
 use super::stream::{Resumptions, StreamRelease, releasable};
 use super::write_deadline::WriteDeadline;
+use crate::mcp::in_flight::{ServerPermits, ServerWide};
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -53,15 +55,24 @@ pub struct HttpOptions {
     /// client has left (a handler that does not watch its cancellation
     /// runs on), and one past them waits (in a session, counted among the
     /// session's waiting requests). One session holds at most half of
-    /// them, rounded up (all of them when this is 1): one session whose
-    /// requests never end cannot take them all from the others, which
-    /// share the rest first come, first served. A request takes its
-    /// session's slot before its permit, so one waiting for its session
-    /// holds none. The share is a session's, not a client's (a client with
-    /// two sessions has two), and a request waiting for it keeps its
-    /// connection, which this bounds too: see the book's MCP server
-    /// chapter for what that leaves open.
+    /// them, rounded up (all of them when this is 1), and one client, in
+    /// all its sessions, at most [`max_per_client`](Self::max_per_client)
+    /// of them and of the connections: one client whose requests never
+    /// end cannot take them all from the others, which share the rest
+    /// first come, first served. A request takes its session's slot and
+    /// its shares before its permit, so one waiting for them holds none.
     pub max_connections: usize,
+    /// The most connections one client holds at once, and the most of its
+    /// requests answered at once, in all its sessions; `None` (the
+    /// default) is half of [`max_connections`](Self::max_connections),
+    /// rounded up. A connection past them is refused at once (`503`).
+    ///
+    /// The server tells clients apart by the address they connect from (an
+    /// IPv6 address by its /64 prefix), so a client cannot get more by
+    /// opening sessions. Behind a proxy or a load balancer every
+    /// connection comes from it: raise this to `max_connections` there, and
+    /// bound each client at the proxy.
+    pub max_per_client: Option<usize>,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
     ///
@@ -99,6 +110,7 @@ impl Default for HttpOptions {
             shutdown: CancellationToken::new(),
             auth: None,
             max_connections: 1024,
+            max_per_client: None,
             max_sessions: 1024,
             write_timeout: Duration::from_secs(30),
         }
@@ -142,6 +154,21 @@ impl HttpOptions {
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max.max(1);
         self
+    }
+
+    /// Let one client hold at most `max` connections, and have at most
+    /// `max` requests answered at once (see
+    /// [`max_per_client`](Self::max_per_client)).
+    pub fn max_per_client(mut self, max: usize) -> Self {
+        self.max_per_client = Some(max);
+        self
+    }
+
+    /// The most one client holds: [`max_per_client`](Self::max_per_client),
+    /// or half of the connections, between 1 and all of them.
+    fn client_share(&self) -> usize {
+        let max = self.max_connections.max(1);
+        self.max_per_client.unwrap_or(max.div_ceil(2)).clamp(1, max)
     }
 
     /// Keep at most `max` sessions open at once (at least 1).
@@ -213,7 +240,7 @@ impl McpServer {
             let sessions = BoundedSessions::new(
                 LocalSessionManager::default(),
                 options.max_sessions,
-                options.max_connections,
+                ServerWide::new(options.max_connections, options.client_share()),
                 forget,
             );
             let service = StreamableHttpService::new(factory, Arc::new(sessions), config);
@@ -228,6 +255,9 @@ type Response =
 /// How long a client may take to send a request's head; then the
 /// connection is closed. A client that sends it a byte at a time would
 /// otherwise hold its connection for ever.
+/// The answer to a connection past its client's share of them.
+const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 40\r\nretry-after: 1\r\nconnection: close\r\n\r\ntoo many connections from this address\r\n";
+
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The pause after a failed accept. Out of descriptors, `accept` fails at
@@ -251,13 +281,14 @@ where
     let shutdown = &options.shutdown;
     let resumptions = Resumptions::default();
     let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let per_peer = PeerConnections::new(options.client_share());
     // Stateless, each request is answered on its own, and its handler runs
     // on when its client leaves (one that does not watch its cancellation
     // runs to its end): the connections bound the requests being answered
     // only if a handler holds its permit until it ends.
     let handlers = options
         .stateless
-        .then(|| Arc::new(Semaphore::new(options.max_connections.max(1))));
+        .then(|| ServerWide::new(options.max_connections, options.client_share()));
     loop {
         // A permit first: past the bound, clients wait in the listen queue.
         let permit = tokio::select! {
@@ -267,7 +298,7 @@ where
                 Err(_) => return Ok(()),
             },
         };
-        let (stream, _) = tokio::select! {
+        let (stream, address) = tokio::select! {
             () = shutdown.cancelled() => return Ok(()),
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -280,6 +311,16 @@ where
                     }
                 }
             },
+        };
+        let peer = Peer::of(address.ip());
+        let Some(counted) = per_peer.take(peer) else {
+            // Past its client's share of the connections: told so at once,
+            // and closed, which gives the connection's permit back. The
+            // answer is one small write to a socket just accepted, whose
+            // buffer takes it whole; a client that never reads it holds
+            // nothing of ours.
+            let _ = stream.try_write(TOO_MANY_CONNECTIONS);
+            continue;
         };
         // An answer streamed as events goes out in several small writes
         // (the head, then each event): with Nagle's algorithm each waits
@@ -294,40 +335,46 @@ where
         let stream = WriteDeadline::new(stream, options.write_timeout);
         tokio::spawn(async move {
             let _permit = permit;
-            let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-                let service = service.clone();
-                let known = request.uri().path() == &*path;
-                let gate = Arc::clone(&gate);
-                let resumptions = resumptions.clone();
-                let handlers = handlers.clone();
-                async move {
-                    if known {
-                        let mut request = request;
-                        if let Some(handlers) = handlers
-                            && request.method() == hyper::Method::POST
-                        {
-                            // The SDK moves the request's head, extensions
-                            // included, into its handler's context: the
-                            // permit is held until the handler ends.
-                            let Ok(permit) = handlers.acquire_owned().await else {
-                                return Ok(unavailable());
-                            };
-                            request.extensions_mut().insert(HandlerPermit {
-                                _held: Arc::new(permit),
-                            });
+            let _counted = counted;
+            let handler =
+                hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                    let service = service.clone();
+                    let known = request.uri().path() == &*path;
+                    let gate = Arc::clone(&gate);
+                    let resumptions = resumptions.clone();
+                    let handlers = handlers.clone();
+                    // Who sent the request, for the bounds that are a client's
+                    // (see `Peer`): the SDK hands the request's head on to the
+                    // session with the request.
+                    request.extensions_mut().insert(peer);
+                    async move {
+                        if known {
+                            let mut request = request;
+                            if let Some(handlers) = handlers
+                                && request.method() == hyper::Method::POST
+                            {
+                                // The SDK moves the request's head, extensions
+                                // included, into its handler's context: the
+                                // permit is held until the handler ends.
+                                let Some(permits) = handlers.permits_for(peer).await else {
+                                    return Ok(unavailable());
+                                };
+                                request.extensions_mut().insert(HandlerPermit {
+                                    _held: Arc::new(permits),
+                                });
+                            }
+                            serve_endpoint(request, service, &gate, &resumptions).await
+                        } else if let Some(answer) = gate.answer(&request) {
+                            Ok(answer)
+                        } else {
+                            let mut response = hyper::Response::new(
+                                Full::new(Bytes::from_static(b"not found")).boxed(),
+                            );
+                            *response.status_mut() = hyper::StatusCode::NOT_FOUND;
+                            Ok(response)
                         }
-                        serve_endpoint(request, service, &gate, &resumptions).await
-                    } else if let Some(answer) = gate.answer(&request) {
-                        Ok(answer)
-                    } else {
-                        let mut response = hyper::Response::new(
-                            Full::new(Bytes::from_static(b"not found")).boxed(),
-                        );
-                        *response.status_mut() = hyper::StatusCode::NOT_FOUND;
-                        Ok(response)
                     }
-                }
-            });
+                });
             // HTTP/1 only: the transport needs nothing more, and HTTP/2's
             // streams and settings are more for a client to abuse.
             let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
@@ -348,7 +395,7 @@ where
 /// request's handler until it ends.
 #[derive(Clone)]
 struct HandlerPermit {
-    _held: Arc<tokio::sync::OwnedSemaphorePermit>,
+    _held: Arc<ServerPermits>,
 }
 
 /// The answer when the server is stopping.

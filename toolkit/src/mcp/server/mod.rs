@@ -8,6 +8,7 @@ mod auth;
 mod http;
 mod identity;
 mod listeners;
+pub(crate) mod peer;
 mod session;
 mod sessions;
 mod sources;

@@ -41,19 +41,20 @@ pub(super) struct BoundedSessions {
     /// The slots of each open session's requests.
     admissions: Mutex<HashMap<SessionId, Admission>>,
     /// The requests of all sessions answered at once, a session holding
-    /// at most half of them.
+    /// at most half of them, a client its share.
     overall: ServerWide,
     closed: OnClose,
 }
 
 impl BoundedSessions {
-    /// At most `max` sessions of `inner`, answering at most `requests`
-    /// requests at once in all; `closed` is told of each session that
+    /// At most `max` sessions of `inner`, answering as many requests at
+    /// once in all as `requests` has permits; `closed` is told of each
+    /// session that
     /// closes (deleted by its client, idle too long, or ended).
     pub(super) fn new(
         inner: LocalSessionManager,
         max: usize,
-        requests: usize,
+        requests: ServerWide,
         closed: OnClose,
     ) -> Self {
         Self {
@@ -61,7 +62,7 @@ impl BoundedSessions {
             max,
             making: tokio::sync::Mutex::new(()),
             admissions: Mutex::default(),
-            overall: ServerWide::new(requests),
+            overall: requests,
             closed,
         }
     }
@@ -250,7 +251,7 @@ mod tests {
         let sessions = BoundedSessions::new(
             LocalSessionManager::default(),
             4,
-            64,
+            ServerWide::new(64, 64),
             Box::new(move |id| told.lock().unwrap().push(id.to_owned())),
         );
         let (kept, _kept_transport) = sessions.create_session().await.unwrap();
