@@ -19,6 +19,10 @@ use toolsmith::{
     Arguments, CallError, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec,
 };
 
+#[path = "support/waits.rs"]
+mod waits;
+use waits::yield_once;
+
 /// Counts its drops.
 struct Drops(Arc<AtomicUsize>);
 
@@ -78,21 +82,6 @@ impl Drop for CountedBy<'_> {
     fn drop(&mut self) {
         self.0.futures_dropped.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-/// Pending on its first poll, ready on the next.
-async fn yield_once() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    })
-    .await;
 }
 
 #[async_trait]

@@ -18,6 +18,10 @@ use async_trait::async_trait;
 use serde_json::json;
 use toolsmith::{Arguments, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, ToolSpec};
 
+#[path = "support/waits.rs"]
+mod waits;
+use waits::yield_once;
+
 const MARKED: usize = 100_003;
 
 struct Counting;
@@ -52,20 +56,6 @@ impl Drop for PanicsOnDrop {
             panic!("the tool's own Drop panics");
         }
     }
-}
-
-async fn yield_once() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    })
-    .await;
 }
 
 #[async_trait]

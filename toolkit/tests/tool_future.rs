@@ -18,6 +18,10 @@ use std::task::{Context, Poll, Waker};
 
 use toolsmith::{ToolError, ToolFuture, ToolOutput};
 
+#[path = "support/waits.rs"]
+mod waits;
+use waits::yield_once;
+
 /// Counts its drops.
 struct Drops(Arc<AtomicUsize>);
 
@@ -39,21 +43,6 @@ fn text(poll: Poll<Out>) -> Option<String> {
         Poll::Ready(Ok(output)) => Some(output.content),
         _ => None,
     }
-}
-
-/// Pending on its first poll, ready on the next.
-async fn yield_once() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    })
-    .await;
 }
 
 #[test]

@@ -16,6 +16,8 @@ use toolsmith::{
     Arguments, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolRegistry, ToolSpec,
 };
 
+use crate::waits::yield_once;
+
 struct Drops(Arc<AtomicUsize>);
 impl Drop for Drops {
     fn drop(&mut self) {
@@ -43,20 +45,6 @@ impl Drop for CountedBy<'_> {
     fn drop(&mut self) {
         self.0.futures_dropped.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-async fn yield_once() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    })
-    .await;
 }
 
 #[async_trait]

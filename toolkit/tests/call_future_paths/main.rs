@@ -4,6 +4,9 @@
 //! runs `in_place`), and a result saved to a file, before which the call
 //! lets go of the tool and of everything it held.
 
+#[path = "../support/waits.rs"]
+mod waits;
+
 mod guard;
 mod in_place;
 mod saving;
