@@ -360,6 +360,7 @@ impl fmt::Display for ToolOutput {
 }
 
 impl From<String> for ToolOutput {
+    #[inline]
     fn from(content: String) -> Self {
         Self::text(content)
     }

@@ -553,6 +553,7 @@ impl DirectOutput for ToolOutput {
 macro_rules! direct_output {
     ($($ty:ty),*) => {$(
         impl DirectOutput for $ty {
+            #[inline]
             fn into_tool_output(self) -> ToolOutput {
                 ToolOutput::from(self)
             }
