@@ -18,7 +18,7 @@ use tower_service::Service;
 
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
-use super::peer::{Peer, PeerConnections};
+use super::peer::Peer;
 use super::sessions::BoundedSessions;
 use super::stream::{Resumptions, StreamRelease, releasable};
 use super::write_deadline::WriteDeadline;
@@ -56,22 +56,27 @@ pub struct HttpOptions {
     /// runs on), and one past them waits (in a session, counted among the
     /// session's waiting requests). One session holds at most half of
     /// them, rounded up (all of them when this is 1), and one client, in
-    /// all its sessions, at most [`max_per_client`](Self::max_per_client)
-    /// of them and of the connections: one client whose requests never
-    /// end cannot take them all from the others, which share the rest
-    /// first come, first served. A request takes its session's slot and
-    /// its shares before its permit, so one waiting for them holds none.
+    /// all its sessions, at most [`max_per_client`](Self::max_per_client):
+    /// one client whose requests never end cannot take them all from the
+    /// others, which share the rest first come, first served. A request
+    /// takes its session's slot and its shares before its permit, so one
+    /// waiting for them holds none. A request waiting keeps its
+    /// connection, which this bounds too: see the book's MCP server
+    /// chapter for what that leaves open.
     pub max_connections: usize,
-    /// The most connections one client holds at once, and the most of its
-    /// requests answered at once, in all its sessions; `None` (the
-    /// default) is half of [`max_connections`](Self::max_connections),
-    /// rounded up. A connection past them is refused at once (`503`).
+    /// The most of one client's requests answered at once, in all its
+    /// sessions (or, [`stateless`](Self::stateless), in all); `None` (the
+    /// default) is half of
+    /// [`max_connections`](Self::max_connections), rounded up. A request
+    /// past them waits, as one past the server's bound does.
     ///
     /// The server tells clients apart by the address they connect from (an
     /// IPv6 address by its /64 prefix), so a client cannot get more by
-    /// opening sessions. Behind a proxy or a load balancer every
-    /// connection comes from it: raise this to `max_connections` there, and
-    /// bound each client at the proxy.
+    /// opening sessions. Clients on one machine all connect from
+    /// 127.0.0.1 unless they bind another loopback address, and share one
+    /// client's part. Behind a proxy or a load balancer every connection
+    /// comes from it: raise this to `max_connections` there, and bound
+    /// each client at the proxy.
     pub max_per_client: Option<usize>,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused. A session idle for five minutes is closed.
@@ -156,8 +161,7 @@ impl HttpOptions {
         self
     }
 
-    /// Let one client hold at most `max` connections, and have at most
-    /// `max` requests answered at once (see
+    /// Let one client have at most `max` requests answered at once (see
     /// [`max_per_client`](Self::max_per_client)).
     pub fn max_per_client(mut self, max: usize) -> Self {
         self.max_per_client = Some(max);
@@ -219,13 +223,15 @@ impl McpServer {
         };
         let path: Arc<str> = options.path.as_str().into();
         let gate = Gate::new(options.auth.clone(), Arc::clone(self.registry()), &path);
+        // The requests answered at once, in all sessions and outside them.
+        let requests = ServerWide::new(options.max_connections, options.client_share());
         if options.stateless {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(NeverSessionManager::default()),
                 config,
             );
-            accept(listener, service, path, gate, &options).await
+            accept(listener, service, path, gate, requests, &options).await
         } else {
             // A session that closes is forgotten by the gate at once, not
             // only when its table is full.
@@ -240,11 +246,11 @@ impl McpServer {
             let sessions = BoundedSessions::new(
                 LocalSessionManager::default(),
                 options.max_sessions,
-                ServerWide::new(options.max_connections, options.client_share()),
+                requests.clone(),
                 forget,
             );
             let service = StreamableHttpService::new(factory, Arc::new(sessions), config);
-            accept(listener, service, path, gate, &options).await
+            accept(listener, service, path, gate, requests, &options).await
         }
     }
 }
@@ -255,9 +261,6 @@ type Response =
 /// How long a client may take to send a request's head; then the
 /// connection is closed. A client that sends it a byte at a time would
 /// otherwise hold its connection for ever.
-/// The answer to a connection past its client's share of them.
-const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 40\r\nretry-after: 1\r\nconnection: close\r\n\r\ntoo many connections from this address\r\n";
-
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The pause after a failed accept. Out of descriptors, `accept` fails at
@@ -269,6 +272,7 @@ async fn accept<S>(
     service: S,
     path: Arc<str>,
     gate: Arc<Gate>,
+    requests: ServerWide,
     options: &HttpOptions,
 ) -> std::io::Result<()>
 where
@@ -281,14 +285,15 @@ where
     let shutdown = &options.shutdown;
     let resumptions = Resumptions::default();
     let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
-    let per_peer = PeerConnections::new(options.client_share());
     // Stateless, each request is answered on its own, and its handler runs
     // on when its client leaves (one that does not watch its cancellation
-    // runs to its end): the connections bound the requests being answered
-    // only if a handler holds its permit until it ends.
-    let handlers = options
-        .stateless
-        .then(|| ServerWide::new(options.max_connections, options.client_share()));
+    // runs to its end): the bound holds only if its handler holds a permit
+    // until it ends. A session's requests take theirs as they are let in
+    // (`Admission`). (A request of a protocol without sessions posted to a
+    // server that keeps them is answered outside every session, and takes
+    // none: the SDK tells it from an `initialize`, whose head it keeps for
+    // as long as the session lives, only by its body.)
+    let stateless = options.stateless;
     loop {
         // A permit first: past the bound, clients wait in the listen queue.
         let permit = tokio::select! {
@@ -313,15 +318,6 @@ where
             },
         };
         let peer = Peer::of(address.ip());
-        let Some(counted) = per_peer.take(peer) else {
-            // Past its client's share of the connections: told so at once,
-            // and closed, which gives the connection's permit back. The
-            // answer is one small write to a socket just accepted, whose
-            // buffer takes it whole; a client that never reads it holds
-            // nothing of ours.
-            let _ = stream.try_write(TOO_MANY_CONNECTIONS);
-            continue;
-        };
         // An answer streamed as events goes out in several small writes
         // (the head, then each event): with Nagle's algorithm each waits
         // for the client's delayed ACK of the one before, about 40 ms.
@@ -331,18 +327,17 @@ where
         let gate = Arc::clone(&gate);
         let shutdown = shutdown.clone();
         let resumptions = resumptions.clone();
-        let handlers = handlers.clone();
+        let requests = requests.clone();
         let stream = WriteDeadline::new(stream, options.write_timeout);
         tokio::spawn(async move {
             let _permit = permit;
-            let _counted = counted;
             let handler =
                 hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                     let service = service.clone();
                     let known = request.uri().path() == &*path;
                     let gate = Arc::clone(&gate);
                     let resumptions = resumptions.clone();
-                    let handlers = handlers.clone();
+                    let requests = requests.clone();
                     // Who sent the request, for the bounds that are a client's
                     // (see `Peer`): the SDK hands the request's head on to the
                     // session with the request.
@@ -350,13 +345,11 @@ where
                     async move {
                         if known {
                             let mut request = request;
-                            if let Some(handlers) = handlers
-                                && request.method() == hyper::Method::POST
-                            {
+                            if stateless && request.method() == hyper::Method::POST {
                                 // The SDK moves the request's head, extensions
                                 // included, into its handler's context: the
                                 // permit is held until the handler ends.
-                                let Some(permits) = handlers.permits_for(peer).await else {
+                                let Some(permits) = requests.permits_for(peer).await else {
                                     return Ok(unavailable());
                                 };
                                 request.extensions_mut().insert(HandlerPermit {
@@ -391,8 +384,8 @@ where
     }
 }
 
-/// One of a stateless server's permits to answer a request, held by the
-/// request's handler until it ends.
+/// The permits of a stateless server's request, held by the request's
+/// handler until it ends.
 #[derive(Clone)]
 struct HandlerPermit {
     _held: Arc<ServerPermits>,
