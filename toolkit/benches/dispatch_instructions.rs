@@ -69,7 +69,7 @@ fn main() {
     for (mode, own) in MODES.iter().zip(&times) {
         let ratios: Vec<f64> = own.iter().zip(&times[0]).map(|(t, b)| t / b).collect();
         println!(
-            "  {mode:<16} {:>8.1} ns   x{:.2}",
+            "  {mode:<16} {:>8.1} ns   x{:.3}",
             median(own.clone()),
             median(ratios)
         );
