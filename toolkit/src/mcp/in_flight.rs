@@ -507,13 +507,65 @@ impl ServerWide {
     /// server's), waited for: one of its client's share, then one of all.
     /// `None` if the permits are closed.
     pub(crate) async fn permits_for(&self, peer: Peer) -> Option<ServerPermits> {
-        let client = self.share_of(peer).acquire_owned().await.ok()?;
+        self.permits_of(Some(peer)).await
+    }
+
+    /// [`permits_for`](Self::permits_for), the client's share only when
+    /// the request came with an address.
+    async fn permits_of(&self, peer: Option<Peer>) -> Option<ServerPermits> {
+        let client = match peer {
+            Some(peer) => Some(self.share_of(peer).acquire_owned().await.ok()?),
+            None => None,
+        };
         let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
         Some(ServerPermits {
             _session: None,
-            _client: Some(client),
+            _client: client,
             _permit: permit,
         })
+    }
+}
+
+/// The server-wide permits of a request answered outside every session,
+/// taken by its handler: a request of protocol 2026-07-28 (its version in
+/// its `_meta`, no session named) posted to a server that keeps sessions.
+/// The SDK answers it in a handler of its own, outside every session, and
+/// tells it from an `initialize` only by its body; an `initialize`'s HTTP
+/// head (with its extensions) is kept for its session's whole life, so a
+/// permit put there would be held for ever. The server puts a handle to
+/// its permits ([`ServerWide`], not a permit) in every request's head;
+/// here, where the request is known, the handler of one that holds no
+/// session's [`Slot`] waits for its client's share and a permit, and
+/// holds them until its future is done (completed or dropped): one that
+/// does not watch its cancellation keeps counting while it runs.
+///
+/// `None` for a session's request (its [`Slot`] holds its permits), for a
+/// stateless server's (its permits were taken before it was read; its head
+/// carries no handle) and for a request that did not come over HTTP. A
+/// request cancelled while it waits (its client left: the SDK cancels it)
+/// stops waiting and is never run.
+pub(crate) async fn outside_sessions(
+    context: &rmcp::service::RequestContext<RoleServer>,
+) -> Result<Option<ServerPermits>, ErrorData> {
+    if context.extensions.get::<Slot>().is_some() {
+        return Ok(None);
+    }
+    let Some(head) = context.extensions.get::<hyper::http::request::Parts>() else {
+        return Ok(None);
+    };
+    let Some(server) = head.extensions.get::<ServerWide>() else {
+        return Ok(None);
+    };
+    let peer = head.extensions.get::<Peer>().copied();
+    tokio::select! {
+        permits = server.permits_of(peer) => match permits {
+            Some(permits) => Ok(Some(permits)),
+            None => Err(ErrorData::internal_error("the server is stopping", None)),
+        },
+        () = context.ct.cancelled() => Err(ErrorData::internal_error(
+            "the request was cancelled while it waited to be answered",
+            None,
+        )),
     }
 }
 

@@ -50,11 +50,13 @@ pub struct HttpOptions {
     /// body (4 MiB).
     ///
     /// The server also answers at most this many requests at once, in all
-    /// its sessions (or, [`stateless`](Self::stateless), in all): a
-    /// request holds its permit until its handler ends, even when its
-    /// client has left (a handler that does not watch its cancellation
-    /// runs on), and one past them waits (in a session, counted among the
-    /// session's waiting requests). One session holds at most half of
+    /// its sessions and outside them (a request of protocol 2026-07-28
+    /// needs no session; [`stateless`](Self::stateless), every request is
+    /// outside): a request holds its permit until its handler ends, even
+    /// when its client has left (a handler that does not watch its
+    /// cancellation runs on), and one past them waits (in a session,
+    /// counted among the session's waiting requests; outside, until its
+    /// client leaves, when it stops waiting and never runs). One session holds at most half of
     /// them, rounded up (all of them when this is 1), and one client, in
     /// all its sessions, at most [`max_per_client`](Self::max_per_client):
     /// one client whose requests never end cannot take them all from the
@@ -65,7 +67,7 @@ pub struct HttpOptions {
     /// chapter for what that leaves open.
     pub max_connections: usize,
     /// The most of one client's requests answered at once, in all its
-    /// sessions (or, [`stateless`](Self::stateless), in all); `None` (the
+    /// sessions and outside them; `None` (the
     /// default) is half of
     /// [`max_connections`](Self::max_connections), rounded up. A request
     /// past them waits, as one past the server's bound does.
@@ -289,10 +291,12 @@ where
     // on when its client leaves (one that does not watch its cancellation
     // runs to its end): the bound holds only if its handler holds a permit
     // until it ends. A session's requests take theirs as they are let in
-    // (`Admission`). (A request of a protocol without sessions posted to a
-    // server that keeps them is answered outside every session, and takes
-    // none: the SDK tells it from an `initialize`, whose head it keeps for
-    // as long as the session lives, only by its body.)
+    // (`Admission`). A request of a protocol without sessions posted to a
+    // server that keeps them is answered outside every session: the SDK
+    // tells it from an `initialize`, whose head it keeps for as long as the
+    // session lives, only by its body, so its head carries a handle to the
+    // permits, not a permit, and its handler waits for one
+    // (`outside_sessions`).
     let stateless = options.stateless;
     loop {
         // A permit first: past the bound, clients wait in the listen queue.
@@ -342,6 +346,9 @@ where
                     // (see `Peer`): the SDK hands the request's head on to the
                     // session with the request.
                     request.extensions_mut().insert(peer);
+                    if !stateless {
+                        request.extensions_mut().insert(requests.clone());
+                    }
                     async move {
                         if known {
                             let mut request = request;

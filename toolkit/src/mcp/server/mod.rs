@@ -50,6 +50,7 @@ pub use tasks::{DEFAULT_TASKS_IN_ALL, DEFAULT_TASKS_PER_CALLER};
 use crate::context::ToolContext;
 use crate::error::ErrorKind;
 use crate::mcp::convert::call_result_from_output;
+use crate::mcp::in_flight::outside_sessions;
 use crate::pipeline::Pipeline;
 use crate::pipeline::error_output;
 use crate::registry::ToolRegistry;
@@ -951,6 +952,11 @@ impl McpServer {
     }
 }
 
+// A request's handler first waits for the server-wide permits of a request
+// answered outside every session, if it is one (`outside_sessions`): over
+// HTTP a request of protocol 2026-07-28 needs no session. `initialize`
+// takes none (it opens a session and ends at once), nor do the requests
+// the SDK answers itself (ping, discover), which end at once too.
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
         let s = &self.shared;
@@ -982,8 +988,9 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let definitions = self.shared.registry.definitions(DefinitionFormat::Mcp);
         typed(paged(
             "tools",
@@ -999,6 +1006,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let mut ctx = self.call_context(&context);
         let capabilities = context.client_capabilities();
         let offers = Offers::from_capabilities(capabilities.as_ref());
@@ -1107,8 +1115,9 @@ impl ServerHandler for McpServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let items = contained_now(|| {
             self.shared
                 .resources
@@ -1128,8 +1137,9 @@ impl ServerHandler for McpServer {
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let items = contained_now(|| {
             self.shared
                 .resources
@@ -1149,8 +1159,9 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let Some(resources) = &self.shared.resources else {
             return Err(ErrorData::resource_not_found(
                 format!("no resource `{}`", request.uri),
@@ -1167,8 +1178,9 @@ impl ServerHandler for McpServer {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let mut subscriptions = self
             .session
             .subscriptions
@@ -1183,8 +1195,9 @@ impl ServerHandler for McpServer {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let mut subscriptions = self
             .session
             .subscriptions
@@ -1197,8 +1210,9 @@ impl ServerHandler for McpServer {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let items = contained_now(|| {
             self.shared
                 .prompts
@@ -1220,6 +1234,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let Some(prompts) = &self.shared.prompts else {
             return Err(ErrorData::invalid_params(
                 format!("no prompt `{}`", request.name),
@@ -1271,8 +1286,9 @@ impl ServerHandler for McpServer {
     async fn complete(
         &self,
         _request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         typed(json!({"completion": {"values": [], "total": 0, "hasMore": false}}))
     }
 
@@ -1308,6 +1324,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let _permits = outside_sessions(subscription.request_context()).await?;
         // Told of the resources it names until the stream ends.
         let _kept = self.shared.listeners.keep(subscription.sink());
         if subscription.accepted().tools_list_changed != Some(true) {
@@ -1334,6 +1351,7 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let owner = self.owner(&context);
         self.shared
             .tasks
@@ -1346,6 +1364,7 @@ impl ServerHandler for McpServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let owner = self.owner(&context);
         self.shared
             .tasks
@@ -1357,6 +1376,7 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let owner = self.owner(&context);
         self.shared.tasks.cancel(&owner, &request.task_id)
     }
@@ -1364,8 +1384,9 @@ impl ServerHandler for McpServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _permits = outside_sessions(&context).await?;
         let level = serde_json::to_value(request.level).unwrap_or_default();
         let rank = session::level_rank(level.as_str().unwrap_or("info"));
         // This client's session only: another client keeps the level it chose.
