@@ -163,11 +163,15 @@ async fn a_connection_past_the_bound_waits_its_turn() {
     assert!(late, "the fourth connection was never served");
 }
 
-/// Past its bound of sessions, an `initialize` is refused; once a session
-/// is closed, a new one opens.
+/// Past its bound of sessions, an `initialize` is refused (503); once a
+/// session is closed, a new one opens. (All from one client, given all
+/// the sessions.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_past_the_bound_are_refused_until_one_closes() {
-    let (url, shutdown) = serve(HttpOptions::default().max_sessions(3)).await;
+    let options = HttpOptions::default()
+        .max_sessions(3)
+        .max_sessions_per_client(3);
+    let (url, shutdown) = serve(options).await;
     let url_then = url.clone();
     let (refused, reopened) = tokio::task::spawn_blocking(move || {
         let url = url_then;
@@ -190,7 +194,7 @@ async fn sessions_past_the_bound_are_refused_until_one_closes() {
     .await
     .unwrap();
     shutdown.cancel();
-    assert_ne!(refused.0, 200, "a fourth session opened: {}", refused.1);
+    assert_eq!(refused.0, 503, "a fourth session: {}", refused.1);
     assert!(refused.1.contains("sessions are open"), "{}", refused.1);
     assert_eq!(reopened.0, 200, "{}", reopened.1);
 }

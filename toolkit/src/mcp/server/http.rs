@@ -19,7 +19,7 @@ use tower_service::Service;
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
 use super::peer::Peer;
-use super::sessions::BoundedSessions;
+use super::sessions::{BoundedSessions, NoSession, SessionsError, answering};
 use super::stream::{Resumptions, StreamRelease, releasable};
 use super::write_deadline::WriteDeadline;
 use crate::mcp::in_flight::{ServerPermits, ServerWide};
@@ -81,7 +81,9 @@ pub struct HttpOptions {
     /// each client at the proxy.
     pub max_per_client: Option<usize>,
     /// Sessions open at once (default 1024); an `initialize` past them is
-    /// refused. A session idle for five minutes is closed.
+    /// refused with `503 Service Unavailable` and a `Retry-After` header.
+    /// A session idle for five minutes is closed, and one its client
+    /// deletes (`DELETE`) at once.
     ///
     /// Each session answers at most 64 of its requests at once; a request
     /// past them waits, with its HTTP request, for one to end, and past 64
@@ -91,6 +93,15 @@ pub struct HttpOptions {
     /// its client cancels while it waits is never run, nor answered (its
     /// event stream ends empty).
     pub max_sessions: usize,
+    /// The most sessions one client keeps open at once; `None` (the
+    /// default) is half of [`max_sessions`](Self::max_sessions), rounded
+    /// up. An `initialize` past them is refused as one past
+    /// `max_sessions` is (503, with `Retry-After`): a client opening
+    /// sessions in a loop cannot take them all from the others. A client
+    /// is told apart by its address, as for
+    /// [`max_per_client`](Self::max_per_client): behind a proxy, raise this
+    /// to `max_sessions`.
+    pub max_sessions_per_client: Option<usize>,
     /// How long a write to a client may wait without progress (default
     /// 30 s); then its connection is closed. A client that stops reading
     /// its answers would otherwise hold its connection for ever.
@@ -119,6 +130,7 @@ impl Default for HttpOptions {
             max_connections: 1024,
             max_per_client: None,
             max_sessions: 1024,
+            max_sessions_per_client: None,
             write_timeout: Duration::from_secs(30),
         }
     }
@@ -181,6 +193,23 @@ impl HttpOptions {
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max.max(1);
         self
+    }
+
+    /// Let one client keep at most `max` sessions open at once (see
+    /// [`max_sessions_per_client`](Self::max_sessions_per_client)).
+    pub fn max_sessions_per_client(mut self, max: usize) -> Self {
+        self.max_sessions_per_client = Some(max);
+        self
+    }
+
+    /// The most sessions one client keeps:
+    /// [`max_sessions_per_client`](Self::max_sessions_per_client), or half
+    /// of the sessions, between 1 and all of them.
+    fn client_sessions(&self) -> usize {
+        let max = self.max_sessions.max(1);
+        self.max_sessions_per_client
+            .unwrap_or(max.div_ceil(2))
+            .clamp(1, max)
     }
 
     /// Close a client's connection once a write to it has waited this long
@@ -247,7 +276,7 @@ impl McpServer {
             };
             let sessions = BoundedSessions::new(
                 LocalSessionManager::default(),
-                options.max_sessions,
+                (options.max_sessions.max(1), options.client_sessions()),
                 requests.clone(),
                 forget,
             );
@@ -363,7 +392,13 @@ where
                                     _held: Arc::new(permits),
                                 });
                             }
-                            serve_endpoint(request, service, &gate, &resumptions).await
+                            // A session refused is answered as such: the
+                            // SDK makes every failure to open one a 500.
+                            let served = serve_endpoint(request, service, &gate, &resumptions);
+                            match answering(peer, served).await {
+                                (_, Some(refused)) => Ok(no_session(refused)),
+                                (response, None) => response,
+                            }
                         } else if let Some(answer) = gate.answer(&request) {
                             Ok(answer)
                         } else {
@@ -396,6 +431,28 @@ where
 #[derive(Clone)]
 struct HandlerPermit {
     _held: Arc<ServerPermits>,
+}
+
+/// How long a client refused a session is told to wait before it tries
+/// again: sessions close when their clients delete them, or idle.
+const SESSION_RETRY_AFTER: &str = "10";
+
+/// The answer to an `initialize` whose session was refused: the server,
+/// or its client, has as many sessions open as it may.
+fn no_session(why: NoSession) -> Response {
+    let text = SessionsError::from(why).to_string();
+    let mut response = hyper::Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::RETRY_AFTER,
+        hyper::header::HeaderValue::from_static(SESSION_RETRY_AFTER),
+    );
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }
 
 /// The answer when the server is stopping.

@@ -12,7 +12,17 @@
 //! not stop when cancelled had hundreds running at once in one session. A
 //! request now waits for one of the session's slots before it is handed to
 //! the session (see [`Admission`]).
+//!
+//! One client (by [`Peer`]) keeps at most its part of the sessions open, so
+//! a client opening sessions in a loop cannot take them all from the
+//! others. The SDK's session manager is not told who opens a session: the
+//! SDK makes it inline, in the future that answers the `initialize`, so
+//! the server runs that future in a task-local scope ([`answering`]) that
+//! names the client, and in which a refusal is marked, for the server to
+//! answer it as such (the SDK answers every failure to make a session as
+//! an internal error, 500).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -26,15 +36,110 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
+use super::peer::Peer;
 use crate::mcp::in_flight::{Admission, Admitted, Refused, ServerWide, refusal};
+
+tokio::task_local! {
+    /// The request being answered in this task: who sent it, and why a
+    /// session it would open was refused, if it was.
+    static ANSWERING: Answering;
+}
+
+struct Answering {
+    peer: Peer,
+    refused: Cell<Option<NoSession>>,
+}
+
+/// Why a new session was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NoSession {
+    /// As many sessions are open as the server keeps (this many).
+    Full(usize),
+    /// The client has as many sessions open as one client may (this many).
+    ClientFull(usize),
+}
+
+/// Run `answer`, the answering of a request of `peer`, telling the session
+/// manager who opens a session in it (the SDK awaits the making of a
+/// session in the request's own future); returns its output and why a
+/// session was refused in it, if one was.
+pub(super) async fn answering<F: Future>(peer: Peer, answer: F) -> (F::Output, Option<NoSession>) {
+    let scope = Answering {
+        peer,
+        refused: Cell::new(None),
+    };
+    ANSWERING
+        .scope(scope, async move {
+            let output = answer.await;
+            let refused = ANSWERING.with(|answering| answering.refused.take());
+            (output, refused)
+        })
+        .await
+}
+
+/// The client opening a session now, if known.
+fn opener() -> Option<Peer> {
+    ANSWERING.try_with(|answering| answering.peer).ok()
+}
+
+/// Refuse a new session for `why`, marked for the server to answer.
+fn refuse(why: NoSession) -> SessionsError {
+    let _ = ANSWERING.try_with(|answering| answering.refused.set(Some(why)));
+    why.into()
+}
+
+impl From<NoSession> for SessionsError {
+    fn from(why: NoSession) -> Self {
+        match why {
+            NoSession::Full(max) => Self::Full(max),
+            NoSession::ClientFull(max) => Self::ClientFull(max),
+        }
+    }
+}
+
+/// Who opened each open session, and how many each client has open.
+#[derive(Default)]
+struct Owners {
+    by_session: HashMap<SessionId, Peer>,
+    open: HashMap<Peer, usize>,
+}
+
+impl Owners {
+    fn open_by(&self, peer: Peer) -> usize {
+        self.open.get(&peer).copied().unwrap_or(0)
+    }
+
+    fn add(&mut self, id: SessionId, peer: Peer) {
+        if self.by_session.insert(id, peer).is_none() {
+            *self.open.entry(peer).or_default() += 1;
+        }
+    }
+
+    /// Session `id` closed (told once or more).
+    fn remove(&mut self, id: &SessionId) {
+        let Some(peer) = self.by_session.remove(id) else {
+            return;
+        };
+        if let Some(open) = self.open.get_mut(&peer) {
+            *open -= 1;
+            if *open == 0 {
+                self.open.remove(&peer);
+            }
+        }
+    }
+}
 
 /// What to do once a session has closed (forget its owner).
 pub(super) type OnClose = Box<dyn Fn(&str) + Send + Sync>;
 
-/// The in-memory sessions, at most `max` of them at once.
+/// The in-memory sessions, at most `max` of them at once, and at most
+/// `per_client` of one client.
 pub(super) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
+    per_client: usize,
+    /// Who opened each session, when known.
+    owners: Mutex<Owners>,
     /// Held from the count to the new session's making, so that sessions
     /// made at once cannot all see room for one more.
     making: tokio::sync::Mutex<()>,
@@ -47,19 +152,22 @@ pub(super) struct BoundedSessions {
 }
 
 impl BoundedSessions {
-    /// At most `max` sessions of `inner`, answering as many requests at
-    /// once in all as `requests` has permits; `closed` is told of each
-    /// session that
-    /// closes (deleted by its client, idle too long, or ended).
+    /// At most `max` sessions of `inner`, `per_client` of one client (when
+    /// the client is known: see [`answering`]), answering as many requests
+    /// at once in all as `requests` has permits; `closed` is told of each
+    /// session that closes (deleted by its client, idle too long, or
+    /// ended).
     pub(super) fn new(
         inner: LocalSessionManager,
-        max: usize,
+        (max, per_client): (usize, usize),
         requests: ServerWide,
         closed: OnClose,
     ) -> Self {
         Self {
             inner,
             max,
+            per_client,
+            owners: Mutex::default(),
             making: tokio::sync::Mutex::new(()),
             admissions: Mutex::default(),
             overall: requests,
@@ -103,12 +211,31 @@ impl BoundedSessions {
         }
     }
 
-    async fn refuse_if_full(&self) -> Result<(), SessionsError> {
+    /// Refuse a new session if the server or its client (returned, if
+    /// known) has as many open as it may.
+    async fn refuse_if_full(&self) -> Result<Option<Peer>, SessionsError> {
         let open = self.inner.sessions.read().await.len();
         if open >= self.max {
-            return Err(SessionsError::Full(self.max));
+            return Err(refuse(NoSession::Full(self.max)));
         }
-        Ok(())
+        let peer = opener();
+        if let Some(peer) = peer
+            && self.owners().open_by(peer) >= self.per_client
+        {
+            return Err(refuse(NoSession::ClientFull(self.per_client)));
+        }
+        Ok(peer)
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
+        self.owners.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Session `id` was opened by `peer`, if known.
+    fn opened(&self, id: &SessionId, peer: Option<Peer>) {
+        if let Some(peer) = peer {
+            self.owners().add(id.clone(), peer);
+        }
     }
 }
 
@@ -118,6 +245,11 @@ pub(super) enum SessionsError {
     /// As many sessions are open as the server keeps.
     #[error("{0} sessions are open, as many as this server keeps; try again later")]
     Full(usize),
+    /// The client has as many sessions open as one client may.
+    #[error(
+        "this client has {0} sessions open, as many as one client may; close one (DELETE) or try again later"
+    )]
+    ClientFull(usize),
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
     #[error(transparent)]
@@ -133,8 +265,9 @@ impl SessionManager for BoundedSessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let _making = self.making.lock().await;
-        self.refuse_if_full().await?;
+        let peer = self.refuse_if_full().await?;
         let (id, transport) = self.inner.create_session().await?;
+        self.opened(&id, peer);
         let transport = self.admitted(&id, transport);
         Ok((id, transport))
     }
@@ -161,6 +294,7 @@ impl SessionManager for BoundedSessions {
         if let Some(admission) = admission {
             admission.close();
         }
+        self.owners().remove(id);
         (self.closed)(id);
         Ok(closed?)
     }
@@ -221,11 +355,14 @@ impl SessionManager for BoundedSessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         let _making = self.making.lock().await;
-        if !self.inner.has_session(&id).await? {
-            self.refuse_if_full().await?;
-        }
+        let peer = if self.inner.has_session(&id).await? {
+            None
+        } else {
+            self.refuse_if_full().await?
+        };
         Ok(match self.inner.restore_session(id.clone()).await? {
             RestoreOutcome::Restored(transport) => {
+                self.opened(&id, peer);
                 RestoreOutcome::Restored(self.admitted(&id, transport))
             }
             RestoreOutcome::AlreadyPresent => RestoreOutcome::AlreadyPresent,
@@ -250,7 +387,7 @@ mod tests {
         let told = Arc::clone(&closed);
         let sessions = BoundedSessions::new(
             LocalSessionManager::default(),
-            4,
+            (4, 4),
             ServerWide::new(64, 64),
             Box::new(move |id| told.lock().unwrap().push(id.to_owned())),
         );
@@ -263,5 +400,62 @@ mod tests {
         let admissions = sessions.admissions.lock().unwrap();
         assert!(!admissions.contains_key(&id));
         assert!(admissions.contains_key(&kept));
+    }
+
+    fn peer(n: u8) -> Peer {
+        Peer::of(std::net::IpAddr::from([127, 0, 0, n]))
+    }
+
+    fn bounded(max: usize, per_client: usize) -> BoundedSessions {
+        BoundedSessions::new(
+            LocalSessionManager::default(),
+            (max, per_client),
+            ServerWide::new(64, 64),
+            Box::new(|_| {}),
+        )
+    }
+
+    /// A client past its part is refused, and told so in its answering's
+    /// scope; another client is not; once one of its sessions closes,
+    /// the first opens one again.
+    #[tokio::test]
+    async fn one_client_keeps_at_most_its_part_of_the_sessions() {
+        let sessions = bounded(4, 2);
+        let mut open = Vec::new();
+        for _ in 0..2 {
+            let (made, refused) = answering(peer(2), sessions.create_session()).await;
+            assert_eq!(refused, None);
+            open.push(made.unwrap());
+        }
+        let (made, refused) = answering(peer(2), sessions.create_session()).await;
+        assert!(matches!(made, Err(SessionsError::ClientFull(2))));
+        assert_eq!(refused, Some(NoSession::ClientFull(2)));
+        let (made, refused) = answering(peer(3), sessions.create_session()).await;
+        assert!(made.is_ok());
+        assert_eq!(refused, None);
+        let (id, transport) = open.pop().unwrap();
+        drop(transport);
+        sessions.close_session(&id).await.unwrap();
+        // Told twice (deleted, then its worker ended): counted once.
+        let _ = sessions.close_session(&id).await;
+        let (made, refused) = answering(peer(2), sessions.create_session()).await;
+        assert!(made.is_ok());
+        assert_eq!(refused, None);
+        let (made, _) = answering(peer(2), sessions.create_session()).await;
+        assert!(matches!(made, Err(SessionsError::ClientFull(2))));
+    }
+
+    /// A full server refuses every client, and says so in the scope; made
+    /// outside any scope, a session is bounded by the server's count alone.
+    #[tokio::test]
+    async fn a_full_server_refuses_and_says_why() {
+        let sessions = bounded(2, 1);
+        let _kept = [
+            sessions.create_session().await.unwrap(),
+            sessions.create_session().await.unwrap(),
+        ];
+        let (made, refused) = answering(peer(4), sessions.create_session()).await;
+        assert!(matches!(made, Err(SessionsError::Full(2))));
+        assert_eq!(refused, Some(NoSession::Full(2)));
     }
 }
