@@ -557,15 +557,18 @@ pub(crate) async fn outside_sessions(
         return Ok(None);
     };
     let peer = head.extensions.get::<Peer>().copied();
+    // Cancelled first: a request its client left is not run, even when
+    // permits come free at the same moment.
     tokio::select! {
-        permits = server.permits_of(peer) => match permits {
-            Some(permits) => Ok(Some(permits)),
-            None => Err(ErrorData::internal_error("the server is stopping", None)),
-        },
+        biased;
         () = context.ct.cancelled() => Err(ErrorData::internal_error(
             "the request was cancelled while it waited to be answered",
             None,
         )),
+        permits = server.permits_of(peer) => match permits {
+            Some(permits) => Ok(Some(permits)),
+            None => Err(ErrorData::internal_error("the server is stopping", None)),
+        },
     }
 }
 
