@@ -142,20 +142,31 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     if tool.whole_arguments().is_some() {
         return TokenStream::new();
     }
+    let defaults = crate::defaults::functions(tool);
+    if reads_fields(tool) {
+        let schema = properties_schema(tool, private);
+        let read_as_tuple = fields_const(tool, private);
+        return quote! {
+            #schema
+            #defaults
+            #read_as_tuple
+        };
+    }
+    // A flattened parameter, or more than the core reads as a tuple: a
+    // struct of the parameters, read and described by serde's and
+    // schemars' derives.
     // serde and schemars take their crate path as a string.
     let krate_path = krate.to_string().replace(' ', "");
     let serde_path = format!("{krate_path}::__private_0_1::serde");
     let schemars_path = format!("{krate_path}::__private_0_1::schemars");
     let any_flatten = tool.arguments().any(|a| a.attrs.flatten.is_some());
     // serde cannot combine `deny_unknown_fields` with `flatten`; the
-    // validator rejects unknown parameters either way. (Without the serde
-    // derive, schemars reads it: `additionalProperties: false`.)
+    // validator rejects unknown parameters either way.
     let deny = (!any_flatten).then(|| quote!(#[serde(deny_unknown_fields)]));
     let fields: Vec<TokenStream> = tool
         .arguments()
         .map(|arg| argument_field(arg, private))
         .collect();
-    let defaults = crate::defaults::functions(tool);
     // The derives would each report a field type that does not fit. With its
     // bounds stated, a derived impl is checked assuming them, and only
     // `assert_argument` reports the type. `for<'__x>` keeps the compiler from
@@ -170,24 +181,9 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
         .iter()
         .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
         .collect::<String>();
-    // Read as a tuple (`fields`), the struct is only the schema's; schemars
-    // still reads its `#[serde(...)]` attributes (names, defaults).
-    let (derive, serde_crate, read_as_tuple) = if reads_fields(tool) {
-        (
-            quote!(#[derive(#private::schemars::JsonSchema)]),
-            TokenStream::new(),
-            fields_const(tool, private),
-        )
-    } else {
-        (
-            quote!(#[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]),
-            quote!(#[serde(crate = #serde_path, bound(deserialize = #serde_bound))]),
-            TokenStream::new(),
-        )
-    };
     quote! {
-        #derive
-        #serde_crate
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_path, bound(deserialize = #serde_bound))]
         #[schemars(crate = #schemars_path, bound = #schemars_bound)]
         #deny
         #[allow(non_camel_case_types, non_snake_case, dead_code)]
@@ -198,7 +194,120 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
             __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
         #defaults
-        #read_as_tuple
+    }
+}
+
+/// `__ToolsmithArguments` of a tool whose arguments are read as a tuple:
+/// a type of no data whose `JsonSchema` lists the parameters as
+/// `Property` values for the core's one `object_schema` (which makes the
+/// schema schemars' derive made for a struct of them, unknown keys
+/// refused), instead of a struct and a derived `json_schema` per tool: the
+/// compiler checks fewer functions of each tool, again whenever it moves in
+/// its file. As with the derive, the bounds are stated, so only
+/// `assert_argument` reports a type without a schema.
+fn properties_schema(tool: &ToolFn, private: &TokenStream) -> TokenStream {
+    let bounds = tool.arguments().map(|arg| {
+        let ty = &arg.ty;
+        quote!(for<'__x> #ty: #private::schemars::JsonSchema,)
+    });
+    let properties = tool.arguments().map(|arg| property(arg, private));
+    quote! {
+        #[allow(non_camel_case_types)]
+        struct __ToolsmithArguments;
+
+        impl #private::schemars::JsonSchema for __ToolsmithArguments
+        where
+            #(#bounds)*
+        {
+            fn schema_name() -> #private::Cow<'static, str> {
+                #private::Cow::Borrowed("__ToolsmithArguments")
+            }
+
+            fn json_schema(
+                generator: &mut #private::schemars::SchemaGenerator,
+            ) -> #private::schemars::Schema {
+                #private::object_schema(generator, &[#(#properties),*])
+            }
+        }
+    }
+}
+
+/// One parameter as a `Property`: what `argument_field` says of it in
+/// attributes, as values.
+fn property(arg: &Argument, private: &TokenStream) -> TokenStream {
+    let ty = &arg.ty;
+    let attrs = &arg.attrs;
+    let name = serde_name(arg);
+    let some = |value: Option<TokenStream>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let description = some(
+        attrs
+            .description
+            .as_ref()
+            .map(|d| d.value.clone())
+            .or_else(|| arg.docs.clone())
+            .map(|d| quote!(#d)),
+    );
+    let count = |value: Option<&crate::attr::Spanned<u64>>| {
+        some(value.map(|v| {
+            let v = v.value;
+            quote!(#v)
+        }))
+    };
+    let min_length = count(attrs.min_length.as_ref().or(attrs.min_items.as_ref()));
+    let max_length = count(attrs.max_length.as_ref().or(attrs.max_items.as_ref()));
+    let limit = |value: Option<&crate::attr::Spanned<syn::Lit>>| {
+        some(value.map(|v| {
+            let v = &v.value;
+            quote!(#private::serde_json::Value::from(#v))
+        }))
+    };
+    let minimum = limit(attrs.minimum.as_ref());
+    let maximum = limit(attrs.maximum.as_ref());
+    let text = |value: Option<&crate::attr::Spanned<String>>| {
+        some(value.map(|v| {
+            let v = &v.value;
+            quote!(#v)
+        }))
+    };
+    let pattern = text(attrs.pattern.as_ref());
+    let header = text(attrs.header.as_ref());
+    let one_of = some(crate::one_of::values_json(arg).map(|values| quote!(#values)));
+    // The default's value in the schema, when its type serializes (as the
+    // derive decides it, by schemars' own test).
+    let default = some(crate::defaults::has_fn(arg).then(|| {
+        let function = format_ident!("{}", crate::defaults::fn_name(arg));
+        quote!({
+            fn value() -> ::core::option::Option<#private::serde_json::Value> {
+                #private::schemars::_schemars_maybe_to_value!(#function())
+            }
+            value
+        })
+    }));
+    quote! {
+        #private::Property {
+            description: #description,
+            min_length: #min_length,
+            max_length: #max_length,
+            minimum: #minimum,
+            maximum: #maximum,
+            pattern: #pattern,
+            default: #default,
+            header: #header,
+            one_of: #one_of,
+            ..#private::Property::of::<#ty>(#name)
+        }
+    }
+}
+
+/// The name a parameter is sent under: its `rename`, else its own without
+/// `r#` (serde's).
+fn serde_name(arg: &Argument) -> String {
+    match &arg.attrs.rename {
+        Some(rename) => rename.value.clone(),
+        None => arg.ident.to_string().trim_start_matches("r#").to_owned(),
     }
 }
 
@@ -226,10 +335,7 @@ fn fields_tuple(tool: &ToolFn) -> TokenStream {
 /// `rename`, else the name without `r#`) and their default functions.
 fn fields_const(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     let tuple = fields_tuple(tool);
-    let names = tool.arguments().map(|arg| match &arg.attrs.rename {
-        Some(rename) => rename.value.clone(),
-        None => arg.ident.to_string().trim_start_matches("r#").to_owned(),
-    });
+    let names = tool.arguments().map(serde_name);
     let defaults = tool.arguments().map(|arg| {
         if crate::defaults::has_fn(arg) {
             let function = format_ident!("{}", crate::defaults::fn_name(arg));

@@ -14,11 +14,13 @@ use serde_json::Value;
 pub use crate::discovery::ToolRegistration;
 pub use crate::fields::{ArgTuple, Fields, Tuple};
 pub use crate::schema::generate::schema_for_args;
+pub use crate::schema::properties::{Property, object_schema};
 pub use ::async_trait::async_trait;
 pub use ::inventory;
 pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
+pub use ::std::borrow::Cow;
 pub use ::std::sync::{Arc, OnceLock};
 
 use crate::args::{ArgumentSchema, SchemaError};

@@ -5,6 +5,7 @@ mod dialect;
 // `schema_for_args` is reached by the code `#[tool]` generates, through the
 // hidden `__private_0_1` module.
 pub(crate) mod generate;
+pub(crate) mod properties;
 mod render;
 #[cfg(test)]
 mod snapshot_tests;
