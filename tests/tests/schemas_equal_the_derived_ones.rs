@@ -7,10 +7,11 @@
 // A tool takes as many parameters as the model fills in.
 #![allow(clippy::too_many_arguments)]
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use tk::schemars::JsonSchema;
+use tk::schemars::{JsonSchema, Schema, SchemaGenerator};
 use tk::serde::{Deserialize, Serialize};
 use tk::{Tool, tool};
 
@@ -277,5 +278,50 @@ fn no_parameters_give_the_derived_schema() {
     assert_eq!(
         NothingTool.spec().input_schema,
         json!({"type": "object", "additionalProperties": false, "properties": {}})
+    );
+}
+
+/// A type of the user's with a schema written by hand, named as the
+/// generated arguments type is, and no id of its own (its id is then its
+/// name).
+#[derive(Deserialize)]
+#[serde(crate = "tk::serde")]
+pub struct Namesake(#[allow(dead_code)] String);
+
+impl JsonSchema for Namesake {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("__ToolsmithArguments")
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        tk::schemars::json_schema!({"type": "string"})
+    }
+}
+
+/// Take a namesake.
+#[tool]
+async fn namesake(value: Namesake) -> String {
+    let _ = value;
+    String::new()
+}
+
+#[derive(JsonSchema)]
+#[schemars(crate = "tk::schemars")]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct NamesakeArguments {
+    value: Namesake,
+}
+
+/// The arguments' schema keeps the derive's id (the module's path and the
+/// name), so a parameter type whose id is the bare name is not taken for
+/// the root (`{"$ref": "#"}`, the whole arguments object) but gets a
+/// definition of its own.
+#[test]
+fn a_parameter_type_named_like_the_arguments_type_keeps_its_own_schema() {
+    assert_same(NamesakeTool, derived::<NamesakeArguments>());
+    assert_eq!(
+        NamesakeTool.spec().input_schema["properties"]["value"],
+        json!({"$ref": "#/$defs/__ToolsmithArguments"})
     );
 }

@@ -223,6 +223,15 @@ fn properties_schema(tool: &ToolFn, private: &TokenStream) -> TokenStream {
                 #private::Cow::Borrowed("__ToolsmithArguments")
             }
 
+            // The derive's id: a parameter type of the same name (its id
+            // that name) must not be taken for this one, the root.
+            fn schema_id() -> #private::Cow<'static, str> {
+                #private::Cow::Borrowed(::core::concat!(
+                    ::core::module_path!(),
+                    "::__ToolsmithArguments"
+                ))
+            }
+
             fn json_schema(
                 generator: &mut #private::schemars::SchemaGenerator,
             ) -> #private::schemars::Schema {
