@@ -136,6 +136,9 @@ async fn number_rules(
     /// Negative bounds.
     #[arg(minimum = -40, maximum = -1)]
     below: i64,
+    /// Negative bounds past an `i32`, typed by their suffix.
+    #[arg(minimum = -3000000000i64, maximum = -2.5f64)]
+    far_below: i64,
     /// Fractional bounds.
     #[arg(minimum = 0.5, maximum = 2.5)]
     ratio: f64,
@@ -155,7 +158,7 @@ async fn number_rules(
     #[arg(default = 0.25)]
     share: f32,
 ) -> String {
-    format!("{days}{below}{ratio}{small}{maybe:?}{level}{retries}{share}")
+    format!("{days}{below}{far_below}{ratio}{small}{maybe:?}{level}{retries}{share}")
 }
 
 #[derive(JsonSchema)]
@@ -169,6 +172,9 @@ struct NumberRules {
     #[schemars(description = "Negative bounds.")]
     #[schemars(range(min = -40, max = -1))]
     below: i64,
+    #[schemars(description = "Negative bounds past an `i32`, typed by their suffix.")]
+    #[schemars(range(min = -3000000000i64, max = -2.5f64))]
+    far_below: i64,
     #[schemars(description = "Fractional bounds.")]
     #[schemars(range(min = 0.5, max = 2.5))]
     ratio: f64,
@@ -201,6 +207,9 @@ fn quarter() -> f32 {
 #[test]
 fn number_attributes_give_the_derived_schema() {
     assert_same(NumberRulesTool, derived::<NumberRules>());
+    let far_below = &NumberRulesTool.spec().input_schema["properties"]["far_below"];
+    assert_eq!(far_below["minimum"], json!(-3_000_000_000_i64));
+    assert_eq!(far_below["maximum"], json!(-2.5));
 }
 
 /// Lists, maps and types of the user's own.

@@ -503,10 +503,16 @@ fn number_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<Lit>> {
     let lit: Lit = input.parse()?;
     let span = lit.span();
     let lit = match (&lit, negative) {
-        (Lit::Int(i), true) => Lit::Int(syn::LitInt::new(&format!("-{}", i.base10_digits()), span)),
-        (Lit::Float(f), true) => {
-            Lit::Float(syn::LitFloat::new(&format!("-{}", f.base10_digits()), span))
-        }
+        // With its suffix: `-3000000000i64` is an `i64`, not an `i32`
+        // out of range.
+        (Lit::Int(i), true) => Lit::Int(syn::LitInt::new(
+            &format!("-{}{}", i.base10_digits(), i.suffix()),
+            span,
+        )),
+        (Lit::Float(f), true) => Lit::Float(syn::LitFloat::new(
+            &format!("-{}{}", f.base10_digits(), f.suffix()),
+            span,
+        )),
         (Lit::Int(_) | Lit::Float(_), false) => lit,
         _ => {
             return Err(syn::Error::new(
