@@ -233,9 +233,9 @@ fn properties_schema(tool: &ToolFn, private: &TokenStream) -> TokenStream {
             }
 
             fn json_schema(
-                generator: &mut #private::schemars::SchemaGenerator,
+                __toolsmith_generator: &mut #private::schemars::SchemaGenerator,
             ) -> #private::schemars::Schema {
-                #private::object_schema(generator, &[#(#properties),*])
+                #private::object_schema(__toolsmith_generator, &[#(#properties),*])
             }
         }
     }
@@ -289,10 +289,10 @@ fn property(arg: &Argument, private: &TokenStream) -> TokenStream {
     let default = some(crate::defaults::has_fn(arg).then(|| {
         let function = format_ident!("{}", crate::defaults::fn_name(arg));
         quote!({
-            fn value() -> ::core::option::Option<#private::serde_json::Value> {
+            fn __toolsmith_default_value() -> ::core::option::Option<#private::serde_json::Value> {
                 #private::schemars::_schemars_maybe_to_value!(#function())
             }
-            value
+            __toolsmith_default_value
         })
     }));
     quote! {
