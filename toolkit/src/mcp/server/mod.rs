@@ -956,7 +956,8 @@ impl McpServer {
 // answered outside every session, if it is one (`outside_sessions`): over
 // HTTP a request of protocol 2026-07-28 needs no session. `initialize`
 // takes none (it opens a session and ends at once), nor do the requests
-// the SDK answers itself (ping, discover), which end at once too.
+// the SDK answers itself (ping, discover), which end at once too, nor a
+// `subscriptions/listen` stream, idle while open.
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
         let s = &self.shared;
@@ -1324,15 +1325,20 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
-        let _permits = outside_sessions(subscription.request_context()).await?;
-        // Told of the resources it names until the stream ends.
+        // The SDK has acknowledged the stream before this runs: it is told
+        // of the resources it names, and of the tools changed since, from
+        // now on, before anything here could wait. It takes no request
+        // permit: it is idle while open (its connection counts among
+        // `max_connections`), and one holding its client's only permit
+        // kept the client's own calls from ever running, or, waiting for
+        // one, missed the changes made meanwhile.
         let _kept = self.shared.listeners.keep(subscription.sink());
+        let registry = Arc::clone(&self.shared.registry);
+        let mut seen = registry.generation();
         if subscription.accepted().tools_list_changed != Some(true) {
             subscription.cancelled().await;
             return Ok(());
         }
-        let registry = Arc::clone(&self.shared.registry);
-        let mut seen = registry.generation();
         loop {
             tokio::select! {
                 () = registry.changed(seen) => {}

@@ -1,0 +1,769 @@
+//! Requests of protocol 2026-07-28 sent without a session to a server
+//! that keeps sessions, as clients misuse them: batches, made-up session
+//! ids, version in the header only, reads that panic, calls left running,
+//! `subscriptions/listen` streams left open or left at once. Each client
+//! keeps to its share of the permits, gets it back, and is still answered.
+//!
+//! Each client connects from a loopback address of its own (127.0.0.N):
+//! the server tells clients apart by their address.
+
+#[path = "../raw_http.rs"]
+mod raw_http;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tk::mcp::{HttpOptions, McpServer};
+use tk::{CancellationToken, ToolContext, ToolRegistry, tool};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+
+/// The calls and reads that wait at the test's gate, by client.
+#[derive(Default)]
+struct Counts {
+    running: HashMap<String, usize>,
+    most: HashMap<String, usize>,
+    started: HashMap<String, usize>,
+}
+
+#[derive(Clone, Default)]
+struct Gate {
+    counts: Arc<Mutex<Counts>>,
+    open: Arc<Mutex<CancellationToken>>,
+}
+
+impl Gate {
+    fn release(&self) {
+        self.open.lock().unwrap().cancel();
+    }
+
+    async fn pass(&self, client: String) {
+        let open = self.open.lock().unwrap().clone();
+        {
+            let mut counts = self.counts.lock().unwrap();
+            let now = {
+                let running = counts.running.entry(client.clone()).or_default();
+                *running += 1;
+                *running
+            };
+            let most = counts.most.entry(client.clone()).or_default();
+            *most = (*most).max(now);
+            *counts.started.entry(client.clone()).or_default() += 1;
+        }
+        let _counted = Counted(self.clone(), client);
+        open.cancelled().await;
+    }
+
+    fn running(&self, client: &str) -> usize {
+        let counts = self.counts.lock().unwrap();
+        counts.running.get(client).copied().unwrap_or(0)
+    }
+
+    fn most(&self, client: &str) -> usize {
+        let counts = self.counts.lock().unwrap();
+        counts.most.get(client).copied().unwrap_or(0)
+    }
+
+    async fn wait_running(&self, client: &str, count: usize, patience: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + patience;
+        while self.running(client) < count && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.running(client)
+    }
+}
+
+struct Counted(Gate, String);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut counts = self.0.counts.lock().unwrap();
+        *counts.running.entry(self.1.clone()).or_default() -= 1;
+    }
+}
+
+/// Waits at the test's gate.
+#[tool(read_only)]
+async fn block(client: String, ctx: &ToolContext) -> String {
+    let gate = ctx.state::<Gate>().expect("the test's gate").clone();
+    gate.pass(client).await;
+    "done".into()
+}
+
+/// Ends at once.
+#[tool(read_only)]
+async fn quick() -> String {
+    "quick-answer".into()
+}
+
+/// Waits at the test's gate, run as a task.
+#[tool(read_only, task = required)]
+async fn block_task(client: String, ctx: &ToolContext) -> String {
+    let gate = ctx.state::<Gate>().expect("the test's gate").clone();
+    gate.pass(client).await;
+    "done".into()
+}
+
+/// Reads that wait at the gate (`mem://127.0.0.N`, counted as client
+/// 127.0.0.N), never watching their cancellation; `mem://panic` panics.
+struct Holding(Gate);
+
+#[tk::async_trait]
+impl tk::mcp::ResourceSource for Holding {
+    fn resources(&self) -> Vec<Value> {
+        vec![json!({"uri": "mem://a", "name": "a"})]
+    }
+
+    async fn read(&self, uri: &str) -> Result<Value, String> {
+        if uri == "mem://panic" {
+            panic!("a resource that panics");
+        }
+        let client = uri.trim_start_matches("mem://").to_owned();
+        self.0.pass(client).await;
+        Ok(json!({"contents": []}))
+    }
+}
+
+struct Served {
+    server: SocketAddr,
+    registry: Arc<ToolRegistry>,
+    gate: Gate,
+    shutdown: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.gate.release();
+        self.shutdown.cancel();
+    }
+}
+
+fn meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+impl Served {
+    async fn new(options: HttpOptions) -> Arc<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let server = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let gate = Gate::default();
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(BlockTool).unwrap();
+        registry.register(QuickTool).unwrap();
+        registry.register(BlockTaskTool).unwrap();
+        tokio::spawn(
+            McpServer::new(Arc::clone(&registry))
+                .with_resources(Holding(gate.clone()))
+                .with_context(ToolContext::new().with_state(gate.clone()))
+                .serve_http(listener, options.shutdown(shutdown.clone())),
+        );
+        Arc::new(Self {
+            server,
+            registry,
+            gate,
+            shutdown,
+        })
+    }
+
+    /// A raw POST of `body` with `headers` (each "Name: value").
+    fn post(&self, body: &Value, headers: &[String]) -> String {
+        let body = body.to_string();
+        let mut extra = String::new();
+        for header in headers {
+            extra.push_str(header);
+            extra.push_str("\r\n");
+        }
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.server,
+            body.len()
+        )
+    }
+
+    /// A sessionless (2026-07-28) request of `method` with `params`.
+    fn sessionless(&self, id: u64, method: &str, name: Option<&str>, mut params: Value) -> String {
+        params["_meta"] = meta();
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut headers = vec![
+            "MCP-Protocol-Version: 2026-07-28".to_owned(),
+            format!("Mcp-Method: {method}"),
+        ];
+        if let Some(name) = name {
+            headers.push(format!("Mcp-Name: {name}"));
+        }
+        self.post(&body, &headers)
+    }
+
+    /// A sessionless call of `block` counted as client 127.0.0.`client`.
+    fn block_call(&self, client: u8, id: u64) -> String {
+        let params = json!({"name": "block", "arguments": {"client": format!("127.0.0.{client}")}});
+        self.sessionless(id, "tools/call", Some("block"), params)
+    }
+
+    /// A sessionless call of `quick`.
+    fn quick_call(&self, id: u64) -> String {
+        let params = json!({"name": "quick", "arguments": {}});
+        self.sessionless(id, "tools/call", Some("quick"), params)
+    }
+
+    /// An `initialize`.
+    fn initialize(&self) -> String {
+        self.post(&raw_http::initialize(), &[])
+    }
+
+    /// Send `request` from `client`, keep the connection for `patience` or
+    /// until the server closes it; what came back.
+    async fn exchange(&self, client: u8, request: String, patience: Duration) -> String {
+        let server = self.server;
+        let exchange = async move {
+            let mut stream = connect_from(client, server).await?;
+            stream.write_all(request.as_bytes()).await.ok()?;
+            let mut heard = Vec::new();
+            let _ = tokio::time::timeout(patience, stream.read_to_end(&mut heard)).await;
+            Some(String::from_utf8_lossy(&heard).into_owned())
+        };
+        exchange.await.unwrap_or_default()
+    }
+
+    /// `exchange` in a task of `tasks`, keeping its connection up to 60 s.
+    fn held(self: &Arc<Self>, tasks: &mut JoinSet<String>, client: u8, request: String) {
+        let served = Arc::clone(self);
+        tasks.spawn(async move {
+            served
+                .exchange(client, request, Duration::from_secs(60))
+                .await
+        });
+    }
+
+    /// Open a session from `client`, `initialized` sent: its id, or the
+    /// refusal.
+    async fn open(&self, client: u8) -> Result<String, String> {
+        let answer = self
+            .exchange(client, self.initialize(), Duration::from_secs(10))
+            .await;
+        let Some(id) = header(&answer, "mcp-session-id") else {
+            return Err(answer);
+        };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let request = self.post(
+            &initialized,
+            &[
+                format!("Mcp-Session-Id: {id}"),
+                "MCP-Protocol-Version: 2025-11-25".to_owned(),
+            ],
+        );
+        let _ = self
+            .exchange(client, request, Duration::from_secs(10))
+            .await;
+        Ok(id)
+    }
+
+    fn delete(&self, session: &str) -> String {
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n",
+            self.server
+        )
+    }
+
+    /// A call of `block` in `session`, counted as 127.0.0.`client`.
+    fn block_in_session(&self, session: &str, client: u8, id: u64) -> String {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "block", "arguments": {"client": format!("127.0.0.{client}")}}});
+        self.post(
+            &body,
+            &[
+                format!("Mcp-Session-Id: {session}"),
+                "MCP-Protocol-Version: 2025-11-25".to_owned(),
+            ],
+        )
+    }
+}
+
+fn status(answer: &str) -> u16 {
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn header(answer: &str, name: &str) -> Option<String> {
+    let head = answer.split("\r\n\r\n").next()?;
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name)
+            .then(|| value.trim().to_owned())
+    })
+}
+
+async fn connect_from(client: u8, server: SocketAddr) -> Option<TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    let from = IpAddr::V4(Ipv4Addr::new(127, 0, 0, client));
+    socket.bind(SocketAddr::new(from, 0)).ok()?;
+    socket.connect(server).await.ok()
+}
+
+async fn bounded<T>(test: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(90), test)
+        .await
+        .expect("bounded")
+}
+
+/// A server of 4 permits: a client's share is 2.
+fn four() -> HttpOptions {
+    HttpOptions::default().max_connections(4)
+}
+
+/// Sessionless calls sent in one body, as a JSON array: the client runs
+/// no more than its share (2 of 4), and the server answers something.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_sessionless_calls_runs_at_most_the_share() {
+    let served = Served::new(four()).await;
+    let mut tasks = JoinSet::new();
+    bounded(async {
+        let calls: Vec<Value> = (0..6)
+            .map(|id| {
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "block", "arguments": {"client": "127.0.0.2"},
+                    "_meta": meta()}})
+            })
+            .collect();
+        let request = served.post(
+            &Value::Array(calls),
+            &["MCP-Protocol-Version: 2026-07-28".to_owned()],
+        );
+        served.held(&mut tasks, 2, request);
+        served
+            .gate
+            .wait_running("127.0.0.2", 3, Duration::from_secs(2))
+            .await;
+        assert!(served.gate.most("127.0.0.2") <= 2);
+    })
+    .await;
+    served.gate.release();
+    // What the server said (a batch is refused whole, or answered).
+    if let Some(Ok(answer)) = tasks.join_next().await {
+        eprintln!("batch: {answer}");
+        assert!(status(&answer) < 500, "{answer}");
+    }
+}
+
+/// Sessionless calls carrying a made-up `Mcp-Session-Id`, or the id of
+/// another client's session: counted as the sender's all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessionless_calls_naming_a_session_run_at_most_the_share() {
+    let served = Served::new(four()).await;
+    let mut tasks = JoinSet::new();
+    bounded(async {
+        let other = served.open(3).await.expect("another client's session");
+        for id in 0..6u64 {
+            let mut request = served.block_call(2, id);
+            let named = if id % 2 == 0 {
+                "made-up".to_owned()
+            } else {
+                other.clone()
+            };
+            request = request.replacen(
+                "\r\n\r\n",
+                &format!("\r\nMcp-Session-Id: {named}\r\n\r\n"),
+                1,
+            );
+            served.held(&mut tasks, 2, request);
+        }
+        served
+            .gate
+            .wait_running("127.0.0.2", 3, Duration::from_secs(2))
+            .await;
+        let most = served.gate.most("127.0.0.2");
+        assert!(most >= 1, "none ran");
+        assert!(most <= 2, "the client ran {most}");
+    })
+    .await;
+    served.gate.release();
+}
+
+/// Calls of one client in its session and outside any, together: no more
+/// than its share (2 of 4) at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_calls_in_and_outside_sessions_share_one_share() {
+    let served = Served::new(four()).await;
+    let mut tasks = JoinSet::new();
+    bounded(async {
+        let session = served.open(2).await.expect("a session");
+        for id in 0..3 {
+            let request = served.block_in_session(&session, 2, 10 + id);
+            served.held(&mut tasks, 2, request);
+            let request = served.block_call(2, 20 + id);
+            served.held(&mut tasks, 2, request);
+        }
+        served
+            .gate
+            .wait_running("127.0.0.2", 3, Duration::from_secs(2))
+            .await;
+        let most = served.gate.most("127.0.0.2");
+        assert!(most >= 1, "none ran");
+        assert!(most <= 2, "the client ran {most}");
+    })
+    .await;
+    served.gate.release();
+}
+
+/// A resource read that panics, 10 times from one client: its share comes
+/// back each time; it then runs its 2 calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn panicking_sessionless_reads_give_their_permits_back() {
+    let served = Served::new(four()).await;
+    let mut tasks = JoinSet::new();
+    bounded(async {
+        for id in 0..10 {
+            let request = served.sessionless(
+                id,
+                "resources/read",
+                Some("mem://panic"),
+                json!({"uri": "mem://panic"}),
+            );
+            let answer = served.exchange(2, request, Duration::from_secs(5)).await;
+            assert!(!answer.is_empty(), "no answer to a panicking read");
+        }
+        for id in 100..102 {
+            served.held(&mut tasks, 2, served.block_call(2, id));
+        }
+        let running = served
+            .gate
+            .wait_running("127.0.0.2", 2, Duration::from_secs(10))
+            .await;
+        assert_eq!(running, 2, "calls of the client that ran after the panics");
+    })
+    .await;
+    served.gate.release();
+}
+
+/// Open a sessionless `subscriptions/listen` stream from `client`;
+/// returns its connection once acknowledged.
+async fn listen_from(served: &Served, client: u8) -> TcpStream {
+    let request = served.sessionless(
+        1,
+        "subscriptions/listen",
+        None,
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let mut stream = connect_from(client, served.server).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut heard = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let read = async {
+        loop {
+            let n = stream.read(&mut chunk).await.unwrap_or(0);
+            heard.extend_from_slice(&chunk[..n]);
+            if n == 0 || String::from_utf8_lossy(&heard).contains("acknowledged") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("the listen stream is acknowledged");
+    assert!(
+        String::from_utf8_lossy(&heard).contains("acknowledged"),
+        "{}",
+        String::from_utf8_lossy(&heard)
+    );
+    stream
+}
+
+/// A client that opens a listen stream and leaves, 5 times, on a server
+/// whose client share is 1 and connections 2: each stream's connection
+/// comes back, nothing of its share is kept, and a call of the client is
+/// then answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_streams_left_leave_nothing_held() {
+    let served = Served::new(HttpOptions::default().max_connections(2)).await;
+    bounded(async {
+        for _ in 0..5 {
+            let stream = listen_from(&served, 2).await;
+            drop(stream);
+        }
+        let answer = served
+            .exchange(2, served.quick_call(7), Duration::from_secs(20))
+            .await;
+        assert!(
+            answer.contains("quick-answer"),
+            "the client's call after its listen streams left: {answer:?}"
+        );
+    })
+    .await;
+}
+
+/// A client keeping one listen stream open (as a 2026-07-28 client does,
+/// to hear of changes) calls a tool on a server whose client share is 1
+/// (`max_connections` 2): the call is answered, the idle stream holding no
+/// permit (it held the client's only one, and the call waited for ever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_listening_can_still_call() {
+    let served = Served::new(HttpOptions::default().max_connections(2)).await;
+    bounded(async {
+        let _stream = listen_from(&served, 2).await;
+        let answer = served
+            .exchange(2, served.quick_call(7), Duration::from_secs(5))
+            .await;
+        assert!(
+            answer.contains("quick-answer"),
+            "a listening client's own call was not answered in 5 s: {answer:?}"
+        );
+    })
+    .await;
+}
+
+/// Sessionless pings and notifications of a client whose share is taken
+/// are answered at once (they take nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_and_notifications_of_a_busy_client_are_answered() {
+    let served = Served::new(four()).await;
+    let mut tasks = JoinSet::new();
+    bounded(async {
+        for id in 0..2 {
+            served.held(&mut tasks, 2, served.block_call(2, id));
+        }
+        let running = served
+            .gate
+            .wait_running("127.0.0.2", 2, Duration::from_secs(10))
+            .await;
+        assert_eq!(running, 2);
+        let ping = served.sessionless(5, "ping", None, json!({}));
+        let answer = served.exchange(2, ping, Duration::from_secs(5)).await;
+        // Answered at once (2026-07-28 has no ping: method not found).
+        assert!(status(&answer) != 0, "{answer:?}");
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": 1, "progress": 1}});
+        let note = served.post(
+            &note,
+            &[
+                "MCP-Protocol-Version: 2026-07-28".to_owned(),
+                "Mcp-Method: notifications/progress".to_owned(),
+            ],
+        );
+        let answer = served.exchange(2, note, Duration::from_secs(5)).await;
+        assert!((200..300).contains(&status(&answer)), "{answer:?}");
+    })
+    .await;
+    served.gate.release();
+}
+
+/// Requests of 2026-07-28 naming their version in the header alone (no
+/// `_meta`): counted all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessionless_calls_versioned_by_header_only_run_at_most_the_share() {
+    let served = Served::new(four()).await;
+    let mut tasks = JoinSet::new();
+    let heard = bounded(async {
+        let mut answers = Vec::new();
+        for id in 0..6u64 {
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "block", "arguments": {"client": "127.0.0.2"}}});
+            let request = served.post(
+                &body,
+                &[
+                    "MCP-Protocol-Version: 2026-07-28".to_owned(),
+                    "Mcp-Method: tools/call".to_owned(),
+                    "Mcp-Name: block".to_owned(),
+                ],
+            );
+            if id == 0 {
+                answers.push(
+                    served
+                        .exchange(2, request.clone(), Duration::from_millis(500))
+                        .await,
+                );
+            }
+            served.held(&mut tasks, 2, request);
+        }
+        served
+            .gate
+            .wait_running("127.0.0.2", 3, Duration::from_secs(2))
+            .await;
+        answers
+    })
+    .await;
+    let most = served.gate.most("127.0.0.2");
+    served.gate.release();
+    eprintln!("header-only: ran at most {most}; {heard:?}");
+    assert!(most <= 2, "the client ran {most}");
+}
+
+/// Behind a proxy, as the book says to serve there (`max_per_client` =
+/// `max_connections`: every client is the proxy's address), one session
+/// holds at most half of the permits. Sessionless calls have no such
+/// bound: one end user's flood of them takes every permit, and a call in
+/// a session waits behind them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_deleted_with_calls_waiting_gives_the_share_back() {
+    // Room for every connection: only the client's share (2) binds.
+    let served = Served::new(HttpOptions::default().max_connections(16).max_per_client(2)).await;
+    let mut tasks = JoinSet::new();
+    let (first, after) = bounded(async {
+        let session = served.open(2).await.expect("a session");
+        for id in 0..6 {
+            served.held(&mut tasks, 2, served.block_in_session(&session, 2, id));
+        }
+        let first = served
+            .gate
+            .wait_running("127.0.0.2", 2, Duration::from_secs(10))
+            .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let deleted = served
+            .exchange(2, served.delete(&session), Duration::from_secs(10))
+            .await;
+        assert!((200..300).contains(&status(&deleted)), "{deleted}");
+        served.gate.release();
+        while tasks.join_next().await.is_some() {}
+        // The released calls end (their exchanges may end first: the
+        // session's streams close with it).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while served.gate.running("127.0.0.2") > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        *served.gate.open.lock().unwrap() = CancellationToken::new();
+        for id in 100..102 {
+            served.held(&mut tasks, 2, served.block_call(2, id));
+        }
+        let after = served
+            .gate
+            .wait_running("127.0.0.2", 2, Duration::from_secs(10))
+            .await;
+        (first, after)
+    })
+    .await;
+    let started = served
+        .gate
+        .counts
+        .lock()
+        .unwrap()
+        .started
+        .get("127.0.0.2")
+        .copied();
+    served.gate.release();
+    assert_eq!(first, 2);
+    assert_eq!(after, 2, "the client's calls after its session went");
+    assert_eq!(started, Some(4), "calls that started (2 before, 2 after)");
+}
+
+/// A client leaving its 2 running calls (its share), 5 times over: each
+/// time the calls are cancelled (the pipeline drops a cancelled tool) and
+/// give the share back, so the client's next calls run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_calls_left_by_their_client_give_the_share_back() {
+    let served = Served::new(HttpOptions::default().max_connections(16).max_per_client(2)).await;
+    let rounds = bounded(async {
+        let mut rounds = Vec::new();
+        for round in 0..5u64 {
+            let mut tasks = JoinSet::new();
+            for id in 0..2 {
+                let served = Arc::clone(&served);
+                let request = served.block_call(2, round * 10 + id);
+                tasks.spawn(async move {
+                    served
+                        .exchange(2, request, Duration::from_millis(400))
+                        .await
+                });
+            }
+            let running = served
+                .gate
+                .wait_running("127.0.0.2", 2, Duration::from_secs(10))
+                .await;
+            while tasks.join_next().await.is_some() {}
+            // Left: the calls should end.
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            while served.gate.running("127.0.0.2") > 0 && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            rounds.push((running, served.gate.running("127.0.0.2")));
+        }
+        rounds
+    })
+    .await;
+    served.gate.release();
+    eprintln!("(running, left running after the client left) by round: {rounds:?}");
+    assert!(
+        rounds.iter().all(|&(ran, left)| ran == 2 && left == 0),
+        "{rounds:?}"
+    );
+}
+
+/// Read `stream` until what came holds `until`, or `patience` passes.
+async fn read_until(stream: &mut TcpStream, until: &str, patience: Duration) -> String {
+    let mut heard = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = tokio::time::timeout(patience, async {
+        loop {
+            let n = stream.read(&mut chunk).await.unwrap_or(0);
+            heard.extend_from_slice(&chunk[..n]);
+            if n == 0 || String::from_utf8_lossy(&heard).contains(until) {
+                break;
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&heard).into_owned()
+}
+
+/// A listen stream acknowledged (while its client's only permit is taken
+/// by a call, if `busy`), then a tool removed: what the stream heard in
+/// 5 s, the call still running.
+async fn listen_then_change(busy: bool) -> String {
+    let served = Served::new(HttpOptions::default().max_connections(16).max_per_client(1)).await;
+    let mut tasks = JoinSet::new();
+    let heard = bounded(async {
+        if busy {
+            served.held(&mut tasks, 2, served.block_call(2, 1));
+            let running = served
+                .gate
+                .wait_running("127.0.0.2", 1, Duration::from_secs(10))
+                .await;
+            assert_eq!(running, 1);
+        }
+        let mut stream = listen_from(&served, 2).await;
+        // The stream was acknowledged: the client counts on being told,
+        // while its call still runs.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _ = served.registry.unregister("quick");
+        read_until(
+            &mut stream,
+            "notifications/tools/list_changed",
+            Duration::from_secs(5),
+        )
+        .await
+    })
+    .await;
+    served.gate.release();
+    heard
+}
+
+/// A listen stream of a client with nothing else running is told of a
+/// change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_is_told_of_a_tool_change() {
+    let heard = listen_then_change(false).await;
+    assert!(
+        heard.contains("notifications/tools/list_changed"),
+        "{heard}"
+    );
+}
+
+/// A listen stream acknowledged while its client's only permit is taken
+/// is told of a change made meanwhile: it takes no permit (it waited for
+/// one before it listened, and the change was never told, although the
+/// client had been told it was subscribed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_acknowledged_while_waiting_loses_no_change() {
+    let heard = listen_then_change(true).await;
+    assert!(
+        heard.contains("notifications/tools/list_changed"),
+        "the change made while the acknowledged stream waited was never told: {heard:?}"
+    );
+}
