@@ -26,6 +26,11 @@ pub struct Property {
     /// The parameter's schema, from its type.
     pub schema: fn(&mut SchemaGenerator) -> Schema,
     /// Whether the type is an `Option` (then the parameter is not required).
+    /// Asked as the derive asks it, through `JsonSchema`'s hidden
+    /// `_schemars_private_is_option` (as the default's JSON is made with
+    /// schemars' hidden `_schemars_maybe_to_value!`): the same answer for
+    /// every type, `Option`s behind aliases and wrappers included. Should a
+    /// new schemars rename them, this stops compiling; it cannot drift.
     pub is_option: fn() -> bool,
     /// `description`.
     pub description: Option<&'static str>,
