@@ -1,9 +1,9 @@
 //! The bound on an HTTP server's sessions: past `max_sessions` open, an
-//! `initialize` is answered 503 with `Retry-After`, not 500; one client
-//! keeps at most half of them open (`max_sessions_per_client`), so another
-//! client can still open its own, however the first floods, drops its
-//! connections or deletes and opens again; a client's sessions deleted
-//! count no more.
+//! `initialize` is answered 503 with `Retry-After`, not 500. While there
+//! is room any client opens one; once full, one client keeps at most half
+//! of them (`max_sessions_per_client`) from another, which is given the
+//! first's idle ones, however the first floods, drops its connections or
+//! deletes and opens again; a client's sessions deleted count no more.
 //!
 //! Each client connects from a loopback address of its own (127.0.0.2,
 //! 127.0.0.3, ...): the server tells clients apart by their address.
@@ -136,7 +136,7 @@ async fn bounded<T>(test: impl Future<Output = T>) -> T {
 }
 
 const FULL: &str = "sessions are open, as many as this server keeps";
-const CLIENT_FULL: &str = "as many as one client may";
+const CLIENT_FULL: &str = "as many as one client may while the server is full";
 
 /// With as many sessions open as the server keeps (each client its one),
 /// an `initialize` is answered 503 with `Retry-After` and a text saying
@@ -152,18 +152,21 @@ async fn a_full_server_answers_503_with_retry_after() {
     .await;
 }
 
-/// One client opens at most half of the sessions (2 of 4), and is then
-/// answered 503; another client still opens its 2. The first used to
-/// open all 4, and the other none.
+/// One client alone opens all 4 sessions, and is then answered 503;
+/// another client still opens its 2 (half), given the first's idle ones,
+/// and no more; a third client then finds none over its part (503). The
+/// other client used to open none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_client_opens_at_most_half_of_the_sessions() {
+async fn once_full_one_client_keeps_at_most_half_of_the_sessions_from_another() {
     bounded(async {
         let served = Served::new(HttpOptions::default().max_sessions(4)).await;
-        served.open(2).await;
-        served.open(2).await;
+        for _ in 0..4 {
+            served.open(2).await;
+        }
         served.initialize(2).await.assert_refused(CLIENT_FULL);
         served.open(3).await;
         served.open(3).await;
+        served.initialize(3).await.assert_refused(CLIENT_FULL);
         served.initialize(4).await.assert_refused(FULL);
     })
     .await;
@@ -174,20 +177,25 @@ async fn one_client_opens_at_most_half_of_the_sessions() {
 async fn a_client_that_deletes_its_sessions_opens_again() {
     bounded(async {
         let served = Served::new(HttpOptions::default().max_sessions(4)).await;
-        let sessions = [served.open(2).await, served.open(2).await];
+        let mut sessions = Vec::new();
+        for _ in 0..4 {
+            sessions.push(served.open(2).await);
+        }
         served.initialize(2).await.assert_refused(CLIENT_FULL);
         for session in &sessions {
             served.delete(2, session).await;
         }
-        served.open(2).await;
-        served.open(2).await;
+        for _ in 0..4 {
+            served.open(2).await;
+        }
         served.initialize(2).await.assert_refused(CLIENT_FULL);
     })
     .await;
 }
 
-/// `max_sessions_per_client` sets a client's part: behind a proxy, all of
-/// them.
+/// `max_sessions_per_client` sets a client's part of a full server: all of
+/// them (behind a proxy), and no session of the one client is taken; 1, and
+/// another client takes one of the first's 3, and no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clients_part_of_the_sessions_can_be_set() {
     bounded(async {
@@ -198,14 +206,24 @@ async fn a_clients_part_of_the_sessions_can_be_set() {
         for _ in 0..3 {
             served.open(2).await;
         }
-        served.initialize(2).await.assert_refused(FULL);
+        served.initialize(2).await.assert_refused(CLIENT_FULL);
+        served.initialize(3).await.assert_refused(FULL);
+        let options = HttpOptions::default()
+            .max_sessions(3)
+            .max_sessions_per_client(1);
+        let served = Served::new(options).await;
+        for _ in 0..3 {
+            served.open(2).await;
+        }
+        served.open(3).await;
+        served.initialize(3).await.assert_refused(CLIENT_FULL);
     })
     .await;
 }
 
-/// One client sending 100 `initialize`s at once, 10 at a time: 4 open (its
-/// half of 8), every other is refused 503, and another client then opens
-/// its 4.
+/// One client sending 100 `initialize`s at once, 10 at a time: 8 open (all
+/// of them: no one else asks), every other is refused 503, and another
+/// client then opens its 4 (half of 8), and no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_flooding_initializes_leaves_the_others_their_part() {
     bounded(async {
@@ -226,17 +244,19 @@ async fn a_client_flooding_initializes_leaves_the_others_their_part() {
                 }
             }
         }
-        assert_eq!(opened, 4, "sessions the flooding client opened");
+        assert_eq!(opened, 8, "sessions the flooding client opened");
         for _ in 0..4 {
             served.open(3).await;
         }
+        served.initialize(3).await.assert_refused(CLIENT_FULL);
     })
     .await;
 }
 
 /// A client that opens sessions and drops each connection once the
 /// session's head has come (never saying `initialized`, never deleting)
-/// holds only its own part: another client still opens its 4.
+/// holds the sessions only until another client asks: that one still
+/// opens its 4.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_left_by_dropped_connections_count_against_their_client_only() {
     bounded(async {
@@ -264,7 +284,7 @@ async fn sessions_left_by_dropped_connections_count_against_their_client_only() 
 }
 
 /// A client opening and deleting sessions in a loop is never refused, and
-/// then still has its whole part: deleted sessions count no more.
+/// then still opens every session: deleted sessions count no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opening_and_deleting_in_a_loop_leaves_the_count_right() {
     bounded(async {
@@ -273,16 +293,17 @@ async fn opening_and_deleting_in_a_loop_leaves_the_count_right() {
             let session = served.open(2).await;
             served.delete(2, &session).await;
         }
-        served.open(2).await;
-        served.open(2).await;
+        for _ in 0..4 {
+            served.open(2).await;
+        }
         served.initialize(2).await.assert_refused(CLIENT_FULL);
     })
     .await;
 }
 
 /// Eight clients flooding `initialize`s at once on a server of 8 sessions:
-/// no more than 8 open in all, none of a client past 4, and every refusal
-/// is a 503 (none a 500).
+/// every one is opened or refused 503 with `Retry-After` (none a 500), and
+/// the sessions all open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_clients_flooding_initializes_are_refused_503_past_the_bound() {
     bounded(async {
@@ -307,10 +328,11 @@ async fn many_clients_flooding_initializes_are_refused_503_past_the_bound() {
         let mut in_all = 0;
         while let Some(opened) = clients.join_next().await {
             let opened = opened.unwrap();
-            assert!(opened <= 4, "one client opened {opened} sessions");
             in_all += opened;
         }
-        assert_eq!(in_all, 8, "sessions opened in all");
+        // Sessions taken from a client over its part were opened, then
+        // closed: more may have opened than are open.
+        assert!(in_all >= 8, "sessions opened in all: {in_all}");
     })
     .await;
 }

@@ -793,6 +793,13 @@ impl Admission {
         }
     }
 
+    /// Whether no request of the session is being answered, written out
+    /// or waiting to be let in.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0
+            && self.slots.free.available_permits() == MAX_IN_FLIGHT
+    }
+
     /// Let no more requests in: those waiting are refused.
     pub(crate) fn close(&self) {
         self.closed.cancel();

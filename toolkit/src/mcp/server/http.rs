@@ -81,7 +81,9 @@ pub struct HttpOptions {
     /// each client at the proxy.
     pub max_per_client: Option<usize>,
     /// Sessions open at once (default 1024); an `initialize` past them is
-    /// refused with `503 Service Unavailable` and a `Retry-After` header.
+    /// refused with `503 Service Unavailable` and a `Retry-After` header,
+    /// unless an idle session of a client over its part is closed for it
+    /// (see [`max_sessions_per_client`](Self::max_sessions_per_client)).
     /// A session idle for five minutes is closed, and one its client
     /// deletes (`DELETE`) at once.
     ///
@@ -93,14 +95,21 @@ pub struct HttpOptions {
     /// its client cancels while it waits is never run, nor answered (its
     /// event stream ends empty).
     pub max_sessions: usize,
-    /// The most sessions one client keeps open at once; `None` (the
-    /// default) is half of [`max_sessions`](Self::max_sessions), rounded
-    /// up. An `initialize` past them is refused as one past
-    /// `max_sessions` is (503, with `Retry-After`): a client opening
-    /// sessions in a loop cannot take them all from the others. A client
+    /// The sessions one client keeps from the others once the server has
+    /// [`max_sessions`](Self::max_sessions) open; `None` (the default) is
+    /// half of them, rounded up. While the server has room, any client
+    /// opens a session, one alone all of them (every local client, and
+    /// every client behind a proxy, is one client). Once it is full, a
+    /// client with fewer than this many open is given room: the oldest
+    /// idle session (no request running or waiting, no event stream open)
+    /// of a client with more is closed, and its client is answered 404
+    /// there next time, as the MCP spec allows, and initializes again. A
+    /// client with this many or more, or one for which no such session
+    /// is idle, is refused (503, with `Retry-After`): a client opening
+    /// sessions in a loop cannot keep them all from the others. A client
     /// is told apart by its address, as for
     /// [`max_per_client`](Self::max_per_client): behind a proxy, raise this
-    /// to `max_sessions`.
+    /// to `max_sessions`, so that no session is closed for another.
     pub max_sessions_per_client: Option<usize>,
     /// How long a write to a client may wait without progress (default
     /// 30 s); then its connection is closed. A client that stops reading
@@ -195,14 +204,15 @@ impl HttpOptions {
         self
     }
 
-    /// Let one client keep at most `max` sessions open at once (see
+    /// Let one client keep `max` sessions from the others once the server
+    /// is full (see
     /// [`max_sessions_per_client`](Self::max_sessions_per_client)).
     pub fn max_sessions_per_client(mut self, max: usize) -> Self {
         self.max_sessions_per_client = Some(max);
         self
     }
 
-    /// The most sessions one client keeps:
+    /// The sessions one client keeps from the others:
     /// [`max_sessions_per_client`](Self::max_sessions_per_client), or half
     /// of the sessions, between 1 and all of them.
     fn client_sessions(&self) -> usize {

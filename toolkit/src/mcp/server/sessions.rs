@@ -13,9 +13,16 @@
 //! request now waits for one of the session's slots before it is handed to
 //! the session (see [`Admission`]).
 //!
-//! One client (by [`Peer`]) keeps at most its part of the sessions open, so
-//! a client opening sessions in a loop cannot take them all from the
-//! others. The SDK's session manager is not told who opens a session: the
+//! While the server has room, any client opens a session: every local
+//! client, and every client behind a proxy, is one [`Peer`], and one of
+//! them alone may use them all. Once it is full, a client under its part
+//! of the sessions is given room by closing the oldest idle session (no
+//! request running or waiting, no stream open) of a client over its part:
+//! a client opening sessions in a loop cannot keep them all from the
+//! others, and the one whose session went is answered 404 next time, as
+//! the MCP spec allows, and opens another. A client at its part, or with
+//! no idle session of a client over its part to close, is refused. The
+//! SDK's session manager is not told who opens a session: the
 //! SDK makes it inline, in the future that answers the `initialize`, so
 //! the server runs that future in a task-local scope ([`answering`]) that
 //! names the client, and in which a refusal is marked, for the server to
@@ -24,6 +31,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures_util::Stream;
@@ -97,11 +105,13 @@ impl From<NoSession> for SessionsError {
     }
 }
 
-/// Who opened each open session, and how many each client has open.
+/// Who opened each open session, and when (in order), and how many each
+/// client has open.
 #[derive(Default)]
 struct Owners {
-    by_session: HashMap<SessionId, Peer>,
+    by_session: HashMap<SessionId, (Peer, u64)>,
     open: HashMap<Peer, usize>,
+    next: u64,
 }
 
 impl Owners {
@@ -110,14 +120,29 @@ impl Owners {
     }
 
     fn add(&mut self, id: SessionId, peer: Peer) {
-        if self.by_session.insert(id, peer).is_none() {
+        if let std::collections::hash_map::Entry::Vacant(entry) = self.by_session.entry(id) {
+            entry.insert((peer, self.next));
+            self.next += 1;
             *self.open.entry(peer).or_default() += 1;
         }
     }
 
+    /// The sessions of the clients with more than `part` open, oldest
+    /// first.
+    fn over(&self, part: usize) -> Vec<SessionId> {
+        let mut over: Vec<(u64, &SessionId)> = self
+            .by_session
+            .iter()
+            .filter(|(_, (peer, _))| self.open_by(*peer) > part)
+            .map(|(id, (_, opened))| (*opened, id))
+            .collect();
+        over.sort_unstable_by_key(|(opened, _)| *opened);
+        over.into_iter().map(|(_, id)| id.clone()).collect()
+    }
+
     /// Session `id` closed (told once or more).
     fn remove(&mut self, id: &SessionId) {
-        let Some(peer) = self.by_session.remove(id) else {
+        let Some((peer, _)) = self.by_session.remove(id) else {
             return;
         };
         if let Some(open) = self.open.get_mut(&peer) {
@@ -132,8 +157,25 @@ impl Owners {
 /// What to do once a session has closed (forget its owner).
 pub(super) type OnClose = Box<dyn Fn(&str) + Send + Sync>;
 
-/// The in-memory sessions, at most `max` of them at once, and at most
-/// `per_client` of one client.
+/// What the server knows of an open session's use: its requests' slots,
+/// and its event streams (GET) open.
+struct InUse {
+    admission: Admission,
+    streams: Arc<AtomicUsize>,
+}
+
+/// One open event stream of a session, counted until it is dropped.
+struct StreamOpen(Arc<AtomicUsize>);
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The in-memory sessions, at most `max` of them at once; once full, a
+/// client with fewer than `per_client` open is given the oldest idle
+/// session of a client with more.
 pub(super) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
@@ -143,8 +185,8 @@ pub(super) struct BoundedSessions {
     /// Held from the count to the new session's making, so that sessions
     /// made at once cannot all see room for one more.
     making: tokio::sync::Mutex<()>,
-    /// The slots of each open session's requests.
-    admissions: Mutex<HashMap<SessionId, Admission>>,
+    /// The slots of each open session's requests, and its streams.
+    admissions: Mutex<HashMap<SessionId, InUse>>,
     /// The requests of all sessions answered at once, a session holding
     /// at most half of them, a client its share.
     overall: ServerWide,
@@ -152,8 +194,9 @@ pub(super) struct BoundedSessions {
 }
 
 impl BoundedSessions {
-    /// At most `max` sessions of `inner`, `per_client` of one client (when
-    /// the client is known: see [`answering`]), answering as many requests
+    /// At most `max` sessions of `inner`, `per_client` of one client once
+    /// they are all open (when the client is known: see [`answering`]),
+    /// answering as many requests
     /// at once in all as `requests` has permits; `closed` is told of each
     /// session that closes (deleted by its client, idle too long, or
     /// ended).
@@ -184,11 +227,50 @@ impl BoundedSessions {
     ) -> Admitted<LocalTransport, RoleServer> {
         let admission = Admission::new(Some(&self.overall));
         let transport = admission.transport(transport);
+        let in_use = InUse {
+            admission,
+            streams: Arc::default(),
+        };
         self.admissions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id.clone(), admission);
+            .insert(id.clone(), in_use);
         transport
+    }
+
+    /// `stream`, an event stream of session `id`, counted as open while
+    /// it lives: a session with one open is not idle.
+    fn counted<S: Stream + Send + Sync + 'static>(
+        &self,
+        id: &SessionId,
+        stream: S,
+    ) -> impl Stream<Item = S::Item> + Send + Sync + 'static {
+        use futures_util::StreamExt;
+        let open = self
+            .admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .map(|in_use| {
+                in_use.streams.fetch_add(1, Ordering::SeqCst);
+                StreamOpen(Arc::clone(&in_use.streams))
+            });
+        stream.map(move |item| {
+            let _open = &open;
+            item
+        })
+    }
+
+    /// Whether session `id` is open and idle: no request running, being
+    /// written out or waiting, and no event stream open.
+    fn is_idle(&self, id: &SessionId) -> bool {
+        self.admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .is_some_and(|in_use| {
+                in_use.admission.is_idle() && in_use.streams.load(Ordering::SeqCst) == 0
+            })
     }
 
     /// Wait until `message` to session `id`, if a request, may be handed
@@ -203,7 +285,7 @@ impl BoundedSessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(id)
-            .cloned();
+            .map(|in_use| in_use.admission.clone());
         match admission {
             Some(admission) => Ok(admission.admit::<RoleServer>(message).await?),
             // Not open: the session manager says so.
@@ -211,20 +293,37 @@ impl BoundedSessions {
         }
     }
 
-    /// Refuse a new session if the server or its client (returned, if
-    /// known) has as many open as it may.
-    async fn refuse_if_full(&self) -> Result<Option<Peer>, SessionsError> {
-        let open = self.inner.sessions.read().await.len();
-        if open >= self.max {
-            return Err(refuse(NoSession::Full(self.max)));
-        }
+    /// Room for a new session of the client opening it (returned, if
+    /// known): while the server has room, any client has it. Once full, a
+    /// client under its part is given the oldest idle session of a client
+    /// over its part, closed; a client at its part, or one for which no
+    /// such session is idle, is refused.
+    async fn make_room(&self) -> Result<Option<Peer>, SessionsError> {
         let peer = opener();
-        if let Some(peer) = peer
-            && self.owners().open_by(peer) >= self.per_client
-        {
+        if self.inner.sessions.read().await.len() < self.max {
+            return Ok(peer);
+        }
+        let Some(peer) = peer else {
+            return Err(refuse(NoSession::Full(self.max)));
+        };
+        if self.owners().open_by(peer) >= self.per_client {
             return Err(refuse(NoSession::ClientFull(self.per_client)));
         }
-        Ok(peer)
+        let over = self.owners().over(self.per_client);
+        for id in over {
+            if !self.is_idle(&id) {
+                continue;
+            }
+            tracing::info!(
+                session = %id,
+                "closing an idle session of a client over its part of the sessions, for another client"
+            );
+            let _ = self.close_session(&id).await;
+            if self.inner.sessions.read().await.len() < self.max {
+                return Ok(Some(peer));
+            }
+        }
+        Err(refuse(NoSession::Full(self.max)))
     }
 
     fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
@@ -245,9 +344,10 @@ pub(super) enum SessionsError {
     /// As many sessions are open as the server keeps.
     #[error("{0} sessions are open, as many as this server keeps; try again later")]
     Full(usize),
-    /// The client has as many sessions open as one client may.
+    /// The server is full, and the client has as many sessions open as
+    /// one client keeps then.
     #[error(
-        "this client has {0} sessions open, as many as one client may; close one (DELETE) or try again later"
+        "this client has {0} sessions open, as many as one client may while the server is full; close one (DELETE) or try again later"
     )]
     ClientFull(usize),
     #[error(transparent)]
@@ -265,7 +365,7 @@ impl SessionManager for BoundedSessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let _making = self.making.lock().await;
-        let peer = self.refuse_if_full().await?;
+        let peer = self.make_room().await?;
         let (id, transport) = self.inner.create_session().await?;
         self.opened(&id, peer);
         let transport = self.admitted(&id, transport);
@@ -291,8 +391,8 @@ impl SessionManager for BoundedSessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
-        if let Some(admission) = admission {
-            admission.close();
+        if let Some(in_use) = admission {
+            in_use.admission.close();
         }
         self.owners().remove(id);
         (self.closed)(id);
@@ -339,7 +439,7 @@ impl SessionManager for BoundedSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_standalone_stream(id).await?)
+        Ok(self.counted(id, self.inner.create_standalone_stream(id).await?))
     }
 
     async fn resume(
@@ -347,7 +447,7 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.resume(id, last_event_id).await?)
+        Ok(self.counted(id, self.inner.resume(id, last_event_id).await?))
     }
 
     async fn restore_session(
@@ -358,7 +458,7 @@ impl SessionManager for BoundedSessions {
         let peer = if self.inner.has_session(&id).await? {
             None
         } else {
-            self.refuse_if_full().await?
+            self.make_room().await?
         };
         Ok(match self.inner.restore_session(id.clone()).await? {
             RestoreOutcome::Restored(transport) => {
@@ -415,34 +515,47 @@ mod tests {
         )
     }
 
-    /// A client past its part is refused, and told so in its answering's
-    /// scope; another client is not; once one of its sessions closes,
-    /// the first opens one again.
+    /// While there is room, one client opens every session. Once full, a
+    /// client under its part is given the oldest idle session of the one
+    /// over it; a client at its part is refused, and told so in its
+    /// answering's scope. A session closed twice counts once.
     #[tokio::test]
-    async fn one_client_keeps_at_most_its_part_of_the_sessions() {
+    async fn once_full_a_client_under_its_part_takes_an_idle_session() {
         let sessions = bounded(4, 2);
-        let mut open = Vec::new();
-        for _ in 0..2 {
+        let mut first = Vec::new();
+        for _ in 0..4 {
             let (made, refused) = answering(peer(2), sessions.create_session()).await;
             assert_eq!(refused, None);
-            open.push(made.unwrap());
+            first.push(made.unwrap());
         }
         let (made, refused) = answering(peer(2), sessions.create_session()).await;
         assert!(matches!(made, Err(SessionsError::ClientFull(2))));
         assert_eq!(refused, Some(NoSession::ClientFull(2)));
-        let (made, refused) = answering(peer(3), sessions.create_session()).await;
-        assert!(made.is_ok());
-        assert_eq!(refused, None);
-        let (id, transport) = open.pop().unwrap();
+        let mut second = Vec::new();
+        for _ in 0..2 {
+            let (made, refused) = answering(peer(3), sessions.create_session()).await;
+            assert_eq!(refused, None);
+            second.push(made.unwrap());
+        }
+        let inner = &sessions.inner;
+        assert!(!inner.has_session(&first[0].0).await.unwrap());
+        assert!(!inner.has_session(&first[1].0).await.unwrap());
+        assert!(inner.has_session(&first[2].0).await.unwrap());
+        let (made, _) = answering(peer(3), sessions.create_session()).await;
+        assert!(matches!(made, Err(SessionsError::ClientFull(2))));
+        // No client is over its part: nothing to take.
+        let (made, refused) = answering(peer(4), sessions.create_session()).await;
+        assert!(matches!(made, Err(SessionsError::Full(4))));
+        assert_eq!(refused, Some(NoSession::Full(4)));
+        let (id, transport) = second.pop().unwrap();
         drop(transport);
         sessions.close_session(&id).await.unwrap();
         // Told twice (deleted, then its worker ended): counted once.
         let _ = sessions.close_session(&id).await;
-        let (made, refused) = answering(peer(2), sessions.create_session()).await;
+        assert_eq!(sessions.owners().open_by(peer(3)), 1);
+        let (made, refused) = answering(peer(4), sessions.create_session()).await;
         assert!(made.is_ok());
         assert_eq!(refused, None);
-        let (made, _) = answering(peer(2), sessions.create_session()).await;
-        assert!(matches!(made, Err(SessionsError::ClientFull(2))));
     }
 
     /// A full server refuses every client, and says so in the scope; made

@@ -1,0 +1,455 @@
+//! Who gets a session when an HTTP server has none left: while it has
+//! room, any client opens one, a lone local client (every local client is
+//! one, at 127.0.0.1) all of them; once full, a client under its part
+//! (`max_sessions_per_client`, half by default) is given the oldest idle
+//! session of a client over its part, whose client is answered 404 next
+//! time and opens another. A session with a request running, waiting or
+//! a stream open is never taken; with none to take, 503. Counts stay
+//! right however deletes race.
+//!
+//! Each client connects from a loopback address of its own (127.0.0.N):
+//! the server tells clients apart by their address.
+
+#[path = "../raw_http.rs"]
+mod raw_http;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tk::mcp::{HttpOptions, McpServer};
+use tk::{CancellationToken, ToolContext, ToolRegistry, tool};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+
+/// The calls that wait at the test's gate, by client.
+#[derive(Default)]
+struct Counts {
+    running: HashMap<String, usize>,
+}
+
+#[derive(Clone, Default)]
+struct Gate {
+    counts: Arc<Mutex<Counts>>,
+    open: Arc<Mutex<CancellationToken>>,
+}
+
+impl Gate {
+    fn release(&self) {
+        self.open.lock().unwrap().cancel();
+    }
+
+    async fn pass(&self, client: String) {
+        let open = self.open.lock().unwrap().clone();
+        *self
+            .counts
+            .lock()
+            .unwrap()
+            .running
+            .entry(client.clone())
+            .or_default() += 1;
+        let _counted = Counted(self.clone(), client);
+        open.cancelled().await;
+    }
+
+    fn running(&self, client: &str) -> usize {
+        let counts = self.counts.lock().unwrap();
+        counts.running.get(client).copied().unwrap_or(0)
+    }
+
+    async fn wait_running(&self, client: &str, count: usize) -> usize {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.running(client) < count && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.running(client)
+    }
+}
+
+struct Counted(Gate, String);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut counts = self.0.counts.lock().unwrap();
+        *counts.running.entry(self.1.clone()).or_default() -= 1;
+    }
+}
+
+/// Waits at the test's gate.
+#[tool(read_only)]
+async fn block(client: String, ctx: &ToolContext) -> String {
+    let gate = ctx.state::<Gate>().expect("the test's gate").clone();
+    gate.pass(client).await;
+    "done".into()
+}
+
+struct Served {
+    server: SocketAddr,
+    gate: Gate,
+    shutdown: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.gate.release();
+        self.shutdown.cancel();
+    }
+}
+
+impl Served {
+    async fn new(options: HttpOptions) -> Arc<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let server = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let gate = Gate::default();
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(BlockTool).unwrap();
+        tokio::spawn(
+            McpServer::new(registry)
+                .with_context(ToolContext::new().with_state(gate.clone()))
+                .serve_http(listener, options.shutdown(shutdown.clone())),
+        );
+        Arc::new(Self {
+            server,
+            gate,
+            shutdown,
+        })
+    }
+
+    /// A raw POST of `body` with `headers` (each "Name: value").
+    fn post(&self, body: &Value, headers: &[String]) -> String {
+        let body = body.to_string();
+        let mut extra = String::new();
+        for header in headers {
+            extra.push_str(header);
+            extra.push_str("\r\n");
+        }
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.server,
+            body.len()
+        )
+    }
+
+    /// An `initialize`.
+    fn initialize(&self) -> String {
+        self.post(&raw_http::initialize(), &[])
+    }
+
+    /// Send `request` from `client`, keep the connection for `patience` or
+    /// until the server closes it; what came back.
+    async fn exchange(&self, client: u8, request: String, patience: Duration) -> String {
+        let server = self.server;
+        let exchange = async move {
+            let mut stream = connect_from(client, server).await?;
+            stream.write_all(request.as_bytes()).await.ok()?;
+            let mut heard = Vec::new();
+            let _ = tokio::time::timeout(patience, stream.read_to_end(&mut heard)).await;
+            Some(String::from_utf8_lossy(&heard).into_owned())
+        };
+        exchange.await.unwrap_or_default()
+    }
+
+    /// `exchange` in a task of `tasks`, keeping its connection up to 60 s.
+    fn held(self: &Arc<Self>, tasks: &mut JoinSet<String>, client: u8, request: String) {
+        let served = Arc::clone(self);
+        tasks.spawn(async move {
+            served
+                .exchange(client, request, Duration::from_secs(60))
+                .await
+        });
+    }
+
+    /// An `initialize` from `client`: what came back.
+    async fn ask(&self, client: u8) -> String {
+        self.exchange(client, self.initialize(), Duration::from_secs(10))
+            .await
+    }
+
+    /// Open a session from `client`, `initialized` sent: its id, or the
+    /// refusal.
+    async fn open(&self, client: u8) -> Result<String, String> {
+        let answer = self.ask(client).await;
+        let Some(id) = header(&answer, "mcp-session-id") else {
+            return Err(answer);
+        };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let request = self.post(&initialized, &in_session(&id));
+        let _ = self
+            .exchange(client, request, Duration::from_secs(10))
+            .await;
+        Ok(id)
+    }
+
+    fn delete(&self, session: &str) -> String {
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n",
+            self.server
+        )
+    }
+
+    /// A call of `block` in `session`, counted as 127.0.0.`client`.
+    fn block_in_session(&self, session: &str, client: u8, id: u64) -> String {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "block", "arguments": {"client": format!("127.0.0.{client}")}}});
+        self.post(&body, &in_session(session))
+    }
+
+    /// The status of a `ping` in `session`, from `client`: 200 while the
+    /// session is open, 404 once it is closed.
+    async fn ping(&self, client: u8, session: &str) -> u16 {
+        // An id no call of the tests uses: its answer is its own.
+        let body = json!({"jsonrpc": "2.0", "id": 9999, "method": "ping"});
+        let request = self.post(&body, &in_session(session));
+        status(
+            &self
+                .exchange(client, request, Duration::from_secs(10))
+                .await,
+        )
+    }
+}
+
+/// The headers of a request in `session`.
+fn in_session(session: &str) -> [String; 2] {
+    [
+        format!("Mcp-Session-Id: {session}"),
+        "MCP-Protocol-Version: 2025-11-25".to_owned(),
+    ]
+}
+
+fn status(answer: &str) -> u16 {
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn header(answer: &str, name: &str) -> Option<String> {
+    let head = answer.split("\r\n\r\n").next()?;
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name)
+            .then(|| value.trim().to_owned())
+    })
+}
+
+async fn connect_from(client: u8, server: SocketAddr) -> Option<TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    let from = IpAddr::V4(Ipv4Addr::new(127, 0, 0, client));
+    socket.bind(SocketAddr::new(from, 0)).ok()?;
+    socket.connect(server).await.ok()
+}
+
+async fn bounded<T>(test: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(90), test)
+        .await
+        .expect("bounded")
+}
+
+/// A lone client, as every local client is (127.0.0.1), opens every
+/// session of a server that keeps 2: nothing else uses the server. (Past
+/// half of them it used to be refused 503.) A third is refused 503: the
+/// server is full, and no other client has a session to give.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_local_client_opens_every_session_of_a_small_server() {
+    bounded(async {
+        let served = Served::new(HttpOptions::default().max_sessions(2)).await;
+        served.open(1).await.expect("the first session");
+        served.open(1).await.expect("the second session");
+        let third = served.ask(1).await;
+        assert_eq!(status(&third), 503, "{third}");
+    })
+    .await;
+}
+
+/// One client holding all 4 sessions, idle: another client still opens
+/// its 2 (its part), each taking the first client's oldest session, which
+/// then answers 404 while the newer ones answer; past its part, the other
+/// client is refused 503, and so is the first, now at its part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_under_its_part_takes_the_oldest_idle_session_of_one_over_it() {
+    bounded(async {
+        let served = Served::new(HttpOptions::default().max_sessions(4)).await;
+        let mut first = Vec::new();
+        for _ in 0..4 {
+            first.push(served.open(2).await.expect("a session of the lone client"));
+        }
+        served.open(3).await.expect("the other client's first");
+        served.open(3).await.expect("the other client's second");
+        let third = served.ask(3).await;
+        assert_eq!(status(&third), 503, "{third}");
+        let again = served.ask(2).await;
+        assert_eq!(status(&again), 503, "{again}");
+        let mut statuses = Vec::new();
+        for session in &first {
+            statuses.push(served.ping(2, session).await);
+        }
+        assert_eq!(
+            statuses,
+            [404, 404, 200, 200],
+            "the first client's sessions"
+        );
+    })
+    .await;
+}
+
+/// A session with a call running is never taken: the two oldest of the
+/// first client's 4 run a call each, so the other client's 2 take the two
+/// newest; then nothing is left to take (503), and the running calls are
+/// answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_a_call_running_is_never_taken() {
+    let served = Served::new(HttpOptions::default().max_sessions(4)).await;
+    let mut tasks = JoinSet::new();
+    let statuses = bounded(async {
+        let mut first = Vec::new();
+        for _ in 0..4 {
+            first.push(served.open(2).await.expect("a session"));
+        }
+        for (id, session) in first.iter().take(2).enumerate() {
+            served.held(
+                &mut tasks,
+                2,
+                served.block_in_session(session, 2, id as u64),
+            );
+        }
+        assert_eq!(served.gate.wait_running("127.0.0.2", 2).await, 2);
+        served.open(3).await.expect("the other client's first");
+        served.open(3).await.expect("the other client's second");
+        let third = served.ask(4).await;
+        assert_eq!(status(&third), 503, "{third}");
+        let mut statuses = Vec::new();
+        for session in &first {
+            statuses.push(served.ping(2, session).await);
+        }
+        served.gate.release();
+        while let Some(answer) = tasks.join_next().await {
+            let answer = answer.unwrap();
+            assert!(
+                answer.contains("done"),
+                "a running call was not answered: {answer}"
+            );
+        }
+        statuses
+    })
+    .await;
+    assert_eq!(
+        statuses,
+        [200, 200, 404, 404],
+        "the first client's sessions"
+    );
+}
+
+/// A session with its event stream (GET) open is never taken: the oldest
+/// of the first client's 2 has one, so the other client takes the newer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_its_stream_open_is_never_taken() {
+    bounded(async {
+        let served = Served::new(HttpOptions::default().max_sessions(2)).await;
+        let listening = served.open(2).await.expect("a session");
+        let idle = served.open(2).await.expect("another");
+        let mut stream = connect_from(2, served.server).await.expect("connect");
+        let get = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {listening}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+            served.server
+        );
+        stream.write_all(get.as_bytes()).await.unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.unwrap();
+        assert!(String::from_utf8_lossy(&head).contains("200"));
+        served.open(3).await.expect("the other client's session");
+        assert_eq!(served.ping(2, &listening).await, 200);
+        assert_eq!(served.ping(2, &idle).await, 404);
+        drop(stream);
+    })
+    .await;
+}
+
+/// Many DELETEs of each session at once, racing the session's own end,
+/// 20 times over: the counts stay right. The server is empty after (another
+/// client opens all 4), and the client's count is 0 (it opens its part, 2,
+/// taking the other's sessions, and no third).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_racing_each_other_leave_the_session_counts_right() {
+    bounded(async {
+        let served = Served::new(HttpOptions::default().max_sessions(4)).await;
+        for _ in 0..20 {
+            let session = served.open(2).await.expect("a session");
+            let mut deletes = JoinSet::new();
+            for _ in 0..8 {
+                let served = Arc::clone(&served);
+                let request = served.delete(&session);
+                deletes.spawn(
+                    async move { served.exchange(2, request, Duration::from_secs(10)).await },
+                );
+            }
+            while let Some(answer) = deletes.join_next().await {
+                let answer = answer.unwrap();
+                assert!(status(&answer) < 500, "{answer}");
+            }
+        }
+        for _ in 0..4 {
+            served.open(3).await.expect("another client's session");
+        }
+        served.open(2).await.expect("first of the client's two");
+        served.open(2).await.expect("second of the client's two");
+        let third = served.ask(2).await;
+        assert_eq!(status(&third), 503, "{third}");
+    })
+    .await;
+}
+
+/// A DELETE dropped by its client at once, 30 times, each for a session
+/// the client then forgets: the counts come back all the same (another
+/// client fills the server, and the first still opens its part, 2, and no
+/// third).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_dropped_midway_leave_the_client_count_right() {
+    bounded(async {
+        let served = Served::new(HttpOptions::default().max_sessions(4)).await;
+        for _ in 0..30 {
+            let session = served.open(2).await.expect("a session");
+            let request = served.delete(&session);
+            let _ = served.exchange(2, request, Duration::from_millis(0)).await;
+        }
+        // Time for the sessions to end.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        for _ in 0..4 {
+            served.open(3).await.expect("another client's session");
+        }
+        served.open(2).await.expect("first of the client's two");
+        served.open(2).await.expect("second of the client's two");
+        let third = served.ask(2).await;
+        assert_eq!(status(&third), 503, "{third}");
+    })
+    .await;
+}
+
+/// A refusal (503) is for fullness only: an `initialize` that is bad in
+/// itself (wrong header) is never 503, even on a full server; and a full
+/// server never answers 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_503_only_for_fullness() {
+    bounded(async {
+        let served = Served::new(HttpOptions::default().max_sessions(2)).await;
+        served.open(2).await.expect("one");
+        served.open(3).await.expect("two");
+        let full = served
+            .exchange(4, served.initialize(), Duration::from_secs(10))
+            .await;
+        assert_eq!(status(&full), 503, "{full}");
+        // A bad initialize: a protocol header contradicting the body.
+        let bad = served.post(
+            &raw_http::initialize(),
+            &["MCP-Protocol-Version: 2025-06-18".to_owned()],
+        );
+        let bad = served.exchange(4, bad, Duration::from_secs(10)).await;
+        assert_ne!(status(&bad), 503, "{bad}");
+        assert_ne!(status(&bad), 500, "{bad}");
+    })
+    .await;
+}
