@@ -139,6 +139,9 @@ async fn number_rules(
     /// Negative bounds past an `i32`, typed by their suffix.
     #[arg(minimum = -3000000000i64, maximum = -2.5f64)]
     far_below: i64,
+    /// Bounds past an `i32`, without a suffix.
+    #[arg(minimum = -5000000000, maximum = 18000000000000000000)]
+    wide: i128,
     /// Fractional bounds.
     #[arg(minimum = 0.5, maximum = 2.5)]
     ratio: f64,
@@ -158,7 +161,7 @@ async fn number_rules(
     #[arg(default = 0.25)]
     share: f32,
 ) -> String {
-    format!("{days}{below}{far_below}{ratio}{small}{maybe:?}{level}{retries}{share}")
+    format!("{days}{below}{far_below}{wide}{ratio}{small}{maybe:?}{level}{retries}{share}")
 }
 
 #[derive(JsonSchema)]
@@ -175,6 +178,9 @@ struct NumberRules {
     #[schemars(description = "Negative bounds past an `i32`, typed by their suffix.")]
     #[schemars(range(min = -3000000000i64, max = -2.5f64))]
     far_below: i64,
+    #[schemars(description = "Bounds past an `i32`, without a suffix.")]
+    #[schemars(range(min = -5000000000i64, max = 18000000000000000000u64))]
+    wide: i128,
     #[schemars(description = "Fractional bounds.")]
     #[schemars(range(min = 0.5, max = 2.5))]
     ratio: f64,
@@ -210,6 +216,9 @@ fn number_attributes_give_the_derived_schema() {
     let far_below = &NumberRulesTool.spec().input_schema["properties"]["far_below"];
     assert_eq!(far_below["minimum"], json!(-3_000_000_000_i64));
     assert_eq!(far_below["maximum"], json!(-2.5));
+    let wide = &NumberRulesTool.spec().input_schema["properties"]["wide"];
+    assert_eq!(wide["minimum"], json!(-5_000_000_000_i64));
+    assert_eq!(wide["maximum"], json!(18_000_000_000_000_000_000_u64));
 }
 
 /// Lists, maps and types of the user's own.

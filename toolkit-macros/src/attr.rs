@@ -521,7 +521,49 @@ fn number_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<Lit>> {
             ));
         }
     };
+    let lit = match lit {
+        Lit::Int(int) => Lit::Int(sized_bound(&int, key)?),
+        other => other,
+    };
     Ok(Spanned { value: lit, span })
+}
+
+/// An integer bound typed so that it compiles wherever it is written: the
+/// schema holds it as a JSON number, which serde_json makes of a 64-bit
+/// integer. Written without a suffix it would be an `i32`, refused past
+/// two billion; with a 128-bit or pointer-sized suffix it has no JSON
+/// form. So those get `i64` (or `u64` above it), and a bound past both is
+/// refused here.
+fn sized_bound(int: &syn::LitInt, key: &Ident) -> syn::Result<syn::LitInt> {
+    let suffix = int.suffix();
+    if !matches!(suffix, "" | "i128" | "u128" | "isize" | "usize") {
+        return Ok(int.clone());
+    }
+    let too_large = || {
+        syn::Error::new(
+            int.span(),
+            format!(
+                "`{key}` = {} does not fit a bound in the schema: a whole-number bound lies within the 64-bit integers, from {} to {}",
+                int.base10_digits(),
+                i64::MIN,
+                u64::MAX
+            ),
+        )
+    };
+    let value: i128 = int.base10_parse().map_err(|_| too_large())?;
+    let suffix = if suffix.is_empty() && i32::try_from(value).is_ok() {
+        ""
+    } else if i64::try_from(value).is_ok() {
+        "i64"
+    } else if u64::try_from(value).is_ok() {
+        "u64"
+    } else {
+        return Err(too_large());
+    };
+    Ok(syn::LitInt::new(
+        &format!("{}{suffix}", int.base10_digits()),
+        int.span(),
+    ))
 }
 
 fn count_value(input: ParseStream, key: &Ident) -> syn::Result<Spanned<u64>> {
