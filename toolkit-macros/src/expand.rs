@@ -212,7 +212,6 @@ fn properties_schema(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     });
     let properties = tool.arguments().map(|arg| property(arg, private));
     quote! {
-        #[allow(non_camel_case_types)]
         struct __ToolsmithArguments;
 
         impl #private::schemars::JsonSchema for __ToolsmithArguments
