@@ -597,10 +597,50 @@ async fn sessionless_calls_versioned_by_header_only_run_at_most_the_share() {
 }
 
 /// Behind a proxy, as the book says to serve there (`max_per_client` =
-/// `max_connections`: every client is the proxy's address), one session
-/// holds at most half of the permits. Sessionless calls have no such
-/// bound: one end user's flood of them takes every permit, and a call in
-/// a session waits behind them.
+/// `max_connections`: every client is the proxy's address): a flood of
+/// sessionless reads that never end, each left by its client (so its
+/// connection comes free), runs at most half of the permits (2 of 4), as
+/// one session does, and a call in a session runs beside them. The flood
+/// used to take all 4, and the session's call waited for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_proxy_a_sessionless_flood_leaves_sessions_room() {
+    let options = HttpOptions::default().max_connections(4).max_per_client(4);
+    let served = Served::new(options).await;
+    let mut tasks = JoinSet::new();
+    let (flood, session_ran) = bounded(async {
+        let session = served.open(2).await.expect("a session");
+        for id in 0..6u64 {
+            // Counted under another name, but sent from the proxy's address.
+            let uri = "mem://flood";
+            let request = served.sessionless(id, "resources/read", Some(uri), json!({"uri": uri}));
+            let _ = served
+                .exchange(2, request, Duration::from_millis(300))
+                .await;
+        }
+        let flood = served
+            .gate
+            .wait_running("flood", 4, Duration::from_secs(2))
+            .await;
+        let request = served.block_in_session(&session, 2, 99);
+        served.held(&mut tasks, 2, request);
+        let ran = served
+            .gate
+            .wait_running("127.0.0.2", 1, Duration::from_secs(5))
+            .await;
+        (flood, ran)
+    })
+    .await;
+    served.gate.release();
+    assert_eq!(flood, 2, "sessionless reads running at once");
+    assert_eq!(
+        session_ran, 1,
+        "one sessionless flood ({flood} running) kept a session's call from running"
+    );
+}
+
+/// A client's session deleted while 2 of its calls run and 4 wait: once
+/// the running ones end, the client's share is whole again (2 sessionless
+/// calls run), and the waiting ones never ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_deleted_with_calls_waiting_gives_the_share_back() {
     // Room for every connection: only the client's share (2) binds.

@@ -459,6 +459,11 @@ pub(crate) struct ServerWide {
     permits: Arc<Semaphore>,
     per_session: usize,
     per_client: usize,
+    /// The requests answered outside every session of a server that keeps
+    /// sessions, all clients together, hold at most a session's share:
+    /// behind a proxy (where one client may hold them all) a flood of
+    /// them leaves the sessions the rest, as one session does.
+    outside: Arc<Semaphore>,
     /// Each client's share of them, by the address it connects from, kept
     /// while one of its requests holds or waits for a permit of it: every
     /// session the client opens takes from the same share.
@@ -467,6 +472,8 @@ pub(crate) struct ServerWide {
 
 /// What a request holds of a server's permits, given back with it.
 pub(crate) struct ServerPermits {
+    /// One of its session's share, or, outside every session, of the
+    /// pool all such requests share.
     _session: Option<OwnedSemaphorePermit>,
     _client: Option<OwnedSemaphorePermit>,
     _permit: OwnedSemaphorePermit,
@@ -484,6 +491,7 @@ impl ServerWide {
             permits: Arc::new(Semaphore::new(permits)),
             per_session: permits.div_ceil(2),
             per_client: per_client.clamp(1, permits),
+            outside: Arc::new(Semaphore::new(permits.div_ceil(2))),
             shares: Arc::default(),
         }
     }
@@ -507,19 +515,27 @@ impl ServerWide {
     /// server's), waited for: one of its client's share, then one of all.
     /// `None` if the permits are closed.
     pub(crate) async fn permits_for(&self, peer: Peer) -> Option<ServerPermits> {
-        self.permits_of(Some(peer)).await
+        self.permits_of(Some(peer), false).await
     }
 
     /// [`permits_for`](Self::permits_for), the client's share only when
-    /// the request came with an address.
-    async fn permits_of(&self, peer: Option<Peer>) -> Option<ServerPermits> {
+    /// the request came with an address; if `outside` (a request outside
+    /// every session of a server that keeps sessions), one of the
+    /// [`outside`](Self::outside) pool too, taken after the client's
+    /// share, so a request waiting for its client holds none of it.
+    async fn permits_of(&self, peer: Option<Peer>, outside: bool) -> Option<ServerPermits> {
         let client = match peer {
             Some(peer) => Some(self.share_of(peer).acquire_owned().await.ok()?),
             None => None,
         };
+        let pool = if outside {
+            Some(Arc::clone(&self.outside).acquire_owned().await.ok()?)
+        } else {
+            None
+        };
         let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
         Some(ServerPermits {
-            _session: None,
+            _session: pool,
             _client: client,
             _permit: permit,
         })
@@ -535,8 +551,9 @@ impl ServerWide {
 /// permit put there would be held for ever. The server puts a handle to
 /// its permits ([`ServerWide`], not a permit) in every request's head;
 /// here, where the request is known, the handler of one that holds no
-/// session's [`Slot`] waits for its client's share and a permit, and
-/// holds them until its future is done (completed or dropped): one that
+/// session's [`Slot`] waits for its client's share, the share of all
+/// requests outside sessions (half of the permits, as one session has) and
+/// a permit, and holds them until its future is done (completed or dropped): one that
 /// does not watch its cancellation keeps counting while it runs.
 ///
 /// `None` for a session's request (its [`Slot`] holds its permits), for a
@@ -565,7 +582,7 @@ pub(crate) async fn outside_sessions(
             "the request was cancelled while it waited to be answered",
             None,
         )),
-        permits = server.permits_of(peer) => match permits {
+        permits = server.permits_of(peer, true) => match permits {
             Some(permits) => Ok(Some(permits)),
             None => Err(ErrorData::internal_error("the server is stopping", None)),
         },

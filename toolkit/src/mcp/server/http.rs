@@ -60,7 +60,11 @@ pub struct HttpOptions {
     /// them, rounded up (all of them when this is 1), and one client, in
     /// all its sessions, at most [`max_per_client`](Self::max_per_client):
     /// one client whose requests never end cannot take them all from the
-    /// others, which share the rest first come, first served. A request
+    /// others, which share the rest first come, first served. The requests
+    /// outside every session of a server that keeps sessions hold at most
+    /// half of them together, as one session does: even when one client
+    /// may hold them all (behind a proxy), a flood of those leaves the
+    /// sessions the rest. A request
     /// takes its session's slot and its shares before its permit, so one
     /// waiting for them holds none. A request waiting keeps its
     /// connection, which this bounds too: see the book's MCP server
