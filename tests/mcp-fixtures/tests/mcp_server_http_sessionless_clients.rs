@@ -638,6 +638,97 @@ async fn behind_a_proxy_a_sessionless_flood_leaves_sessions_room() {
     );
 }
 
+/// A sessionless call of `block_task` (run as a task) from 127.0.0.`client`.
+fn task_call(served: &Served, client: u8, id: u64) -> String {
+    let mut meta = meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "block_task", "arguments": {"client": format!("127.0.0.{client}")},
+            "_meta": meta}});
+    served.post(
+        &body,
+        &[
+            "MCP-Protocol-Version: 2026-07-28".to_owned(),
+            "Mcp-Method: tools/call".to_owned(),
+            "Mcp-Name: block_task".to_owned(),
+        ],
+    )
+}
+
+/// Sessionless calls that run as tasks, anonymous: one client starting 16
+/// (the per-caller cap) leaves another client room to start its own (every
+/// anonymous sessionless caller used to be one owner, and the other was
+/// refused: "this caller has 16 tasks running"), and a task is found by
+/// its own client only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessionless_task_calls_of_one_client_leave_others_room() {
+    let served = Served::new(four()).await;
+    let (greedy, other, answer, first) = bounded(async {
+        let mut first = None;
+        for id in 0..16u64 {
+            let answer = served
+                .exchange(2, task_call(&served, 2, id), Duration::from_secs(5))
+                .await;
+            first = first.or_else(|| task_id(&answer));
+        }
+        let greedy = served
+            .gate
+            .wait_running("127.0.0.2", 16, Duration::from_secs(3))
+            .await;
+        let answer = served
+            .exchange(3, task_call(&served, 3, 100), Duration::from_secs(5))
+            .await;
+        let other = served
+            .gate
+            .wait_running("127.0.0.3", 1, Duration::from_secs(3))
+            .await;
+        (greedy, other, answer, first.expect("a task id"))
+    })
+    .await;
+    assert_eq!(greedy, 16, "the first client's tasks running");
+    assert_eq!(
+        other, 1,
+        "another client's task was refused (the first runs {greedy}): {answer}"
+    );
+    let get = |id| task_get(&served, id, &first);
+    let own = bounded(served.exchange(2, get(200), Duration::from_secs(5))).await;
+    assert!(
+        own.contains(&first) && !own.contains("unknown task"),
+        "the client's own task: {own}"
+    );
+    let other = bounded(served.exchange(3, get(201), Duration::from_secs(5))).await;
+    assert!(
+        other.contains("unknown task"),
+        "another client's task: {other}"
+    );
+    served.gate.release();
+}
+
+/// A sessionless `tasks/get` of `task`.
+fn task_get(served: &Served, id: u64, task: &str) -> String {
+    let mut meta = meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get",
+        "params": {"taskId": task, "_meta": meta}});
+    served.post(
+        &body,
+        &[
+            "MCP-Protocol-Version: 2026-07-28".to_owned(),
+            "Mcp-Method: tasks/get".to_owned(),
+            format!("Mcp-Name: {task}"),
+        ],
+    )
+}
+
+/// The id of the task an answer to a call made, if it made one.
+fn task_id(answer: &str) -> Option<String> {
+    let at = answer.find("\"taskId\":\"")? + "\"taskId\":\"".len();
+    let rest = &answer[at..];
+    Some(rest[..rest.find('"')?].to_owned())
+}
+
 /// A client's session deleted while 2 of its calls run and 4 wait: once
 /// the running ones end, the client's share is whole again (2 sessionless
 /// calls run), and the waiting ones never ran.

@@ -496,12 +496,25 @@ impl McpServer {
 impl McpServer {
     /// Who makes a request, as a task's owner: the session this server
     /// gave (none for a request of no session) and the verified token's
-    /// issuer and subject.
+    /// issuer and subject; for a request of neither, the client's address,
+    /// so that one anonymous client's tasks are not another's.
     fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
         let caller = identity::Caller::of_request(context);
+        let session = self.issued_session(&caller);
+        let principal = caller.claims().and_then(Claims::principal);
+        let client = if session.is_none() && principal.is_none() {
+            context
+                .extensions
+                .get::<hyper::http::request::Parts>()
+                .and_then(|head| head.extensions.get::<peer::Peer>())
+                .copied()
+        } else {
+            None
+        };
         Owner {
-            session: self.issued_session(&caller),
-            principal: caller.claims().and_then(Claims::principal),
+            session,
+            principal,
+            client,
         }
     }
 }

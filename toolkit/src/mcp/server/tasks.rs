@@ -9,6 +9,8 @@ use rmcp::model::{DetailedTask, Task};
 use rmcp::task_manager::{TaskContext, TaskFuture, TaskManager, TaskOptions};
 use serde_json::Value;
 
+use super::peer::Peer;
+
 /// How many tasks one caller may have running at once, unless set otherwise.
 pub const DEFAULT_TASKS_PER_CALLER: usize = 16;
 
@@ -21,13 +23,17 @@ const KEPT_PER_RUNNING: usize = 4;
 
 /// Who started a task: the session the server gave (none for a request of
 /// no session) and the verified token's issuer and subject (none without
-/// auth). Only the same pair reaches the task again; without auth,
-/// requests of no session cannot be told apart, and there the task's
+/// auth), and, for a request of neither, the client by its address (see
+/// [`Peer`]; none over stdio). Only the same owner reaches the task again,
+/// and the per-caller cap counts by owner: every anonymous request of no
+/// session used to be one caller, so one client's tasks left another
+/// none. Clients behind one address are still one; there the task's
 /// random id is all that keeps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Owner {
     pub(crate) session: Option<String>,
     pub(crate) principal: Option<String>,
+    pub(crate) client: Option<Peer>,
 }
 
 /// The tasks of every session of one server.
