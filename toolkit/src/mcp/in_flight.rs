@@ -459,21 +459,23 @@ pub(crate) struct ServerWide {
     permits: Arc<Semaphore>,
     per_session: usize,
     per_client: usize,
-    /// The requests answered outside every session of a server that keeps
-    /// sessions, all clients together, hold at most a session's share:
-    /// behind a proxy (where one client may hold them all) a flood of
-    /// them leaves the sessions the rest, as one session does.
-    outside: Arc<Semaphore>,
     /// Each client's share of them, by the address it connects from, kept
     /// while one of its requests holds or waits for a permit of it: every
     /// session the client opens takes from the same share.
     shares: Arc<Mutex<HashMap<Peer, Weak<Semaphore>>>>,
+    /// Each client's requests answered outside every session of a server
+    /// that keeps sessions hold at most a session's share, as if they were
+    /// one session of their own: behind a proxy (one client that may hold
+    /// every permit) a flood of them leaves the sessions the rest, and
+    /// clients that use no session are as fair to each other as sessions
+    /// are. Kept as [`shares`](Self::shares) are.
+    outside: Arc<Mutex<HashMap<Peer, Weak<Semaphore>>>>,
 }
 
 /// What a request holds of a server's permits, given back with it.
 pub(crate) struct ServerPermits {
-    /// One of its session's share, or, outside every session, of the
-    /// pool all such requests share.
+    /// One of its session's share, or, outside every session, of its
+    /// client's requests outside sessions.
     _session: Option<OwnedSemaphorePermit>,
     _client: Option<OwnedSemaphorePermit>,
     _permit: OwnedSemaphorePermit,
@@ -491,24 +493,34 @@ impl ServerWide {
             permits: Arc::new(Semaphore::new(permits)),
             per_session: permits.div_ceil(2),
             per_client: per_client.clamp(1, permits),
-            outside: Arc::new(Semaphore::new(permits.div_ceil(2))),
             shares: Arc::default(),
+            outside: Arc::default(),
         }
     }
 
-    /// The share of `peer`: the one its other requests take from, or a new
-    /// one if none of them holds or waits for a permit.
-    fn share_of(&self, peer: Peer) -> Arc<Semaphore> {
-        let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+    /// The share of `peer` in `shares`, of `size` permits: the one its
+    /// other requests take from, or a new one if none of them holds or
+    /// waits for a permit.
+    fn share_in(
+        shares: &Mutex<HashMap<Peer, Weak<Semaphore>>>,
+        peer: Peer,
+        size: usize,
+    ) -> Arc<Semaphore> {
+        let mut shares = shares.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(share) = shares.get(&peer).and_then(Weak::upgrade) {
             return share;
         }
         // Forget the clients that hold nothing now: the map holds at most
         // the clients with a request holding or waiting for a permit.
         shares.retain(|_, share| share.strong_count() > 0);
-        let share = Arc::new(Semaphore::new(self.per_client));
+        let share = Arc::new(Semaphore::new(size));
         shares.insert(peer, Arc::downgrade(&share));
         share
+    }
+
+    /// The share of `peer`, all its requests'.
+    fn share_of(&self, peer: Peer) -> Arc<Semaphore> {
+        Self::share_in(&self.shares, peer, self.per_client)
     }
 
     /// Permits for a request of `peer` outside any session (a stateless
@@ -518,20 +530,22 @@ impl ServerWide {
         self.permits_of(Some(peer), false).await
     }
 
-    /// [`permits_for`](Self::permits_for), the client's share only when
+    /// [`permits_for`](Self::permits_for), the client's shares only when
     /// the request came with an address; if `outside` (a request outside
-    /// every session of a server that keeps sessions), one of the
-    /// [`outside`](Self::outside) pool too, taken after the client's
-    /// share, so a request waiting for its client holds none of it.
+    /// every session of a server that keeps sessions), one of the client's
+    /// [`outside`](Self::outside) share too, taken after its share of all,
+    /// so a request waiting for that holds none of it.
     async fn permits_of(&self, peer: Option<Peer>, outside: bool) -> Option<ServerPermits> {
         let client = match peer {
             Some(peer) => Some(self.share_of(peer).acquire_owned().await.ok()?),
             None => None,
         };
-        let pool = if outside {
-            Some(Arc::clone(&self.outside).acquire_owned().await.ok()?)
-        } else {
-            None
+        let pool = match peer {
+            Some(peer) if outside => {
+                let share = Self::share_in(&self.outside, peer, self.per_session);
+                Some(share.acquire_owned().await.ok()?)
+            }
+            _ => None,
         };
         let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
         Some(ServerPermits {
@@ -551,7 +565,7 @@ impl ServerWide {
 /// permit put there would be held for ever. The server puts a handle to
 /// its permits ([`ServerWide`], not a permit) in every request's head;
 /// here, where the request is known, the handler of one that holds no
-/// session's [`Slot`] waits for its client's share, the share of all
+/// session's [`Slot`] waits for its client's share, its client's share of
 /// requests outside sessions (half of the permits, as one session has) and
 /// a permit, and holds them until its future is done (completed or dropped): one that
 /// does not watch its cancellation keeps counting while it runs.

@@ -60,9 +60,9 @@ pub struct HttpOptions {
     /// them, rounded up (all of them when this is 1), and one client, in
     /// all its sessions, at most [`max_per_client`](Self::max_per_client):
     /// one client whose requests never end cannot take them all from the
-    /// others, which share the rest first come, first served. The requests
-    /// outside every session of a server that keeps sessions hold at most
-    /// half of them together, as one session does: even when one client
+    /// others, which share the rest first come, first served. One client's
+    /// requests outside every session of a server that keeps sessions hold
+    /// at most half of them, as one session does: even when one client
     /// may hold them all (behind a proxy), a flood of those leaves the
     /// sessions the rest. A request
     /// takes its session's slot and its shares before its permit, so one
