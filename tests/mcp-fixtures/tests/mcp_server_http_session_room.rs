@@ -344,10 +344,11 @@ async fn a_session_with_a_call_running_is_never_taken() {
     );
 }
 
-/// A session with its event stream (GET) open is never taken: the oldest
-/// of the first client's 2 has one, so the other client takes the newer.
+/// An idle session is taken before one with its event stream (GET) open:
+/// the oldest of the first client's 2 has one, so the other client takes
+/// the newer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_with_its_stream_open_is_never_taken() {
+async fn an_idle_session_is_taken_before_one_with_its_stream_open() {
     bounded(async {
         let served = Served::new(HttpOptions::default().max_sessions(2)).await;
         let listening = served.open(2).await.expect("a session");
@@ -452,4 +453,151 @@ async fn refusals_are_503_only_for_fullness() {
         assert_ne!(status(&bad), 500, "{bad}");
     })
     .await;
+}
+
+/// The request that opens an event stream (GET) on `session`.
+fn get_stream(server: SocketAddr, session: &str) -> String {
+    format!(
+        "GET /mcp HTTP/1.1\r\nHost: {server}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
+    )
+}
+
+/// One client opens all 4 sessions while there is room and keeps an event
+/// stream open on each: a stream costs it nothing, so it does not keep the
+/// sessions from others. Clients 3 and 4 each open one (taking two of the
+/// first client's, down to its part); the first client's streams of those
+/// end. Kept by streams, no session was ever idle, and every other client
+/// was refused for as long as they stayed open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_open_do_not_keep_every_session_from_the_others() {
+    let served = Served::new(HttpOptions::default().max_sessions(4)).await;
+    let (answers, kept) = bounded(async {
+        let mut sessions = Vec::new();
+        let mut streams = Vec::new();
+        for _ in 0..4 {
+            let session = served.open(2).await.expect("room");
+            let mut stream = connect_from(2, served.server).await.expect("connect");
+            stream
+                .write_all(get_stream(served.server, &session).as_bytes())
+                .await
+                .unwrap();
+            let mut head = [0u8; 12];
+            stream.read_exact(&mut head).await.unwrap();
+            assert!(String::from_utf8_lossy(&head).contains("200"));
+            sessions.push(session);
+            streams.push(stream);
+        }
+        let mut answers = Vec::new();
+        for client in 3..6u8 {
+            answers.push(
+                served
+                    .open(client)
+                    .await
+                    .map(|_| ())
+                    .map_err(|a| status(&a)),
+            );
+        }
+        let mut kept = 0;
+        for session in &sessions {
+            if served.ping(2, session).await == 200 {
+                kept += 1;
+            }
+        }
+        drop(streams);
+        (answers, kept)
+    })
+    .await;
+    assert_eq!(
+        answers,
+        [Ok(()), Ok(()), Err(503)],
+        "the other clients' sessions"
+    );
+    assert_eq!(kept, 2, "the first client keeps its part");
+}
+
+/// A session whose only request waits for its client's share (the client's
+/// one permit is held by a call in its other session) holds nothing of the
+/// server's: it is taken for another client, its waiting call is answered
+/// 404 (the session is gone; never a 500), and the running call is
+/// answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_request_only_waits_is_taken() {
+    let options = HttpOptions::default()
+        .max_sessions(2)
+        .max_connections(8)
+        .max_per_client(1);
+    let served = Served::new(options).await;
+    let mut tasks = JoinSet::new();
+    let (waiting, running, third) = bounded(async {
+        let waits = served.open(2).await.expect("one");
+        let runs = served.open(2).await.expect("two");
+        served.held(&mut tasks, 2, served.block_in_session(&runs, 2, 1));
+        assert_eq!(served.gate.wait_running("127.0.0.2", 1).await, 1);
+        let request = served.block_in_session(&waits, 2, 2);
+        let waiting = {
+            let served = Arc::clone(&served);
+            tokio::spawn(async move { served.exchange(2, request, Duration::from_secs(30)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let third = served.open(3).await.map(|_| ()).map_err(|a| status(&a));
+        let waiting = waiting.await.unwrap();
+        served.gate.release();
+        let running = tasks.join_next().await.unwrap().unwrap();
+        (waiting, running, third)
+    })
+    .await;
+    assert_eq!(third, Ok(()), "client 3 was refused a session");
+    assert_eq!(status(&waiting), 404, "{waiting}");
+    assert!(running.contains("done"), "{running}");
+}
+
+/// Another client asks for a session while one is pinging both of its
+/// sessions and opening event streams on them, 12 times over (a server of
+/// its own each time), taking one when neither has a request running:
+/// every answer the first client gets is a 200 or a 404 (its session
+/// gone), never a 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_racing_their_sessions_being_taken_are_never_answered_500() {
+    let answers = bounded(async {
+        let mut answers = Vec::new();
+        for _ in 0..12 {
+            let served = Served::new(HttpOptions::default().max_sessions(2)).await;
+            let first = [
+                served.open(2).await.expect("room"),
+                served.open(2).await.expect("room"),
+            ];
+            let mut racers = JoinSet::new();
+            for (id, session) in first.iter().cycle().take(6).enumerate() {
+                // Each ping an id of its own: a session answers by id.
+                let body = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+                let request = served.post(&body, &in_session(session));
+                let served = Arc::clone(&served);
+                racers.spawn(async move {
+                    status(&served.exchange(2, request, Duration::from_secs(10)).await)
+                });
+            }
+            for session in &first {
+                let served = Arc::clone(&served);
+                let request = get_stream(served.server, session);
+                racers.spawn(async move {
+                    status(
+                        &served
+                            .exchange(2, request, Duration::from_millis(300))
+                            .await,
+                    )
+                });
+            }
+            // Taken if one of them has no request running at that moment.
+            let _ = served.open(3).await;
+            while let Some(answer) = racers.join_next().await {
+                answers.push(answer.unwrap());
+            }
+        }
+        answers
+    })
+    .await;
+    assert!(
+        !answers.contains(&500),
+        "a request racing its session's end was answered 500: {answers:?}"
+    );
 }

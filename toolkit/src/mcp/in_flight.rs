@@ -442,6 +442,26 @@ pub(crate) struct Admission {
     /// The requests waiting, by id: a cancel of one stops its wait, and it
     /// never runs.
     cancels: Arc<Mutex<Cancels>>,
+    /// The session's requests holding a server-wide permit: running, or
+    /// their answers being written.
+    running: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// One request of a session counted as running while it holds its
+/// server-wide permit.
+struct Running(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Running {
+    fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The requests of a session waiting to be let in, each with what stops
@@ -479,6 +499,8 @@ pub(crate) struct ServerPermits {
     _session: Option<OwnedSemaphorePermit>,
     _client: Option<OwnedSemaphorePermit>,
     _permit: OwnedSemaphorePermit,
+    /// In a session, the request counted as running.
+    _running: Option<Running>,
 }
 
 impl ServerWide {
@@ -552,6 +574,7 @@ impl ServerWide {
             _session: pool,
             _client: client,
             _permit: permit,
+            _running: None,
         })
     }
 }
@@ -687,6 +710,7 @@ impl Admission {
             }),
             closed: tokio_util::sync::CancellationToken::new(),
             cancels: Arc::default(),
+            running: Arc::default(),
         }
     }
 
@@ -740,6 +764,7 @@ impl Admission {
                     _session: Some(session),
                     _client: client,
                     _permit: permit,
+                    _running: Some(Running::new(&self.running)),
                 })
             }
         };
@@ -829,6 +854,13 @@ impl Admission {
     pub(crate) fn is_idle(&self) -> bool {
         self.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0
             && self.slots.free.available_permits() == MAX_IN_FLIGHT
+    }
+
+    /// Whether a request of the session holds a server-wide permit: one
+    /// running, or its answer being written. (One waiting for its shares
+    /// holds a slot but none of the server's.)
+    pub(crate) fn is_running(&self) -> bool {
+        self.running.load(std::sync::atomic::Ordering::SeqCst) > 0
     }
 
     /// Let no more requests in: those waiting are refused.

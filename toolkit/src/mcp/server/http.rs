@@ -19,7 +19,7 @@ use tower_service::Service;
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
 use super::peer::Peer;
-use super::sessions::{BoundedSessions, NoSession, SessionsError, answering};
+use super::sessions::{Answered, BoundedSessions, NoSession, SessionsError, answering};
 use super::stream::{Resumptions, StreamRelease, releasable};
 use super::write_deadline::WriteDeadline;
 use crate::mcp::in_flight::{ServerPermits, ServerWide};
@@ -86,7 +86,7 @@ pub struct HttpOptions {
     pub max_per_client: Option<usize>,
     /// Sessions open at once (default 1024); an `initialize` past them is
     /// refused with `503 Service Unavailable` and a `Retry-After` header,
-    /// unless an idle session of a client over its part is closed for it
+    /// unless a session of a client over its part is closed for it
     /// (see [`max_sessions_per_client`](Self::max_sessions_per_client)).
     /// A session idle for five minutes is closed, and one its client
     /// deletes (`DELETE`) at once.
@@ -104,13 +104,17 @@ pub struct HttpOptions {
     /// half of them, rounded up. While the server has room, any client
     /// opens a session, one alone all of them (every local client, and
     /// every client behind a proxy, is one client). Once it is full, a
-    /// client with fewer than this many open is given room: the oldest
-    /// idle session (no request running or waiting, no event stream open)
-    /// of a client with more is closed, and its client is answered 404
-    /// there next time, as the MCP spec allows, and initializes again. A
-    /// client with this many or more, or one for which no such session
-    /// is idle, is refused (503, with `Retry-After`): a client opening
-    /// sessions in a loop cannot keep them all from the others. A client
+    /// client with fewer than this many open is given room: a session of
+    /// a client with more is closed, the oldest idle one (no request
+    /// running or waiting, no event stream open), else the oldest with no
+    /// request running (a stream open or a request waiting for its shares
+    /// costs the client nothing, so it does not keep the session); its
+    /// client is answered 404 there, as the MCP spec allows, and
+    /// initializes again. A session with a request running is never
+    /// closed for another. A client with this many or more, or one for
+    /// which no such session exists, is refused (503, with
+    /// `Retry-After`): a client opening sessions in a loop, or keeping a
+    /// stream open in each, cannot keep them all from the others. A client
     /// is told apart by its address, as for
     /// [`max_per_client`](Self::max_per_client): behind a proxy, raise this
     /// to `max_sessions`, so that no session is closed for another.
@@ -410,8 +414,20 @@ where
                             // SDK makes every failure to open one a 500.
                             let served = serve_endpoint(request, service, &gate, &resumptions);
                             match answering(peer, served).await {
-                                (_, Some(refused)) => Ok(no_session(refused)),
-                                (response, None) => response,
+                                (
+                                    _,
+                                    Answered {
+                                        refused: Some(refused),
+                                        ..
+                                    },
+                                ) => Ok(no_session(refused)),
+                                (Ok(response), Answered { gone: true, .. })
+                                    if response.status()
+                                        == hyper::StatusCode::INTERNAL_SERVER_ERROR =>
+                                {
+                                    Ok(session_gone())
+                                }
+                                (response, _) => response,
                             }
                         } else if let Some(answer) = gate.answer(&request) {
                             Ok(answer)
@@ -466,6 +482,17 @@ fn no_session(why: NoSession) -> Response {
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
+    response
+}
+
+/// The answer to a request of a session that closed before the request
+/// reached it (deleted, idle too long, or given to another client), as to
+/// one of a session never opened: the client opens another.
+fn session_gone() -> Response {
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from_static(b"Not Found: Session not found")).boxed(),
+    );
+    *response.status_mut() = hyper::StatusCode::NOT_FOUND;
     response
 }
 

@@ -56,6 +56,20 @@ tokio::task_local! {
 struct Answering {
     peer: Peer,
     refused: Cell<Option<NoSession>>,
+    /// The session the request named closed before it was reached (its
+    /// client deleted it, it idled out, or it was given to another
+    /// client): the SDK makes that a 500, the server answers 404.
+    gone: Cell<bool>,
+}
+
+/// How a request's answering went, for the server to correct the SDK's
+/// answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Answered {
+    /// Why a session it would open was refused, if it was.
+    pub(super) refused: Option<NoSession>,
+    /// Whether the session it named had closed.
+    pub(super) gone: bool,
 }
 
 /// Why a new session was refused.
@@ -71,18 +85,35 @@ pub(super) enum NoSession {
 /// manager who opens a session in it (the SDK awaits the making of a
 /// session in the request's own future); returns its output and why a
 /// session was refused in it, if one was.
-pub(super) async fn answering<F: Future>(peer: Peer, answer: F) -> (F::Output, Option<NoSession>) {
+pub(super) async fn answering<F: Future>(peer: Peer, answer: F) -> (F::Output, Answered) {
     let scope = Answering {
         peer,
         refused: Cell::new(None),
+        gone: Cell::new(false),
     };
     ANSWERING
         .scope(scope, async move {
             let output = answer.await;
-            let refused = ANSWERING.with(|answering| answering.refused.take());
-            (output, refused)
+            let answered = ANSWERING.with(|answering| Answered {
+                refused: answering.refused.take(),
+                gone: answering.gone.get(),
+            });
+            (output, answered)
         })
         .await
+}
+
+/// `result` of an operation on a session, marked for the server to answer
+/// 404 if it failed because the session had closed.
+fn gone_if_closed<T>(result: Result<T, SessionsError>) -> Result<T, SessionsError> {
+    if let Err(
+        SessionsError::Local(LocalSessionManagerError::SessionNotFound(_))
+        | SessionsError::Refused(Refused::Closed),
+    ) = &result
+    {
+        let _ = ANSWERING.try_with(|answering| answering.gone.set(true));
+    }
+    result
 }
 
 /// The client opening a session now, if known.
@@ -273,6 +304,18 @@ impl BoundedSessions {
             })
     }
 
+    /// Whether session `id` is open and none of its requests holds a
+    /// server-wide permit: at most an event stream open, or requests
+    /// waiting for their shares. Such a session costs the client nothing
+    /// to keep, so it does not keep it from being given to another.
+    fn is_not_running(&self, id: &SessionId) -> bool {
+        self.admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .is_some_and(|in_use| !in_use.admission.is_running())
+    }
+
     /// Wait until `message` to session `id`, if a request, may be handed
     /// on (see [`Admission::admit`]).
     async fn admit(
@@ -309,21 +352,52 @@ impl BoundedSessions {
         if self.owners().open_by(peer) >= self.per_client {
             return Err(refuse(NoSession::ClientFull(self.per_client)));
         }
+        // An idle session first; else one with no request running (an
+        // event stream open, or requests waiting for their shares, cost
+        // nothing to hold: were they enough to keep a session, one client
+        // could keep every session with a stream open in each).
         let over = self.owners().over(self.per_client);
-        for id in over {
-            if !self.is_idle(&id) {
-                continue;
-            }
-            tracing::info!(
-                session = %id,
-                "closing an idle session of a client over its part of the sessions, for another client"
-            );
-            let _ = self.close_session(&id).await;
-            if self.inner.sessions.read().await.len() < self.max {
-                return Ok(Some(peer));
-            }
+        let idle = over.iter().find(|id| self.is_idle(id));
+        let taken = idle.or_else(|| over.iter().find(|id| self.is_not_running(id)));
+        let Some(id) = taken else {
+            return Err(refuse(NoSession::Full(self.max)));
+        };
+        tracing::info!(
+            session = %id,
+            "closing a session of a client over its part of the sessions, for another client"
+        );
+        self.close_now(id).await;
+        Ok(Some(peer))
+    }
+
+    /// Close session `id` for another client's: forgotten at once, its
+    /// waiting requests refused and its streams ended, while its worker is
+    /// told to stop in a task of its own (a worker writing to a client that
+    /// does not read would otherwise hold up every new session).
+    async fn close_now(&self, id: &SessionId) {
+        let handle = self.inner.sessions.write().await.remove(id);
+        self.forget(id);
+        if let Some(handle) = handle {
+            tokio::spawn(async move {
+                let _ = handle.close().await;
+            });
         }
-        Err(refuse(NoSession::Full(self.max)))
+    }
+
+    /// What the server keeps of session `id`, which has closed: its
+    /// admission (its waiting requests refused), its owner, and the gate's
+    /// record of it.
+    fn forget(&self, id: &SessionId) {
+        let admission = self
+            .admissions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        if let Some(in_use) = admission {
+            in_use.admission.close();
+        }
+        self.owners().remove(id);
+        (self.closed)(id);
     }
 
     fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
@@ -386,16 +460,7 @@ impl SessionManager for BoundedSessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.inner.close_session(id).await;
-        let admission = self
-            .admissions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
-        if let Some(in_use) = admission {
-            in_use.admission.close();
-        }
-        self.owners().remove(id);
-        (self.closed)(id);
+        self.forget(id);
         Ok(closed?)
     }
 
@@ -420,8 +485,11 @@ impl SessionManager for BoundedSessions {
             (Err(SessionsError::Refused(Refused::Cancelled)), Some(_)) => {
                 Ok(futures_util::stream::iter(None).left_stream())
             }
-            (Err(other), _) => Err(other),
-            (Ok(()), _) => Ok(self.inner.create_stream(id, message).await?.right_stream()),
+            (Err(other), _) => gone_if_closed(Err(other)),
+            (Ok(()), _) => {
+                let stream = gone_if_closed(Ok(self.inner.create_stream(id, message).await?))?;
+                Ok(stream.right_stream())
+            }
         }
     }
 
@@ -431,15 +499,16 @@ impl SessionManager for BoundedSessions {
         mut message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         // Requests come by `create_stream`; one here is let in all the same.
-        self.admit(id, &mut message).await?;
-        Ok(self.inner.accept_message(id, message).await?)
+        gone_if_closed(self.admit(id, &mut message).await)?;
+        gone_if_closed(Ok(self.inner.accept_message(id, message).await?))
     }
 
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.counted(id, self.inner.create_standalone_stream(id).await?))
+        let stream = gone_if_closed(Ok(self.inner.create_standalone_stream(id).await?))?;
+        Ok(self.counted(id, stream))
     }
 
     async fn resume(
@@ -447,7 +516,8 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.counted(id, self.inner.resume(id, last_event_id).await?))
+        let stream = gone_if_closed(Ok(self.inner.resume(id, last_event_id).await?))?;
+        Ok(self.counted(id, stream))
     }
 
     async fn restore_session(
@@ -524,16 +594,18 @@ mod tests {
         let sessions = bounded(4, 2);
         let mut first = Vec::new();
         for _ in 0..4 {
-            let (made, refused) = answering(peer(2), sessions.create_session()).await;
+            let (made, Answered { refused, .. }) =
+                answering(peer(2), sessions.create_session()).await;
             assert_eq!(refused, None);
             first.push(made.unwrap());
         }
-        let (made, refused) = answering(peer(2), sessions.create_session()).await;
+        let (made, Answered { refused, .. }) = answering(peer(2), sessions.create_session()).await;
         assert!(matches!(made, Err(SessionsError::ClientFull(2))));
         assert_eq!(refused, Some(NoSession::ClientFull(2)));
         let mut second = Vec::new();
         for _ in 0..2 {
-            let (made, refused) = answering(peer(3), sessions.create_session()).await;
+            let (made, Answered { refused, .. }) =
+                answering(peer(3), sessions.create_session()).await;
             assert_eq!(refused, None);
             second.push(made.unwrap());
         }
@@ -544,7 +616,7 @@ mod tests {
         let (made, _) = answering(peer(3), sessions.create_session()).await;
         assert!(matches!(made, Err(SessionsError::ClientFull(2))));
         // No client is over its part: nothing to take.
-        let (made, refused) = answering(peer(4), sessions.create_session()).await;
+        let (made, Answered { refused, .. }) = answering(peer(4), sessions.create_session()).await;
         assert!(matches!(made, Err(SessionsError::Full(4))));
         assert_eq!(refused, Some(NoSession::Full(4)));
         let (id, transport) = second.pop().unwrap();
@@ -553,7 +625,7 @@ mod tests {
         // Told twice (deleted, then its worker ended): counted once.
         let _ = sessions.close_session(&id).await;
         assert_eq!(sessions.owners().open_by(peer(3)), 1);
-        let (made, refused) = answering(peer(4), sessions.create_session()).await;
+        let (made, Answered { refused, .. }) = answering(peer(4), sessions.create_session()).await;
         assert!(made.is_ok());
         assert_eq!(refused, None);
     }
@@ -567,7 +639,7 @@ mod tests {
             sessions.create_session().await.unwrap(),
             sessions.create_session().await.unwrap(),
         ];
-        let (made, refused) = answering(peer(4), sessions.create_session()).await;
+        let (made, Answered { refused, .. }) = answering(peer(4), sessions.create_session()).await;
         assert!(matches!(made, Err(SessionsError::Full(2))));
         assert_eq!(refused, Some(NoSession::Full(2)));
     }
