@@ -16,12 +16,15 @@
 //! While the server has room, any client opens a session: every local
 //! client, and every client behind a proxy, is one [`Peer`], and one of
 //! them alone may use them all. Once it is full, a client under its part
-//! of the sessions is given room by closing the oldest idle session (no
-//! request running or waiting, no stream open) of a client over its part:
-//! a client opening sessions in a loop cannot keep them all from the
-//! others, and the one whose session went is answered 404 next time, as
-//! the MCP spec allows, and opens another. A client at its part, or with
-//! no idle session of a client over its part to close, is refused. The
+//! of the sessions is given room by closing a session of a client over
+//! its part: the oldest idle one (no request running or waiting, no stream
+//! open), else the oldest with no request running (a stream open, or a
+//! request waiting for its shares, costs nothing to hold, and would let a
+//! client keep every session). A client opening sessions in a loop, or
+//! keeping a stream open in each, cannot keep them all from the others,
+//! and the one whose session went is answered 404 there, as the MCP spec
+//! allows, and opens another. A client at its part, or with no such
+//! session of a client over its part to close, is refused. The
 //! SDK's session manager is not told who opens a session: the
 //! SDK makes it inline, in the future that answers the `initialize`, so
 //! the server runs that future in a task-local scope ([`answering`]) that
@@ -205,8 +208,8 @@ impl Drop for StreamOpen {
 }
 
 /// The in-memory sessions, at most `max` of them at once; once full, a
-/// client with fewer than `per_client` open is given the oldest idle
-/// session of a client with more.
+/// client with fewer than `per_client` open is given a session with no
+/// request running (an idle one first) of a client with more.
 pub(super) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
@@ -338,9 +341,10 @@ impl BoundedSessions {
 
     /// Room for a new session of the client opening it (returned, if
     /// known): while the server has room, any client has it. Once full, a
-    /// client under its part is given the oldest idle session of a client
-    /// over its part, closed; a client at its part, or one for which no
-    /// such session is idle, is refused.
+    /// client under its part is given a session of a client over its part,
+    /// closed: the oldest idle one, else the oldest with no request
+    /// running. A client at its part, or one for which no such session
+    /// exists, is refused.
     async fn make_room(&self) -> Result<Option<Peer>, SessionsError> {
         let peer = opener();
         if self.inner.sessions.read().await.len() < self.max {
