@@ -674,7 +674,7 @@ pub(crate) enum Refused {
 /// The client a request came from, if it came over HTTP: the server puts
 /// its connection's [`Peer`] in the request's head, which the SDK hands on
 /// with the request.
-fn peer_of(extensions: &rmcp::model::Extensions) -> Option<Peer> {
+pub(crate) fn peer_of(extensions: &rmcp::model::Extensions) -> Option<Peer> {
     extensions
         .get::<hyper::http::request::Parts>()
         .and_then(|head| head.extensions.get::<Peer>())

@@ -50,7 +50,7 @@ pub use tasks::{DEFAULT_TASKS_IN_ALL, DEFAULT_TASKS_PER_CALLER};
 use crate::context::ToolContext;
 use crate::error::ErrorKind;
 use crate::mcp::convert::call_result_from_output;
-use crate::mcp::in_flight::outside_sessions;
+use crate::mcp::in_flight::{outside_sessions, peer_of};
 use crate::pipeline::Pipeline;
 use crate::pipeline::error_output;
 use crate::registry::ToolRegistry;
@@ -503,11 +503,7 @@ impl McpServer {
         let session = self.issued_session(&caller);
         let principal = caller.claims().and_then(Claims::principal);
         let client = if session.is_none() && principal.is_none() {
-            context
-                .extensions
-                .get::<hyper::http::request::Parts>()
-                .and_then(|head| head.extensions.get::<peer::Peer>())
-                .copied()
+            peer_of(&context.extensions)
         } else {
             None
         };
