@@ -343,3 +343,82 @@ fn a_parameter_type_named_like_the_arguments_type_keeps_its_own_schema() {
         json!({"$ref": "#/$defs/__ToolsmithArguments"})
     );
 }
+
+/// More parameters than are read as a tuple: read by serde's derive, and
+/// described by the same `Property` list.
+#[tool]
+async fn seventeen(
+    /// First, bounded.
+    #[arg(minimum = 1, maximum = 9)]
+    n01: u8,
+    /// Second, renamed with a default.
+    #[arg(rename = "second", default = 2)]
+    n02: u8,
+    /// Third, one of two.
+    #[arg(one_of = ["x", "y"])]
+    n03: String,
+    /// Fourth, maybe.
+    #[arg(min_length = 1)]
+    n04: Option<String>,
+    n05: u8,
+    n06: u8,
+    n07: u8,
+    n08: u8,
+    n09: u8,
+    n10: u8,
+    n11: u8,
+    n12: u8,
+    n13: u8,
+    n14: u8,
+    n15: u8,
+    n16: u8,
+    /// Last.
+    n17: Vec<u8>,
+) -> String {
+    format!(
+        "{n01}{n02}{n03}{n04:?}{n05}{n06}{n07}{n08}{n09}{n10}{n11}{n12}{n13}{n14}{n15}{n16}{n17:?}"
+    )
+}
+
+#[derive(JsonSchema)]
+#[schemars(crate = "tk::schemars")]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Seventeen {
+    #[schemars(description = "First, bounded.")]
+    #[schemars(range(min = 1, max = 9))]
+    n01: u8,
+    #[schemars(description = "Second, renamed with a default.")]
+    #[serde(rename = "second")]
+    #[serde(default = "two")]
+    n02: u8,
+    #[schemars(description = "Third, one of two.")]
+    #[schemars(transform = tk::__private_0_1::OneOf("[\"x\",\"y\"]"))]
+    n03: String,
+    #[schemars(description = "Fourth, maybe.")]
+    #[schemars(length(min = 1u64))]
+    n04: Option<String>,
+    n05: u8,
+    n06: u8,
+    n07: u8,
+    n08: u8,
+    n09: u8,
+    n10: u8,
+    n11: u8,
+    n12: u8,
+    n13: u8,
+    n14: u8,
+    n15: u8,
+    n16: u8,
+    #[schemars(description = "Last.")]
+    n17: Vec<u8>,
+}
+
+fn two() -> u8 {
+    2
+}
+
+#[test]
+fn seventeen_parameters_give_the_derived_schema() {
+    assert_same(SeventeenTool, derived::<Seventeen>());
+}

@@ -419,8 +419,12 @@ pub fn functions(tool: &ToolFn) -> TokenStream {
                 quote!(#value)
             };
             let binding = quote_spanned!(span=> let __toolsmith_default: #ty = #body;);
+            // Lifted only where the parameter's own name needs it: a crate
+            // that forbids the lint may write no `allow` of it at all.
+            let snake_case = crate::names::allow_non_snake_case(&arg.ident);
             Some(quote! {
-                #[allow(non_snake_case, clippy::let_and_return)]
+                #snake_case
+                #[allow(clippy::let_and_return)]
                 fn #fn_ident() -> #ty {
                     #binding
                     __toolsmith_default

@@ -36,9 +36,9 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
     let bind = if reads_fields(tool) {
-        quote!(#private::bind_fields::<Self, _>(args, &__TOOLSMITH_FIELDS))
+        quote!(#private::bind_fields::<Self, _>(__toolsmith_payload, &__TOOLSMITH_FIELDS))
     } else {
-        quote!(#private::bind::<#args_type>(args))
+        quote!(#private::bind::<#args_type>(__toolsmith_payload))
     };
 
     quote! {
@@ -96,7 +96,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                 }
 
                 fn bind(
-                    args: #private::serde_json::Value,
+                    __toolsmith_payload: #private::serde_json::Value,
                 ) -> ::core::result::Result<#krate::Arguments, #krate::ArgumentError> {
                     #bind
                 }
@@ -147,14 +147,16 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
         let schema = properties_schema(tool, private);
         let read_as_tuple = fields_const(tool, private);
         return quote! {
+            struct __ToolsmithArguments;
             #schema
             #defaults
             #read_as_tuple
         };
     }
     // A flattened parameter, or more than the core reads as a tuple: a
-    // struct of the parameters, read and described by serde's and
-    // schemars' derives.
+    // struct of the parameters, read by serde's derive. Its schema is the
+    // same `Property` list, unless a parameter is flattened, which only
+    // schemars' derive describes (it merges the struct's own schema in).
     // serde and schemars take their crate path as a string.
     let krate_path = krate.to_string().replace(' ', "");
     let serde_path = format!("{krate_path}::__private_0_1::serde");
@@ -165,7 +167,7 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     let deny = (!any_flatten).then(|| quote!(#[serde(deny_unknown_fields)]));
     let fields: Vec<TokenStream> = tool
         .arguments()
-        .map(|arg| argument_field(arg, private))
+        .map(|arg| argument_field(arg, private, any_flatten))
         .collect();
     // The derives would each report a field type that does not fit. With its
     // bounds stated, a derived impl is checked assuming them, and only
@@ -177,22 +179,39 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
         .iter()
         .map(|ty| format!("{ty}: {serde_path}::Deserialize<'de>,"))
         .collect::<String>();
-    let schemars_bound = types
-        .iter()
-        .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
-        .collect::<String>();
+    let (derive_schema, schema) = if any_flatten {
+        let schemars_bound = types
+            .iter()
+            .map(|ty| format!("for<'__x> {ty}: {schemars_path}::JsonSchema,"))
+            .collect::<String>();
+        (
+            quote! {
+                #[derive(#private::schemars::JsonSchema)]
+                #[schemars(crate = #schemars_path, bound = #schemars_bound)]
+            },
+            TokenStream::new(),
+        )
+    } else {
+        (TokenStream::new(), properties_schema(tool, private))
+    };
+    let skip_schema = any_flatten.then(|| quote!(#[schemars(skip)]));
+    let snake_case = tool
+        .arguments()
+        .map(|arg| crate::names::allow_non_snake_case(&arg.ident))
+        .find(|allow| !allow.is_empty());
     quote! {
-        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[derive(#private::serde::Deserialize)]
+        #derive_schema
         #[serde(crate = #serde_path, bound(deserialize = #serde_bound))]
-        #[schemars(crate = #schemars_path, bound = #schemars_bound)]
         #deny
-        #[allow(non_camel_case_types, non_snake_case, dead_code)]
+        #snake_case
         struct __ToolsmithArguments<__ToolsmithMarker = ()> {
             #(#fields,)*
             #[serde(skip)]
-            #[schemars(skip)]
+            #skip_schema
             __toolsmith_marker: ::core::marker::PhantomData<__ToolsmithMarker>,
         }
+        #schema
         #defaults
     }
 }
@@ -212,8 +231,6 @@ fn properties_schema(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     });
     let properties = tool.arguments().map(|arg| property(arg, private));
     quote! {
-        struct __ToolsmithArguments;
-
         impl #private::schemars::JsonSchema for __ToolsmithArguments
         where
             #(#bounds)*
@@ -359,18 +376,16 @@ fn fields_const(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     }
 }
 
-fn argument_field(arg: &Argument, private: &TokenStream) -> TokenStream {
+/// One field of the derived arguments struct: serde's attributes, and
+/// schemars' when its derive describes the struct (`described`).
+fn argument_field(arg: &Argument, private: &TokenStream, described: bool) -> TokenStream {
     let ident = &arg.ident;
     let ty = &arg.ty;
     let attrs = &arg.attrs;
     let mut out = Vec::new();
-    let description = attrs
-        .description
-        .as_ref()
-        .map(|d| d.value.clone())
-        .or_else(|| arg.docs.clone());
-    if let Some(description) = description {
-        out.push(quote!(#[schemars(description = #description)]));
+    if attrs.default.is_some() {
+        let fn_name = crate::defaults::fn_name(arg);
+        out.push(quote!(#[serde(default = #fn_name)]));
     }
     if let Some(rename) = &attrs.rename {
         let name = &rename.value;
@@ -379,9 +394,16 @@ fn argument_field(arg: &Argument, private: &TokenStream) -> TokenStream {
     if attrs.flatten.is_some() {
         out.push(quote!(#[serde(flatten)]));
     }
-    if attrs.default.is_some() {
-        let fn_name = crate::defaults::fn_name(arg);
-        out.push(quote!(#[serde(default = #fn_name)]));
+    if !described {
+        return quote!(#(#out)* #ident: #ty);
+    }
+    let description = attrs
+        .description
+        .as_ref()
+        .map(|d| d.value.clone())
+        .or_else(|| arg.docs.clone());
+    if let Some(description) = description {
+        out.push(quote!(#[schemars(description = #description)]));
     }
     let range: Vec<TokenStream> = [
         attrs.minimum.as_ref().map(|m| {
@@ -599,26 +621,28 @@ fn spec_body(
     );
     let category = a.category.as_ref().map(|c| {
         let variant = format_ident!("{}", pascal(&c.value));
-        quote!(spec = spec.with_category(#krate::ToolCategory::#variant);)
+        quote!(__toolsmith_spec = __toolsmith_spec.with_category(#krate::ToolCategory::#variant);)
     });
     let risk = a.risk.as_ref().map(|r| {
         let variant = format_ident!("{}", pascal(&r.value));
-        quote!(spec = spec.with_risk(#krate::RiskLevel::#variant);)
+        quote!(__toolsmith_spec = __toolsmith_spec.with_risk(#krate::RiskLevel::#variant);)
     });
     let task = a.task.as_ref().map(|t| {
         let variant = format_ident!("{}", pascal(&t.value));
-        quote!(spec = spec.with_task_support(#krate::TaskSupport::#variant);)
+        quote!(__toolsmith_spec = __toolsmith_spec.with_task_support(#krate::TaskSupport::#variant);)
     });
-    let asks_first = a.asks_first.then(|| quote!(spec = spec.with_asks_first();));
+    let asks_first = a
+        .asks_first
+        .then(|| quote!(__toolsmith_spec = __toolsmith_spec.with_asks_first();));
     let timeout = a.timeout_ms.as_ref().map(|t| {
         let ms = t.value;
-        quote!(spec = spec.with_timeout(::core::time::Duration::from_millis(#ms));)
+        quote!(__toolsmith_spec = __toolsmith_spec.with_timeout(::core::time::Duration::from_millis(#ms));)
     });
     let metadata = metadata(tool, krate, private);
     let ok_type = success_type(tool);
     quote! {
         use #private::probes::*;
-        let mut spec = #krate::ToolSpec::new(#name, #description, #private::schema_for_args::<#args_type>())
+        let mut __toolsmith_spec = #krate::ToolSpec::new(#name, #description, #private::schema_for_args::<#args_type>())
             .with_annotations(#krate::ToolAnnotations {
                 read_only: #read_only,
                 exclusive: #exclusive,
@@ -633,25 +657,25 @@ fn spec_body(
         #asks_first
         #timeout
         #metadata
-        if let ::core::option::Option::Some(schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {
-            spec = spec.with_output_schema(schema);
+        if let ::core::option::Option::Some(__toolsmith_schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {
+            __toolsmith_spec = __toolsmith_spec.with_output_schema(__toolsmith_schema);
         }
-        spec
+        __toolsmith_spec
     }
 }
 
-/// `spec = spec.with_...;` for the title, tags, icons, deprecation and
+/// `__toolsmith_spec = __toolsmith_spec.with_...;` for the title, tags, icons, deprecation and
 /// examples.
 fn metadata(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenStream {
     let a = &tool.attrs;
     let mut out = Vec::new();
     if let Some(title) = &a.title {
         let title = &title.value;
-        out.push(quote!(spec = spec.with_title(#title);));
+        out.push(quote!(__toolsmith_spec = __toolsmith_spec.with_title(#title);));
     }
     for tag in &a.tags {
         let tag = &tag.value;
-        out.push(quote!(spec = spec.with_tag(#tag);));
+        out.push(quote!(__toolsmith_spec = __toolsmith_spec.with_tag(#tag);));
     }
     for icon in &a.icons {
         let Some(src) = &icon.src else { continue };
@@ -669,19 +693,19 @@ fn metadata(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenS
             quote!(.with_theme(#krate::IconTheme::#variant))
         });
         out.push(quote! {
-            spec = spec.with_icon(#krate::ToolIcon::new(#src) #mime_type #(#sizes)* #theme);
+            __toolsmith_spec = __toolsmith_spec.with_icon(#krate::ToolIcon::new(#src) #mime_type #(#sizes)* #theme);
         });
     }
     if let Some(note) = tool.deprecation() {
-        out.push(quote!(spec = spec.with_deprecated(#note);));
+        out.push(quote!(__toolsmith_spec = __toolsmith_spec.with_deprecated(#note);));
     }
     if a.strict {
-        out.push(quote!(spec = spec.with_strict();));
+        out.push(quote!(__toolsmith_spec = __toolsmith_spec.with_strict();));
     }
     for example in &a.examples {
         // Checked to be a JSON object when the tool was compiled.
         out.push(quote! {
-            spec = spec.with_input_example(
+            __toolsmith_spec = __toolsmith_spec.with_input_example(
                 #private::serde_json::from_str(#example)
                     .expect("#[tool] checked that the example is a JSON object"),
             );
@@ -690,12 +714,12 @@ fn metadata(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -> TokenS
     if let Some(meta) = &a.meta {
         // Checked to be a JSON object when the tool was compiled.
         out.push(quote! {
-            if let #private::serde_json::Value::Object(entries) =
+            if let #private::serde_json::Value::Object(__toolsmith_entries) =
                 #private::serde_json::from_str(#meta)
                     .expect("#[tool] checked that `meta` is a JSON object")
             {
-                for (key, value) in entries {
-                    spec = spec.with_meta(key, value);
+                for (__toolsmith_key, __toolsmith_value) in __toolsmith_entries {
+                    __toolsmith_spec = __toolsmith_spec.with_meta(__toolsmith_key, __toolsmith_value);
                 }
             }
         });
@@ -729,9 +753,9 @@ fn call_body(
     // Before the future exists a failure is a call refused at once; inside
     // a blocking body, the body's own error.
     let fail = if is_async {
-        quote!(return #private::refused(error))
+        quote!(return #private::refused(__toolsmith_error))
     } else {
-        quote!(return ::core::result::Result::Err(error))
+        quote!(return ::core::result::Result::Err(__toolsmith_error))
     };
     let parsed = match tool.whole_arguments() {
         Some(whole) => {
@@ -754,8 +778,8 @@ fn call_body(
     };
     let unpack = quote! {
         #parsed = match #parse {
-            ::core::result::Result::Ok(args) => args,
-            ::core::result::Result::Err(error) => return #private::refused(error),
+            ::core::result::Result::Ok(__toolsmith_parsed) => __toolsmith_parsed,
+            ::core::result::Result::Err(__toolsmith_error) => return #private::refused(__toolsmith_error),
         };
     };
     let mut injections = Vec::new();
@@ -766,8 +790,8 @@ fn call_body(
                 let local = format_ident!("__toolsmith_inject_{}", i);
                 injections.push(quote! {
                     let #local: &#ty = match (&&#private::Inject::<#ty>::new()).inject(__toolsmith_ctx) {
-                        ::core::result::Result::Ok(value) => value,
-                        ::core::result::Result::Err(error) => #fail,
+                        ::core::result::Result::Ok(__toolsmith_value) => __toolsmith_value,
+                        ::core::result::Result::Err(__toolsmith_error) => #fail,
                     };
                 });
                 call_args.push(quote!(#local));
@@ -800,15 +824,15 @@ fn call_body(
     let convert = quote! {
         #returned
         match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
-            ::core::result::Result::Ok(value) => {
+            ::core::result::Result::Ok(__toolsmith_value) => {
                 // Whether the output schema wraps the value, read from the
                 // spec once, and asked only for a value with a schema (text
                 // has none, and most tools return text).
-                let wrapped = || __TOOLSMITH_STATICS.output_is_wrapped(__TOOLSMITH_STATICS.spec(<Self as #private::GeneratedTool>::spec));
-                ::core::result::Result::Ok((&&&#private::OutputOf::of(&value)).to_output(value, wrapped))
+                let __toolsmith_wrapped = || __TOOLSMITH_STATICS.output_is_wrapped(__TOOLSMITH_STATICS.spec(<Self as #private::GeneratedTool>::spec));
+                ::core::result::Result::Ok((&&&#private::OutputOf::of(&__toolsmith_value)).to_output(__toolsmith_value, __toolsmith_wrapped))
             }
-            ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err((&&#private::ErrorOf::of(&error)).to_tool_error(error))
+            ::core::result::Result::Err(__toolsmith_error) => {
+                ::core::result::Result::Err((&&#private::ErrorOf::of(&__toolsmith_error)).to_tool_error(__toolsmith_error))
             }
         }
     };

@@ -18,6 +18,18 @@ pub fn tool_type_name(fn_name: &str) -> String {
     out
 }
 
+/// `#[allow(non_snake_case)]` for an item the macro names after a
+/// parameter whose own name is not snake case, else nothing: a crate that
+/// forbids the lint may write no `allow` of it, and its parameters are
+/// snake case anyway.
+pub fn allow_non_snake_case(param: &syn::Ident) -> proc_macro2::TokenStream {
+    if param.to_string().chars().any(char::is_uppercase) {
+        quote::quote!(#[allow(non_snake_case)])
+    } else {
+        proc_macro2::TokenStream::new()
+    }
+}
+
 /// Names models accept everywhere: `[A-Za-z0-9_-]{1,64}`. The same rule as
 /// `toolsmith::is_valid_tool_name`, which this crate cannot depend on.
 pub fn is_valid_tool_name(name: &str) -> bool {

@@ -10,7 +10,7 @@
 //! would make the compiler report the name and then every impl it gets
 //! twice.
 //!
-//! The marker is a unit struct named after the tool, declared directly in
+//! The marker is a constant named after the tool, declared directly in
 //! the module, so two tools given one name in one module collide there, at
 //! compile time, pointing at both names. Across modules the registry
 //! reports the clash when both are registered (a crate has no namespace
@@ -134,8 +134,11 @@ pub fn collision_check(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     }
 }
 
-/// `struct __tool_named_read_file;`, spanned at the name as written, or
-/// nothing for a name that is refused anyway.
+/// `const __TOOL_NAMED_READ_FILE: () = ();`, spanned at the name as
+/// written, or nothing for a name that is refused anyway. A constant in
+/// upper case, read once, so that no naming or dead-code lint fires on it:
+/// a crate that forbids those lints (where no `allow` may lift them) can
+/// use `#[tool]` too.
 fn name_marker(tool: &ToolFn) -> TokenStream {
     let name = tool.tool_name();
     if !is_valid_tool_name(&name) {
@@ -151,25 +154,34 @@ fn name_marker(tool: &ToolFn) -> TokenStream {
     // points at the two names rather than at the two attributes.
     quote_spanned! {span=>
         #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        struct #marker;
+        const #marker: () = ();
+        const _: () = #marker;
     }
 }
 
-/// The marker's name: `__tool_named_read_file`. A `-`, which no name may
-/// hold, is spelled so that two tool names never share a marker:
-/// `read-file` is `__tool_coded_read_hfile`, where `_` is `_u` and `-` is
-/// `_h`.
+/// The marker's name: `__TOOL_NAMED_READ_FILE` for a name of lowercase
+/// letters, digits and `_`, which upper case keeps apart. Any other name
+/// (an uppercase letter, a `-`) is spelled so that two tool names never
+/// share a marker: `Read-file` is `__TOOL_CODED__READ_1FILE`, where a
+/// lowercase letter is its capital, an uppercase one is `_` and itself,
+/// `_` is `_0` and `-` is `_1`.
 fn marker_name(tool_name: &str) -> String {
-    if !tool_name.contains('-') {
-        return format!("__tool_named_{tool_name}");
+    if tool_name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        return format!("__TOOL_NAMED_{}", tool_name.to_ascii_uppercase());
     }
-    let mut coded = String::from("__tool_coded_");
+    let mut coded = String::from("__TOOL_CODED_");
     for c in tool_name.chars() {
         match c {
-            '_' => coded.push_str("_u"),
-            '-' => coded.push_str("_h"),
-            c => coded.push(c),
+            '_' => coded.push_str("_0"),
+            '-' => coded.push_str("_1"),
+            c if c.is_ascii_uppercase() => {
+                coded.push('_');
+                coded.push(c);
+            }
+            c => coded.push(c.to_ascii_uppercase()),
         }
     }
     coded
@@ -181,14 +193,22 @@ mod tests {
 
     #[test]
     fn marker_names_differ_for_different_tool_names() {
-        assert_eq!(marker_name("read_file"), "__tool_named_read_file");
-        assert_eq!(marker_name("read-file"), "__tool_coded_read_hfile");
+        assert_eq!(marker_name("read_file"), "__TOOL_NAMED_READ_FILE");
+        assert_eq!(marker_name("Read-file"), "__TOOL_CODED__READ_1FILE");
         let names = [
-            "a-b", "a_b", "a__b", "a-_b", "a_-b", "a_hb", "a_h_b", "a--b",
+            "a-b", "a_b", "a__b", "a-_b", "a_-b", "a_hb", "a_h_b", "a--b", "A_b", "a_B", "AB",
+            "ab", "Ab", "aB", "a_0b", "a0b", "A0B", "a_1b", "a-1b", "_a", "a_", "_", "-", "__",
+            "A", "a", "_A", "0", "_0", "A_0",
         ];
         let mut markers: Vec<String> = names.iter().map(|n| marker_name(n)).collect();
         markers.sort();
         markers.dedup();
         assert_eq!(markers.len(), names.len(), "{markers:?}");
+        for marker in &markers {
+            assert!(
+                !marker.chars().any(|c| c.is_lowercase()),
+                "{marker} is not upper case"
+            );
+        }
     }
 }
