@@ -173,8 +173,15 @@ fn arguments_struct(tool: &ToolFn, krate: &TokenStream, private: &TokenStream) -
     // bounds stated, a derived impl is checked assuming them, and only
     // `assert_argument` reports the type. `for<'__x>` keeps the compiler from
     // checking a bound on a concrete type where it is written; schemars only
-    // takes bounds on a generic type, hence the marker parameter.
-    let types: Vec<String> = tool.arguments().map(|a| type_string(&a.ty)).collect();
+    // takes bounds on a generic type, hence the marker parameter. The bounds
+    // are text, which cannot hold a `$crate` path (a tool written by a
+    // `macro_rules!`): such a type goes unstated, and a type of it without
+    // the trait is reported by the derive as well.
+    let types: Vec<String> = tool
+        .arguments()
+        .map(|a| type_string(&a.ty))
+        .filter(|ty| !ty.contains("$crate"))
+        .collect();
     let serde_bound = types
         .iter()
         .map(|ty| format!("{ty}: {serde_path}::Deserialize<'de>,"))
