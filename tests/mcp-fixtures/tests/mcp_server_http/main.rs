@@ -1,5 +1,5 @@
 //! The bounds of the MCP server over streamable HTTP, one module per
-//! rule: the sessions a server keeps and who gets one when it is full
+//! rule: the connections one client holds (`connections`), the sessions a server keeps and who gets one when it is full
 //! (`session_bound`, `session_room`), the requests a session answers at
 //! once and what a request dropped or panicking gives back (`in_flight`,
 //! `dropped_requests`), each client's share of the server-wide permits in
@@ -15,6 +15,7 @@
 mod raw_http;
 mod support;
 
+mod connections;
 mod dropped_requests;
 mod fair_share;
 mod in_flight;

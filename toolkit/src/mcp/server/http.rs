@@ -18,6 +18,7 @@ use tower_service::Service;
 
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
+use super::connections::ClientConnections;
 use super::peer::Peer;
 use super::sessions::{Answered, BoundedSessions, NoSession, SessionsError, answering};
 use super::stream::{Resumptions, StreamRelease, releasable};
@@ -67,9 +68,24 @@ pub struct HttpOptions {
     /// sessions the rest. A request
     /// takes its session's slot and its shares before its permit, so one
     /// waiting for them holds none. A request waiting keeps its
-    /// connection, which this bounds too: see the book's MCP server
-    /// chapter for what that leaves open.
+    /// connection, which this bounds too, and one client holds at most
+    /// [`max_connections_per_client`](Self::max_connections_per_client)
+    /// of them.
     pub max_connections: usize,
+    /// The most connections one client holds at once; `None` (the default)
+    /// is half of [`max_connections`](Self::max_connections), rounded up,
+    /// and at least its part of the requests
+    /// ([`max_per_client`](Self::max_per_client)) and one more, for its
+    /// event stream (all of them when `max_connections` is 1). A connection past them
+    /// is answered `503 Service Unavailable` with `Retry-After` and closed,
+    /// holding none of the server's connections meanwhile (16 such answers
+    /// at once; past them, a connection is closed unanswered). Without it
+    /// one client, opening connections that wait or streams that stay
+    /// open, would leave every other client in the listen queue. Clients
+    /// are told apart by address, as for
+    /// [`max_per_client`](Self::max_per_client): behind a proxy, raise
+    /// this to `max_connections` and bound each client at the proxy.
+    pub max_connections_per_client: Option<usize>,
     /// The most of one client's requests answered at once, in all its
     /// sessions and outside them; `None` (the
     /// default) is half of
@@ -146,6 +162,7 @@ impl Default for HttpOptions {
             auth: None,
             max_connections: 1024,
             max_per_client: None,
+            max_connections_per_client: None,
             max_sessions: 1024,
             max_sessions_per_client: None,
             write_timeout: Duration::from_secs(30),
@@ -204,6 +221,24 @@ impl HttpOptions {
     fn client_share(&self) -> usize {
         let max = self.max_connections.max(1);
         self.max_per_client.unwrap_or(max.div_ceil(2)).clamp(1, max)
+    }
+
+    /// Let one client hold at most `max` connections at once (see
+    /// [`max_connections_per_client`](Self::max_connections_per_client)).
+    pub fn max_connections_per_client(mut self, max: usize) -> Self {
+        self.max_connections_per_client = Some(max);
+        self
+    }
+
+    /// The connections one client holds:
+    /// [`max_connections_per_client`](Self::max_connections_per_client),
+    /// or half of them, and at least its part of the requests and one more,
+    /// between 1 and all of them.
+    fn client_connections(&self) -> usize {
+        let max = self.max_connections.max(1);
+        self.max_connections_per_client
+            .unwrap_or((self.client_share() + 1).max(max.div_ceil(2)))
+            .clamp(1, max)
     }
 
     /// Keep at most `max` sessions open at once (at least 1).
@@ -304,7 +339,7 @@ impl McpServer {
     }
 }
 
-type Response =
+pub(super) type Response =
     hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
 
 /// How long a client may take to send a request's head; then the
@@ -334,6 +369,7 @@ where
     let shutdown = &options.shutdown;
     let resumptions = Resumptions::default();
     let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let per_client = ClientConnections::new(options.client_connections());
     // Stateless, each request is answered on its own, and its handler runs
     // on when its client leaves (one that does not watch its cancellation
     // runs to its end): the bound holds only if its handler holds a permit
@@ -369,6 +405,13 @@ where
             },
         };
         let peer = Peer::of(address.ip());
+        let Some(held) = per_client.take(peer) else {
+            // Refused with the server's connection given back: the answer
+            // holds only one of the few kept for refusals.
+            drop(permit);
+            per_client.refuse(stream);
+            continue;
+        };
         // An answer streamed as events goes out in several small writes
         // (the head, then each event): with Nagle's algorithm each waits
         // for the client's delayed ACK of the one before, about 40 ms.
@@ -382,6 +425,7 @@ where
         let stream = WriteDeadline::new(stream, options.write_timeout);
         tokio::spawn(async move {
             let _permit = permit;
+            let _held = held;
             let handler =
                 hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                     let service = service.clone();

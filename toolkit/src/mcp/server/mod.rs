@@ -5,6 +5,7 @@
 #![allow(deprecated)]
 
 mod auth;
+mod connections;
 mod http;
 mod identity;
 mod listeners;

@@ -1,0 +1,102 @@
+//! The connections one client holds at once. Each holds a descriptor and a
+//! task of the server, and one of its `max_connections`: a client past its
+//! part (half of them by default) is answered 503 on a connection that
+//! holds none of them, so that one address opening connections cannot
+//! leave the other clients in the listen queue.
+
+use std::time::Duration;
+
+use tk::mcp::HttpOptions;
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+
+use crate::support::{Served, bounded, connect_from, header, status};
+
+const BOUND: Duration = Duration::from_secs(60);
+
+/// `count` connections from 127.0.0.`client`, kept open and idle.
+async fn hold(served: &Served, client: u8, count: usize) -> Vec<TcpStream> {
+    let mut held = Vec::new();
+    for _ in 0..count {
+        held.push(
+            connect_from(client, served.server)
+                .await
+                .expect("a connection"),
+        );
+    }
+    held
+}
+
+/// A client holding its part (4 of 8 connections) is answered 503 with a
+/// `Retry-After` on one more, while another client is served; once one of
+/// its own connections closes, it is served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_past_its_connections_is_refused_and_another_is_served() {
+    let served = Served::new(HttpOptions::default().max_connections(8)).await;
+    bounded(BOUND, async {
+        let mut held = hold(&served, 2, 5).await;
+        let refused = served.ask(2).await;
+        assert_eq!(status(&refused), 503, "{refused}");
+        assert!(header(&refused, "retry-after").is_some(), "{refused}");
+        let other = served.ask(3).await;
+        assert_eq!(status(&other), 200, "another client: {other}");
+
+        held.pop();
+        let mut again = String::new();
+        for _ in 0..100 {
+            again = served.ask(2).await;
+            if status(&again) == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(status(&again), 200, "with a connection closed: {again}");
+    })
+    .await;
+}
+
+/// 200 more connections from a client that holds its part, none sending a
+/// byte: the server keeps answering another client meanwhile (the refused
+/// hold none of its connections), and closes all but the few it answers
+/// at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_refused_connections_leaves_the_server_to_others() {
+    let served = Served::new(HttpOptions::default().max_connections(8)).await;
+    bounded(BOUND, async {
+        let _held = hold(&served, 2, 5).await;
+        let flood = hold(&served, 2, 200).await;
+        let other = served.ask(3).await;
+        assert_eq!(status(&other), 200, "another client: {other}");
+
+        // Closed at once, or (at most 16 of them) answered when their
+        // request comes, or closed after a short wait for it.
+        let mut closed = 0;
+        for mut stream in flood {
+            let mut byte = [0u8; 1];
+            let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut byte)).await;
+            match read {
+                Ok(Ok(0) | Err(_)) => closed += 1,
+                Ok(Ok(_)) => panic!("a refused connection sent data unasked"),
+                Err(_) => panic!("a refused connection was kept open"),
+            }
+        }
+        assert_eq!(closed, 200);
+    })
+    .await;
+}
+
+/// Behind a proxy every client is one: `max_connections_per_client` raised
+/// to `max_connections` lets it hold every connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_part_can_be_raised_to_every_connection() {
+    let options = HttpOptions::default()
+        .max_connections(4)
+        .max_connections_per_client(4);
+    let served = Served::new(options).await;
+    bounded(BOUND, async {
+        let _held = hold(&served, 2, 3).await;
+        let answer = served.ask(2).await;
+        assert_eq!(status(&answer), 200, "{answer}");
+    })
+    .await;
+}
