@@ -21,6 +21,7 @@ mod fair_share;
 mod in_flight;
 mod session_bound;
 mod session_room;
+mod session_tasks;
 mod sessionless_bound;
 mod sessionless_clients;
 mod sessionless_in_sessions;

@@ -162,6 +162,14 @@ struct Shared {
 }
 
 impl Shared {
+    /// What calls run through: the server's own pipeline, else the
+    /// registry's.
+    fn pipeline(&self) -> &Pipeline {
+        self.pipeline
+            .as_ref()
+            .unwrap_or_else(|| self.registry.pipeline())
+    }
+
     /// Keep `session` in the list of live sessions (and drop the ended ones).
     fn track(&self, session: &Arc<SessionState>) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
@@ -335,10 +343,7 @@ impl McpServer {
 
     /// The pipeline served calls run through.
     pub fn pipeline(&self) -> &Pipeline {
-        self.shared
-            .pipeline
-            .as_ref()
-            .unwrap_or_else(|| self.shared.registry.pipeline())
+        self.shared.pipeline()
     }
 
     /// Sign the `requestState` of input-required results with `key`
@@ -797,7 +802,8 @@ impl McpServer {
         offers: Offers,
         owner: Owner,
     ) -> Result<CreateTaskResult, ErrorData> {
-        let server = self.clone();
+        let shared = Arc::clone(&self.shared);
+        let session_ended = self.ended_with_session(&owner);
         let task = self
             .shared
             .tasks
@@ -814,8 +820,8 @@ impl McpServer {
                         .on_stream(None);
                     ctx = ctx.with_state(session);
                 }
-                let call = server.owned_call(request, ctx.clone());
-                Box::pin(server.run_task(task, stop, call, ctx))
+                let call = owned_call(Arc::clone(&shared), request, ctx.clone());
+                Box::pin(run_task(shared, task, stop, call, ctx, session_ended))
             })?;
         Ok(CreateTaskResult::new(task))
     }
@@ -846,7 +852,7 @@ impl McpServer {
             ctx = ctx.with_state(session);
         }
         let binding = round_binding(&request.name, request.arguments.as_ref());
-        let mut call = Box::pin(self.owned_call(request, ctx.clone()));
+        let mut call = Box::pin(owned_call(Arc::clone(&self.shared), request, ctx.clone()));
         let mut done = None;
         let left_open = tokio::select! {
             biased;
@@ -869,9 +875,11 @@ impl McpServer {
             };
             let started = rounds.hand_over(|| {
                 let mut handed = None;
+                let session_ended = self.ended_with_session(&owner);
+                let shared = Arc::clone(&self.shared);
                 let task = self.shared.tasks.spawn(owner, task_options(), |task| {
                     handed = Some(task.clone());
-                    Box::pin(self.clone().run_task(task, stop, call, ctx))
+                    Box::pin(run_task(shared, task, stop, call, ctx, session_ended))
                 })?;
                 let handed = handed.expect("the task's future is made as it is spawned");
                 Ok::<_, ErrorData>((task, handed))
@@ -886,55 +894,14 @@ impl McpServer {
         self.input_required(&binding, &rounds).map(Into::into)
     }
 
-    /// A call of `request`'s tool owning all it needs, so it can run
-    /// beyond the request: the pipeline's typed outcome, and the context
-    /// it ran in.
-    fn owned_call(&self, request: CallToolRequestParams, ctx: ToolContext) -> OwnedCall {
-        let server = self.clone();
-        Box::pin(async move {
-            let arguments = Value::Object(request.arguments.unwrap_or_default());
-            let outcome = server
-                .pipeline()
-                .try_call(&server.shared.registry, &request.name, arguments, &ctx)
-                .await;
-            (outcome, request.name.into_owned())
-        })
-    }
-
-    /// A task's work: `call` until it ends or the task is cancelled (then
-    /// `stop` tells the tool), its outcome kept as the task's result.
-    async fn run_task(
-        self,
-        task: TaskContext,
-        stop: CancellationToken,
-        call: OwnedCall,
-        ctx: ToolContext,
-    ) -> Result<rmcp::model::CallToolResult, TaskExit> {
-        let (outcome, name) = tokio::select! {
-            outcome = call => outcome,
-            () = task.cancelled() => {
-                stop.cancel();
-                return Err(TaskExit::Cancelled);
-            }
-        };
-        // Cancelled while it waited for an answer, the tool may end first,
-        // with the cancellation as its error: the task was still cancelled.
-        if task.is_cancel_requested() {
-            return Err(TaskExit::Cancelled);
-        }
-        // A tool's failure is a result marked as an error; a crash or a
-        // fault of the program fails the task itself.
-        if let Err(e) = &outcome
-            && matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal)
-        {
-            let message = error_output(e).content;
-            return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
-        }
-        // Kept as a direct call's result is given: shaped (cut or saved)
-        // by the pipeline's rules.
-        let id = ctx.call_id().unwrap_or_default().to_owned();
-        let output = self.pipeline().finish(outcome, &name, &id, &ctx).await;
-        typed(call_result_from_output(&output)).map_err(TaskExit::Error)
+    /// The signal that the session a task belongs to has ended, for a task
+    /// of this session (`owner` names it): once the session is closed
+    /// (deleted, idle too long, given to another client, its connection
+    /// gone) no request reaches the task again, so it is stopped instead of
+    /// running on unread. A task of no session (a stateless or sessionless
+    /// request) has none.
+    fn ended_with_session(&self, owner: &Owner) -> Option<CancellationToken> {
+        owner.session.is_some().then(|| self.session.ended.clone())
     }
 
     /// The result that ends a round with questions open: them, and the
@@ -960,6 +927,69 @@ impl McpServer {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(InputRequiredResult::new(Some(open), Some(state)))
     }
+}
+
+/// A call of `request`'s tool owning all it needs, so it can run beyond
+/// the request: the pipeline's typed outcome, and the context it ran in.
+/// It holds the server's shared parts, not the session's state, so that
+/// a task keeps no session alive (its end is what stops the task).
+fn owned_call(shared: Arc<Shared>, request: CallToolRequestParams, ctx: ToolContext) -> OwnedCall {
+    Box::pin(async move {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = shared
+            .pipeline()
+            .try_call(&shared.registry, &request.name, arguments, &ctx)
+            .await;
+        (outcome, request.name.into_owned())
+    })
+}
+
+/// A task's run: the call, until it ends, the client cancels the task, or
+/// the task's session ends (`session_ended`); then its result, shaped as a
+/// direct call's is.
+async fn run_task(
+    shared: Arc<Shared>,
+    task: TaskContext,
+    stop: CancellationToken,
+    call: OwnedCall,
+    ctx: ToolContext,
+    session_ended: Option<CancellationToken>,
+) -> Result<rmcp::model::CallToolResult, TaskExit> {
+    let session_ended = async {
+        match session_ended {
+            Some(ended) => ended.cancelled_owned().await,
+            None => std::future::pending().await,
+        }
+    };
+    let (outcome, name) = tokio::select! {
+        outcome = call => outcome,
+        () = task.cancelled() => {
+            stop.cancel();
+            return Err(TaskExit::Cancelled);
+        }
+        () = session_ended => {
+            stop.cancel();
+            return Err(TaskExit::Cancelled);
+        }
+    };
+    // Cancelled while it waited for an answer, the tool may end first,
+    // with the cancellation as its error: the task was still cancelled.
+    if task.is_cancel_requested() {
+        return Err(TaskExit::Cancelled);
+    }
+    // A tool's failure is a result marked as an error; a crash or a
+    // fault of the program fails the task itself.
+    if let Err(e) = &outcome
+        && matches!(e.kind(), ErrorKind::Panicked | ErrorKind::Internal)
+    {
+        let message = error_output(e).content;
+        return Err(TaskExit::Error(ErrorData::internal_error(message, None)));
+    }
+    // Kept as a direct call's result is given: shaped (cut or saved)
+    // by the pipeline's rules.
+    let id = ctx.call_id().unwrap_or_default().to_owned();
+    let output = shared.pipeline().finish(outcome, &name, &id, &ctx).await;
+    typed(call_result_from_output(&output)).map_err(TaskExit::Error)
 }
 
 // A request's handler first waits for the server-wide permits of a request

@@ -1,0 +1,102 @@
+//! A task belongs to the session that started it: only that session
+//! reaches it again, so when the session is closed the task is stopped,
+//! not left running where no request can read or cancel it.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tk::mcp::HttpOptions;
+
+use crate::raw_http;
+use crate::support::{Served, bounded, header, in_session, status};
+
+const BOUND: Duration = Duration::from_secs(60);
+
+/// A session of client 127.0.0.`client` whose client takes tasks: its id.
+async fn open_taking_tasks(served: &Served, client: u8) -> String {
+    let mut initialize = raw_http::initialize();
+    initialize["params"]["capabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let answer = served
+        .exchange(
+            client,
+            served.post(&initialize, &[]),
+            Duration::from_secs(10),
+        )
+        .await;
+    let session = header(&answer, "mcp-session-id").expect("a session");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    served
+        .exchange(
+            client,
+            served.post(&initialized, &in_session(&session)),
+            Duration::from_secs(10),
+        )
+        .await;
+    session
+}
+
+/// A call of `block_task` in `session`, counted as `counted`.
+fn task_call(served: &Served, session: &str, id: u64, counted: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "block_task", "arguments": {"client": counted}}});
+    served.post(&body, &in_session(session))
+}
+
+/// Two sessions each start a task that waits at the gate; one session is
+/// deleted: its task stops (the tool's future dropped), the other's runs
+/// on until released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_sessions_task_stops_and_another_sessions_runs_on() {
+    let served = Served::new(HttpOptions::default()).await;
+    bounded(BOUND, async {
+        let closing = open_taking_tasks(&served, 2).await;
+        let staying = open_taking_tasks(&served, 3).await;
+        for (session, counted, id) in [(&closing, "closing", 1), (&staying, "staying", 2)] {
+            let answer = served
+                .exchange(
+                    2,
+                    task_call(&served, session, id, counted),
+                    Duration::from_secs(10),
+                )
+                .await;
+            assert!(answer.contains("taskId"), "a task: {answer}");
+        }
+        assert_eq!(
+            served
+                .gate
+                .wait_running("closing", 1, Duration::from_secs(10))
+                .await,
+            1
+        );
+        assert_eq!(
+            served
+                .gate
+                .wait_running("staying", 1, Duration::from_secs(10))
+                .await,
+            1
+        );
+
+        let deleted = served
+            .exchange(2, served.delete(&closing), Duration::from_secs(10))
+            .await;
+        assert!((200..300).contains(&status(&deleted)), "{deleted}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while served.gate.running("closing") > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            served.gate.running("closing"),
+            0,
+            "the deleted session's task still runs"
+        );
+        assert_eq!(
+            served.gate.running("staying"),
+            1,
+            "the other session's task was stopped too"
+        );
+        served.gate.release();
+        assert_eq!(served.gate.wait_idle().await, 0);
+    })
+    .await;
+}
