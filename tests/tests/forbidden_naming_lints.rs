@@ -1,9 +1,13 @@
-//! A crate may forbid the naming lints, and then no `allow` of them may
-//! appear in it, not even in a macro's output: what `#[tool]` writes
-//! neither trips them nor lifts them. (`non_upper_case_globals` is out of
-//! reach: `inventory`'s registration lifts it for a static of its own.)
+//! A crate may forbid the naming lints (and `dead_code`, `deprecated`),
+//! and then no `allow` of them may appear in it, not even in a macro's
+//! output: what `#[tool]` writes for a tool of up to 16 parameters neither
+//! trips them nor lifts them. Out of reach: `non_upper_case_globals`,
+//! which `inventory`'s registration lifts for a static of its own, and
+//! the naming lints for a tool of more than 16 parameters or a flattened
+//! one beside others, whose struct serde's derive reads (it lifts them
+//! for its own field enum).
 
-#![forbid(non_camel_case_types, non_snake_case)]
+#![forbid(non_camel_case_types, non_snake_case, dead_code, deprecated)]
 #![deny(warnings)]
 
 use serde_json::json;

@@ -10,6 +10,7 @@
 //! `generated_names/tools.rs`, included once per module.
 
 #![allow(non_upper_case_globals, non_camel_case_types, dead_code)]
+#![deny(warnings)]
 
 use serde_json::json;
 use tk::{ToolContext, ToolRegistry, data};
@@ -89,6 +90,18 @@ mod unit_structs {
     include!("generated_names/tools.rs");
 }
 
+/// A parameter the author names outside snake case, and allows: the
+/// generated code binds it too, and must not warn where the author
+/// allowed it (this file denies warnings).
+#[allow(non_snake_case)]
+#[tk::tool]
+async fn lookup(
+    /// Whom to look up.
+    userID: String,
+) -> String {
+    userID
+}
+
 async fn call(registry: &ToolRegistry, name: &str, payload: serde_json::Value) -> String {
     let output = registry.call(name, payload, &ToolContext::new()).await;
     assert!(!output.is_error, "{name}: {}", output.content);
@@ -103,6 +116,11 @@ async fn tools_run_beside_items_named_like_the_generated_bindings() {
     under_constants.register(constants::MeasureTool).unwrap();
     under_constants.register(constants::SearchTool).unwrap();
     under_constants.register(constants::SumTool).unwrap();
+    under_constants.register(constants::EchoTool).unwrap();
+    under_constants
+        .register(constants::EchoBlockingTool)
+        .unwrap();
+    under_constants.register(LookupTool).unwrap();
     let under_unit_structs = ToolRegistry::new();
     under_unit_structs
         .register(unit_structs::GreetTool)
@@ -117,6 +135,11 @@ async fn tools_run_beside_items_named_like_the_generated_bindings() {
         .register(unit_structs::SearchTool)
         .unwrap();
     under_unit_structs.register(unit_structs::SumTool).unwrap();
+    under_unit_structs.register(unit_structs::EchoTool).unwrap();
+    under_unit_structs
+        .register(unit_structs::EchoBlockingTool)
+        .unwrap();
+    under_unit_structs.register(LookupTool).unwrap();
     for registry in [under_constants, under_unit_structs] {
         assert_eq!(
             call(&registry, "greet", json!({"who": "Ada"})).await,
@@ -135,6 +158,12 @@ async fn tools_run_beside_items_named_like_the_generated_bindings() {
             .map(|name| (name.to_string(), json!(1)))
             .collect();
         assert_eq!(call(&registry, "sum", numbers.into()).await, "16");
+        assert_eq!(call(&registry, "echo", json!({"echo": "e"})).await, "e");
+        assert_eq!(
+            call(&registry, "echo_blocking", json!({"echo_blocking": "b"})).await,
+            "b"
+        );
+        assert_eq!(call(&registry, "lookup", json!({"userID": "u"})).await, "u");
         let greet = registry.get("greet").unwrap();
         assert_eq!(greet.spec().title.as_deref(), Some("Greeting"));
     }

@@ -35,6 +35,19 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
     let assumed = assumed_bounds(tool, &private, &args_type);
     let spec = spec_body(tool, krate, &private, &args_type);
     let call = call_body(tool, krate, &private, &args_type);
+    // The function's own `#[deprecated]` is for its other callers; an
+    // `allow` is written only where needed, as a crate may forbid the lint.
+    let allow_deprecated = tool
+        .item
+        .attrs
+        .iter()
+        .any(|a| a.path().is_ident("deprecated"))
+        .then(|| quote!(#[allow(deprecated)]));
+    // The parameters are bound by their own names in `call`.
+    let snake_case_params = tool
+        .arguments()
+        .map(|arg| crate::names::allow_non_snake_case(&arg.ident))
+        .find(|allow| !allow.is_empty());
     let bind = if reads_fields(tool) {
         quote!(#private::bind_fields::<Self, _>(__toolsmith_payload, &__TOOLSMITH_FIELDS))
     } else {
@@ -101,8 +114,8 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
                     #bind
                 }
 
-                // The function's own `#[deprecated]` is for its other callers.
-                #[allow(deprecated)]
+                #allow_deprecated
+                #snake_case_params
                 fn call(
                     __toolsmith_args: #krate::Arguments,
                     __toolsmith_ctx: &#krate::ToolContext,
@@ -813,7 +826,7 @@ fn call_body(
         (
             quote! {
                 #(#injections)*
-                #fn_ident(#(#call_args),*)
+                __toolsmith_fn(#(#call_args),*)
             },
             TokenStream::new(),
         )
@@ -822,7 +835,7 @@ fn call_body(
             quote! {
                 #private::run_blocking(__toolsmith_ctx, move |__toolsmith_ctx: &#krate::ToolContext| -> ::core::result::Result<_, #krate::ToolError> {
                     #(#injections)*
-                    ::core::result::Result::Ok(#fn_ident(#(#call_args),*))
+                    ::core::result::Result::Ok(__toolsmith_fn(#(#call_args),*))
                 })
             },
             quote!(let __toolsmith_ret = __toolsmith_ret??;),
@@ -845,6 +858,9 @@ fn call_body(
     };
     quote! {
         use #private::probes::*;
+        // Named before the parameters are bound: one may have the
+        // function's own name (`fn echo(echo: String)`).
+        let __toolsmith_fn = #fn_ident;
         #unpack
         let __toolsmith_future = { #future };
         #private::call_with(__toolsmith_future, move |__toolsmith_ret| { #convert })

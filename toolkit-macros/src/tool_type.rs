@@ -58,9 +58,9 @@ pub fn declare(tool: &ToolFn, doc: Option<String>) -> TokenStream {
             #inner_vis struct #ident;
         }
 
-        // Unused when the user's own type of this name shadows it; that
-        // clash is reported by `collision_check`.
-        #[allow(unused_imports)]
+        // Unused only when the user's own type of this name shadows it,
+        // which `collision_check` refuses (no `allow`: a crate may forbid
+        // the lint).
         #vis use #module::*;
 
         #marker
@@ -121,8 +121,8 @@ pub fn collision_check(tool: &ToolFn, private: &TokenStream) -> TokenStream {
     let panic = quote_spanned!(span=> ::core::panic!(#message));
     quote! {
         impl #generated {
-            // Unused only when the name is taken, which is refused below.
-            #[allow(dead_code)]
+            // Unused only when the name is taken, which is refused below
+            // (no `allow`: a crate may forbid the lint).
             const __TOOLSMITH_GENERATED: bool = true;
         }
         {

@@ -102,3 +102,22 @@ pub async fn sum(
         .sum::<u32>()
         .to_string()
 }
+
+/// Echo a text, through a parameter named like the function.
+#[tool]
+pub async fn echo(
+    /// The text.
+    echo: String,
+) -> String {
+    echo
+}
+
+/// Echo a text off the async threads, through a parameter named like the
+/// function.
+#[tool]
+pub fn echo_blocking(
+    /// The text.
+    echo_blocking: String,
+) -> String {
+    echo_blocking
+}
