@@ -72,19 +72,22 @@ pub struct HttpOptions {
     /// [`max_connections_per_client`](Self::max_connections_per_client)
     /// of them.
     pub max_connections: usize,
-    /// The most connections one client holds at once; `None` (the default)
-    /// is half of [`max_connections`](Self::max_connections), rounded up,
-    /// and at least its part of the requests
-    /// ([`max_per_client`](Self::max_per_client)) and one more, for its
-    /// event stream (all of them when `max_connections` is 1). A connection past them
-    /// is answered `503 Service Unavailable` with `Retry-After` and closed,
+    /// The connections one client holds whatever the others do; `None`
+    /// (the default) is half of [`max_connections`](Self::max_connections),
+    /// rounded up. Past them, a client takes another connection only while
+    /// a quarter of `max_connections` stay free: a lone client's
+    /// burst, or its sessions' event streams, use what is spare, and the
+    /// last quarter is kept for the other clients. A connection refused is
+    /// answered `503 Service Unavailable` with `Retry-After` and closed,
     /// holding none of the server's connections meanwhile (16 such answers
-    /// at once; past them, a connection is closed unanswered). Without it
-    /// one client, opening connections that wait or streams that stay
-    /// open, would leave every other client in the listen queue. Clients
-    /// are told apart by address, as for
+    /// at once, 2 to one client; past them, a connection is closed
+    /// unanswered). Without it one client, opening connections that wait
+    /// or streams that stay open, would leave every other client in the
+    /// listen queue. Clients are told apart by address, as for
     /// [`max_per_client`](Self::max_per_client): behind a proxy, raise
-    /// this to `max_connections` and bound each client at the proxy.
+    /// this to `max_connections` and bound each client at the proxy. Any
+    /// local process may connect from any 127.0.0.0/8 address, so on one
+    /// machine this keeps clients apart only if they are not hostile.
     pub max_connections_per_client: Option<usize>,
     /// The most of one client's requests answered at once, in all its
     /// sessions and outside them; `None` (the
@@ -230,14 +233,13 @@ impl HttpOptions {
         self
     }
 
-    /// The connections one client holds:
+    /// The connections one client holds whatever the others do:
     /// [`max_connections_per_client`](Self::max_connections_per_client),
-    /// or half of them, and at least its part of the requests and one more,
-    /// between 1 and all of them.
+    /// or half of them, between 1 and all of them.
     fn client_connections(&self) -> usize {
         let max = self.max_connections.max(1);
         self.max_connections_per_client
-            .unwrap_or((self.client_share() + 1).max(max.div_ceil(2)))
+            .unwrap_or(max.div_ceil(2))
             .clamp(1, max)
     }
 
@@ -369,7 +371,8 @@ where
     let shutdown = &options.shutdown;
     let resumptions = Resumptions::default();
     let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
-    let per_client = ClientConnections::new(options.client_connections());
+    let per_client =
+        ClientConnections::new(options.client_connections(), options.max_connections.max(1));
     // Stateless, each request is answered on its own, and its handler runs
     // on when its client leaves (one that does not watch its cancellation
     // runs to its end): the bound holds only if its handler holds a permit
@@ -405,11 +408,11 @@ where
             },
         };
         let peer = Peer::of(address.ip());
-        let Some(held) = per_client.take(peer) else {
+        let Some(held) = per_client.take(peer, connections.available_permits()) else {
             // Refused with the server's connection given back: the answer
             // holds only one of the few kept for refusals.
             drop(permit);
-            per_client.refuse(stream);
+            per_client.refuse(stream, peer);
             continue;
         };
         // An answer streamed as events goes out in several small writes
