@@ -6,11 +6,15 @@
 //! leave the other clients in the listen queue, and a lone client's burst
 //! still uses what is spare.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use tk::mcp::HttpOptions;
+use serde_json::json;
+use tk::mcp::{HttpOptions, McpClients, McpConfig};
+use tk::{ToolContext, ToolRegistry};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
+use tokio::task::JoinSet;
 
 use crate::support::{Served, bounded, connect_from, header, status};
 
@@ -66,7 +70,7 @@ async fn a_client_past_its_connections_is_refused_and_another_is_served() {
 
 /// 200 more connections from a client that holds all it may, none sending
 /// a byte: the server keeps answering another client meanwhile (the
-/// refused hold none of its connections), and closes all but the 2 it
+/// refused hold none of its connections), and closes all but the 8 it
 /// answers that client at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_refused_connections_leaves_the_server_to_others() {
@@ -77,7 +81,7 @@ async fn a_flood_of_refused_connections_leaves_the_server_to_others() {
         let other = served.ask(3).await;
         assert_eq!(status(&other), 200, "another client: {other}");
 
-        // Closed at once, or (2 of them) answered when their request
+        // Closed at once, or (8 of them) answered when their request
         // comes, or closed after a short wait for it.
         let mut closed = 0;
         for mut stream in flood {
@@ -106,6 +110,59 @@ async fn the_part_can_be_raised_to_every_connection() {
         let _held = hold(&served, 2, 3).await;
         let answer = served.ask(2).await;
         assert_eq!(status(&answer), 200, "{answer}");
+    })
+    .await;
+}
+
+/// The project's own client, in a burst of 9 calls on a server of 8
+/// connections (its part 4, 6 at most with the quarter kept): its stream
+/// and 5 calls hold 6 connections, and the other calls' connections are
+/// refused with `503` and `Retry-After: 1`. It sends them again after the
+/// wait, by when the calls before them have ended: every call is answered,
+/// and the link (its session) is kept. (It used to fail those calls and
+/// drop the link.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_projects_client_sends_again_what_a_busy_server_refused() {
+    let served = Served::new(HttpOptions::default().max_connections(8)).await;
+    bounded(BOUND, async {
+        let config =
+            McpConfig::from_json(&json!({"mcpServers": {"srv": {"url": served.url}}})).unwrap();
+        let registry = Arc::new(ToolRegistry::new());
+        let clients = McpClients::new(config, &registry);
+        for (server, outcome) in clients.connect().await {
+            outcome.unwrap_or_else(|e| panic!("{server}: {e}"));
+        }
+        let mut calls = JoinSet::new();
+        for _ in 0..9 {
+            let registry = Arc::clone(&registry);
+            calls.spawn(async move {
+                registry
+                    .call(
+                        "mcp_srv_block",
+                        json!({"client": "burst"}),
+                        &ToolContext::new(),
+                    )
+                    .await
+            });
+        }
+        served
+            .gate
+            .wait_running("burst", 4, Duration::from_secs(10))
+            .await;
+        // Long enough for the burst's last connections to be refused.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        served.gate.release();
+        let mut failed = Vec::new();
+        while let Some(output) = calls.join_next().await {
+            let output = output.unwrap();
+            if output.is_error {
+                failed.push(output.content);
+            }
+        }
+        assert!(failed.is_empty(), "calls failed: {failed:?}");
+        assert_eq!(served.gate.started("burst"), 9);
+        assert!(clients.server("srv").unwrap().is_connected().await);
+        clients.disconnect().await;
     })
     .await;
 }

@@ -23,6 +23,7 @@ use rmcp::transport::streamable_http_client::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::busy::RetryWhenBusy;
 use super::elicitation::Elicitor;
 use super::handler::ClientSide;
 use super::rate::{QuestionRate, Questions};
@@ -684,12 +685,14 @@ impl ServerLink {
                 config.retry_config = Arc::new(ResumeOnce);
                 if self.config.oauth.is_some() {
                     let client = self.signed_in(url, client).await.map_err(|e| failed(&e))?;
+                    let client = RetryWhenBusy::new(client);
                     let transport = StreamableHttpClientTransport::with_client(client, config);
                     handler
                         .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())
                         .await
                         .map_err(refused)
                 } else {
+                    let client = RetryWhenBusy::new(client);
                     let transport = StreamableHttpClientTransport::with_client(client, config);
                     handler
                         .serve_with_lifecycle(self.tap(transport, &closed), lifecycle.clone())

@@ -40,8 +40,10 @@ use super::peer::Peer;
 /// once, unanswered.
 pub(super) const REFUSING: usize = 16;
 
-/// Refusals written at once to one client.
-pub(super) const REFUSING_PER_CLIENT: usize = 2;
+/// Refusals written at once to one client: half of them, so that a
+/// client's burst is told to come back, and its flood leaves the other
+/// half to the others.
+pub(super) const REFUSING_PER_CLIENT: usize = REFUSING / 2;
 
 /// How long a refused connection may take to send its request's head and
 /// read the answer; then it is closed.

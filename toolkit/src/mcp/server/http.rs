@@ -80,7 +80,7 @@ pub struct HttpOptions {
     /// last quarter is kept for the other clients. A connection refused is
     /// answered `503 Service Unavailable` with `Retry-After` and closed,
     /// holding none of the server's connections meanwhile (16 such answers
-    /// at once, 2 to one client; past them, a connection is closed
+    /// at once, 8 to one client; past them, a connection is closed
     /// unanswered). Without it one client, opening connections that wait
     /// or streams that stay open, would leave every other client in the
     /// listen queue. Clients are told apart by address, as for
