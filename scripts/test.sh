@@ -16,16 +16,17 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 step_times() {
-  local status=$? i end
+  local i end
   printf '\n==> step times (wall seconds)\n'
   for i in "${!step_names[@]}"; do
     end=${step_starts[$((i + 1))]:-$SECONDS}
     printf '%6d  %s\n' "$((end - step_starts[i]))" "${step_names[i]%% (*}"
   done
   printf '%6d  in all\n' "$SECONDS"
-  return "$status"
 }
-trap 'step_times; status=$?; disk_used; exit $status' EXIT
+# The run's own status is kept: under `set -e` a failing command in the
+# trap would end it early.
+trap 'status=$?; step_times || true; disk_used || true; exit $status' EXIT
 
 # A one-shot run gains nothing from incremental caches, and they would double
 # the disk the build takes: CI machines have little to spare. Nor from debug

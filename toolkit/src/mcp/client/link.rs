@@ -1397,13 +1397,22 @@ fn http_client(
     }
     let builder = reqwest::Client::builder()
         .default_headers(map)
-        .redirect(same_origin_redirects());
+        .redirect(same_origin_redirects())
+        .pool_idle_timeout(IDLE_CONNECTION_KEPT);
     let builder = match ca_certificate {
         Some(path) => super::trust::trust(builder, path)?,
         None => builder,
     };
     builder.build().map_err(|e| e.to_string())
 }
+
+/// How long an idle connection to a server is kept for the next message.
+/// Node's HTTP server and uvicorn (under most MCP servers, the SDKs' own
+/// among them) close a connection idle for 5 s: a message sent on one as
+/// it closes is lost with "connection closed before message completed",
+/// and cannot be sent again safely (the server may have read it). Given up
+/// sooner than they do, an idle connection is never the one they close.
+const IDLE_CONNECTION_KEPT: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Whether `url` is plain HTTP to a host other than this machine's loopback.
 fn in_clear_beyond_this_host(url: &str) -> bool {
@@ -1467,6 +1476,63 @@ fn follows(first: &reqwest::Url, next: &reqwest::Url) -> bool {
 mod tests {
     use super::*;
     use crate::context::ProgressReporter;
+
+    /// A loopback HTTP server that, like Node's and uvicorn's, closes a
+    /// connection idle for longer than `idle`: here as the next request
+    /// arrives on it, the race at its worst.
+    async fn closing_idle(idle: std::time::Duration) -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut answered = tokio::time::Instant::now();
+                    let mut head = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    loop {
+                        let Ok(n) = stream.read(&mut chunk).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        head.extend_from_slice(&chunk[..n]);
+                        if !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                            continue;
+                        }
+                        head.clear();
+                        if answered.elapsed() > idle {
+                            return;
+                        }
+                        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if stream.write_all(answer).await.is_err() {
+                            return;
+                        }
+                        answered = tokio::time::Instant::now();
+                    }
+                });
+            }
+        });
+        address
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
+        let server =
+            closing_idle(IDLE_CONNECTION_KEPT + std::time::Duration::from_millis(200)).await;
+        let url = format!("http://{server}/mcp");
+        let client = http_client(&url, &std::collections::BTreeMap::new(), None).unwrap();
+        let first = client.get(&url).send().await.unwrap();
+        assert_eq!(first.text().await.unwrap(), "ok");
+        // Idle past what the client keeps, and past what the server does.
+        tokio::time::sleep(IDLE_CONNECTION_KEPT + std::time::Duration::from_millis(500)).await;
+        let second = client.get(&url).send().await;
+        assert!(
+            second.is_ok(),
+            "sent on a connection the server closed: {second:?}"
+        );
+    }
 
     #[derive(Default)]
     struct Seen(Mutex<Vec<f64>>);
