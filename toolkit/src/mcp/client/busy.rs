@@ -8,6 +8,7 @@
 //! of when, is answered with the error at once.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,6 +64,27 @@ fn wait_before_retry<E: std::error::Error + Send + Sync + 'static>(
     Some(asked.max(SHORTEST_WAIT) + spread)
 }
 
+/// What `send` gave, sent again while a busy server asks for a short wait,
+/// [`TRIES`] times in all at most.
+async fn sent_again_when_busy<T, E, F, Sent>(mut send: F) -> Result<T, StreamableHttpError<E>>
+where
+    E: std::error::Error + Send + Sync + 'static,
+    F: FnMut() -> Sent,
+    Sent: Future<Output = Result<T, StreamableHttpError<E>>>,
+{
+    let mut tried = 1;
+    loop {
+        match send().await {
+            Err(error) if tried < TRIES => match wait_before_retry(&error, tried) {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Err(error),
+            },
+            sent => return sent,
+        }
+        tried += 1;
+    }
+}
+
 /// A few milliseconds that differ from one call to the next.
 fn jitter() -> u16 {
     let nanos = std::time::SystemTime::now()
@@ -82,27 +104,16 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for RetryWhenBusy<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let mut tried = 1;
-        loop {
-            let sent = self
-                .inner
-                .post_message(
-                    Arc::clone(&uri),
-                    message.clone(),
-                    session_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
-                )
-                .await;
-            match sent {
-                Err(error) if tried < TRIES => match wait_before_retry(&error, tried) {
-                    Some(wait) => tokio::time::sleep(wait).await,
-                    None => return Err(error),
-                },
-                sent => return sent,
-            }
-            tried += 1;
-        }
+        sent_again_when_busy(|| {
+            self.inner.post_message(
+                Arc::clone(&uri),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -114,28 +125,17 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for RetryWhenBusy<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let mut tried = 1;
-        loop {
-            let sent = self
-                .inner
-                .post_message_with_max_sse_event_size(
-                    Arc::clone(&uri),
-                    message.clone(),
-                    session_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
-                    max_sse_event_size,
-                )
-                .await;
-            match sent {
-                Err(error) if tried < TRIES => match wait_before_retry(&error, tried) {
-                    Some(wait) => tokio::time::sleep(wait).await,
-                    None => return Err(error),
-                },
-                sent => return sent,
-            }
-            tried += 1;
-        }
+        sent_again_when_busy(|| {
+            self.inner.post_message_with_max_sse_event_size(
+                Arc::clone(&uri),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
     }
 
     async fn delete_session(

@@ -27,8 +27,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpStream;
@@ -197,20 +197,11 @@ impl Drop for Refusing {
 /// `503 Service Unavailable`: the client holds as many connections as it
 /// may; it retries once one of them is free.
 fn too_many_connections() -> super::http::Response {
-    let text =
-        "this client holds as many connections as it may: retry when one of its requests has ended";
-    let mut response = hyper::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
-    let headers = response.headers_mut();
-    headers.insert(
-        hyper::header::RETRY_AFTER,
-        hyper::header::HeaderValue::from_static(RETRY_AFTER),
-    );
-    headers.insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+    super::http::busy(
+        "this client holds as many connections as it may: retry when one of its requests has ended"
+            .into(),
+        RETRY_AFTER,
+    )
 }
 
 #[cfg(test)]

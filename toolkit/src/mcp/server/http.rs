@@ -517,13 +517,18 @@ const SESSION_RETRY_AFTER: &str = "10";
 /// The answer to an `initialize` whose session was refused: the server,
 /// or its client, has as many sessions open as it may.
 fn no_session(why: NoSession) -> Response {
-    let text = SessionsError::from(why).to_string();
-    let mut response = hyper::Response::new(Full::new(Bytes::from(text)).boxed());
+    busy(SessionsError::from(why).to_string(), SESSION_RETRY_AFTER)
+}
+
+/// `503 Service Unavailable` saying `why`, with the seconds to wait before
+/// trying again (`retry_after`).
+pub(super) fn busy(why: String, retry_after: &'static str) -> Response {
+    let mut response = hyper::Response::new(Full::new(Bytes::from(why)).boxed());
     *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
     let headers = response.headers_mut();
     headers.insert(
         hyper::header::RETRY_AFTER,
-        hyper::header::HeaderValue::from_static(SESSION_RETRY_AFTER),
+        hyper::header::HeaderValue::from_static(retry_after),
     );
     headers.insert(
         hyper::header::CONTENT_TYPE,
