@@ -70,7 +70,7 @@ async fn a_client_past_its_connections_is_refused_and_another_is_served() {
 
 /// 200 more connections from a client that holds all it may, none sending
 /// a byte: the server keeps answering another client meanwhile (the
-/// refused hold none of its connections), and closes all but the 8 it
+/// refused hold none of its connections), and closes all but the 32 it
 /// answers that client at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_refused_connections_leaves_the_server_to_others() {
@@ -81,7 +81,7 @@ async fn a_flood_of_refused_connections_leaves_the_server_to_others() {
         let other = served.ask(3).await;
         assert_eq!(status(&other), 200, "another client: {other}");
 
-        // Closed at once, or (8 of them) answered when their request
+        // Closed at once, or (32 of them) answered when their request
         // comes, or closed after a short wait for it.
         let mut closed = 0;
         for mut stream in flood {
@@ -114,10 +114,10 @@ async fn the_part_can_be_raised_to_every_connection() {
     .await;
 }
 
-/// The project's own client, in a burst of 9 calls on a server of 8
-/// connections (its part 4, 6 at most with the quarter kept): its stream
-/// and 5 calls hold 6 connections, and the other calls' connections are
-/// refused with `503` and `Retry-After: 1`. It sends them again after the
+/// The project's own client, in a burst of 16 calls (as many as it sends at
+/// once) on a server of 8 connections (its part 4, 6 at most with the
+/// quarter kept): its stream and 5 calls hold 6 connections, and the other
+/// calls' connections are refused with `503` and `Retry-After: 1`. It sends them again after the
 /// wait, by when the calls before them have ended: every call is answered,
 /// and the link (its session) is kept. (It used to fail those calls and
 /// drop the link.)
@@ -133,7 +133,7 @@ async fn the_projects_client_sends_again_what_a_busy_server_refused() {
             outcome.unwrap_or_else(|e| panic!("{server}: {e}"));
         }
         let mut calls = JoinSet::new();
-        for _ in 0..9 {
+        for _ in 0..16 {
             let registry = Arc::clone(&registry);
             calls.spawn(async move {
                 registry
@@ -160,7 +160,7 @@ async fn the_projects_client_sends_again_what_a_busy_server_refused() {
             }
         }
         assert!(failed.is_empty(), "calls failed: {failed:?}");
-        assert_eq!(served.gate.started("burst"), 9);
+        assert_eq!(served.gate.started("burst"), 16);
         assert!(clients.server("srv").unwrap().is_connected().await);
         clients.disconnect().await;
     })

@@ -8,7 +8,7 @@ use serde_json::json;
 use tk::mcp::HttpOptions;
 
 use crate::raw_http;
-use crate::support::{Served, bounded, header, in_session, status};
+use crate::support::{Served, bounded, header, in_session, meta, status};
 
 const BOUND: Duration = Duration::from_secs(60);
 
@@ -97,6 +97,56 @@ async fn a_deleted_sessions_task_stops_and_another_sessions_runs_on() {
         );
         served.gate.release();
         assert_eq!(served.gate.wait_idle().await, 0);
+    })
+    .await;
+}
+
+/// A request of protocol 2026-07-28 belongs to no session, whatever
+/// `Mcp-Session-Id` it names (the id is not checked on that path): its task
+/// runs on as the same call's without the header does, where it used to
+/// be taken for a task of the request's own handler, and stopped as that
+/// handler went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessionless_task_naming_a_session_runs_on() {
+    let served = Served::new(HttpOptions::default()).await;
+    bounded(BOUND, async {
+        let session = open_taking_tasks(&served, 2).await;
+        let call = |counted: &str, naming: bool| {
+            let mut meta = meta();
+            meta["io.modelcontextprotocol/clientCapabilities"] =
+                json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+            let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "block_task", "arguments": {"client": counted},
+                    "_meta": meta}});
+            let mut headers = vec![
+                "MCP-Protocol-Version: 2026-07-28".to_owned(),
+                "Mcp-Method: tools/call".to_owned(),
+                "Mcp-Name: block_task".to_owned(),
+            ];
+            if naming {
+                headers.push(format!("Mcp-Session-Id: {session}"));
+            }
+            served.post(&body, &headers)
+        };
+        for (counted, naming) in [("plain", false), ("naming", true)] {
+            let answer = served
+                .exchange(3, call(counted, naming), Duration::from_secs(10))
+                .await;
+            assert!(answer.contains("taskId"), "{counted}: a task: {answer}");
+            served
+                .gate
+                .wait_started(counted, 1, Duration::from_secs(10))
+                .await;
+        }
+        // Time for a stop to land, had one been sent.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(served.gate.running("plain"), 1);
+        assert_eq!(
+            served.gate.running("naming"),
+            1,
+            "the task naming a session was stopped"
+        );
+        served.gate.release();
     })
     .await;
 }

@@ -38,7 +38,7 @@ use super::peer::Peer;
 
 /// Refusals written at once; a connection refused past them is closed at
 /// once, unanswered.
-pub(super) const REFUSING: usize = 16;
+pub(super) const REFUSING: usize = 64;
 
 /// Refusals written at once to one client: half of them, so that a
 /// client's burst is told to come back, and its flood leaves the other

@@ -79,8 +79,8 @@ pub struct HttpOptions {
     /// burst, or its sessions' event streams, use what is spare, and the
     /// last quarter is kept for the other clients. A connection refused is
     /// answered `503 Service Unavailable` with `Retry-After` and closed,
-    /// holding none of the server's connections meanwhile (16 such answers
-    /// at once, 8 to one client; past them, a connection is closed
+    /// holding none of the server's connections meanwhile (64 such answers
+    /// at once, 32 to one client, enough for a burst of an SDK's usual 16; past them, a connection is closed
     /// unanswered). Without it one client, opening connections that wait
     /// or streams that stay open, would leave every other client in the
     /// listen queue. Clients are told apart by address, as for

@@ -437,12 +437,7 @@ impl McpServer {
     }
 
     fn call_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
-        let mut caller = identity::Caller::of_request(context);
-        if self.session.stateless {
-            // A stateless server issues no session ids: one a client sends
-            // is its own choice, not a session.
-            caller = caller.without_session_id();
-        }
+        let caller = self.caller_of(context);
         // Only a session of protocol 2025-11-25 or older can resume an
         // event stream the call ends (`GET` with `Last-Event-ID`).
         let stream = (caller.session_id().is_some() && !is_2026_or_later(context))
@@ -500,12 +495,29 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// Who makes `context`'s request, with the session id it names only
+    /// when that is a session this server gave. A stateless server gives
+    /// none, and a request of protocol 2026-07-28 over HTTP belongs to no
+    /// session (it is answered by a handler of its own, where no one checks
+    /// the id): one it names is its client's choice. Taken for a session,
+    /// that made each such request a scope of its own (out of the shared
+    /// one a per-session limit counts it in) and its task an owner of its
+    /// own, stopped when the request's handler went.
+    fn caller_of(&self, context: &RequestContext<RoleServer>) -> identity::Caller {
+        let caller = identity::Caller::of_request(context);
+        if self.session.stateless || (caller.is_http() && is_2026_or_later(context)) {
+            caller.without_session_id()
+        } else {
+            caller
+        }
+    }
+
     /// Who makes a request, as a task's owner: the session this server
     /// gave (none for a request of no session) and the verified token's
     /// issuer and subject; for a request of neither, the client's address,
     /// so that one anonymous client's tasks are not another's.
     fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
-        let caller = identity::Caller::of_request(context);
+        let caller = self.caller_of(context);
         let session = self.issued_session(&caller);
         let principal = caller.claims().and_then(Claims::principal);
         let client = if session.is_none() && principal.is_none() {
