@@ -5,7 +5,8 @@
 //! here puts one kind of item under every such name, then defines tools
 //! through every path of the expansion (async and blocking, injected
 //! context, defaults, `Result` outputs with a schema, metadata, the derive
-//! path of a flattened struct). That this file compiles is the test; the
+//! path of a flattened struct), beside a trait for every type with methods
+//! named like its probes'. That this file compiles is the test; the
 //! calls check that the tools still run. The tools are in
 //! `generated_names/tools.rs`, included once per module.
 
@@ -66,8 +67,14 @@ mod constants {
     include!("generated_names/tools.rs");
 }
 
-/// Lowercase unit structs under the same names (a pattern matches them too).
+/// Lowercase unit structs under the same names (a pattern matches them too),
+/// and a trait for every type, in scope, with the method names the
+/// generated code calls on its own probes.
 mod unit_structs {
+    // Used only if a probe call took one of its methods, which would not
+    // compile.
+    #[allow(unused_imports)]
+    use super::Everything as _;
     use super::{Measured, SearchArguments};
     use tk::{ToolContext, ToolError, tool};
 
@@ -101,6 +108,19 @@ async fn lookup(
 ) -> String {
     userID
 }
+
+/// Methods for every type under the names the generated code's probe
+/// methods had: method lookup must not take one of these for a probe's.
+pub trait Everything {
+    fn split(&self) {}
+    fn to_output(&self) {}
+    fn output_schema(&self) {}
+    fn to_tool_error(&self) {}
+    fn inject(&self) {}
+    fn fns(&self) {}
+}
+
+impl<T: ?Sized> Everything for T {}
 
 async fn call(registry: &ToolRegistry, name: &str, payload: serde_json::Value) -> String {
     let output = registry.call(name, payload, &ToolContext::new()).await;

@@ -86,7 +86,7 @@ pub fn expand(tool: &ToolFn, krate: &TokenStream) -> TokenStream {
 
                 fn fns() -> &'static #private::ToolFns {
                     use #private::probes::*;
-                    (&#private::Dispatch::<#hidden>::new()).fns()
+                    (&#private::Dispatch::<#hidden>::new()).__toolsmith_fns()
                 }
             }
 
@@ -677,7 +677,7 @@ fn spec_body(
         #asks_first
         #timeout
         #metadata
-        if let ::core::option::Option::Some(__toolsmith_schema) = (&&&#private::OutputOf::<#ok_type>::new()).output_schema() {
+        if let ::core::option::Option::Some(__toolsmith_schema) = (&&&#private::OutputOf::<#ok_type>::new()).__toolsmith_output_schema() {
             __toolsmith_spec = __toolsmith_spec.with_output_schema(__toolsmith_schema);
         }
         __toolsmith_spec
@@ -809,7 +809,7 @@ fn call_body(
             Param::Injected { ty, .. } => {
                 let local = format_ident!("__toolsmith_inject_{}", i);
                 injections.push(quote! {
-                    let #local: &#ty = match (&&#private::Inject::<#ty>::new()).inject(__toolsmith_ctx) {
+                    let #local: &#ty = match (&&#private::Inject::<#ty>::new()).__toolsmith_inject(__toolsmith_ctx) {
                         ::core::result::Result::Ok(__toolsmith_value) => __toolsmith_value,
                         ::core::result::Result::Err(__toolsmith_error) => #fail,
                     };
@@ -843,16 +843,16 @@ fn call_body(
     };
     let convert = quote! {
         #returned
-        match (&#private::Split::of(&__toolsmith_ret)).split(__toolsmith_ret) {
+        match (&#private::Split::of(&__toolsmith_ret)).__toolsmith_split(__toolsmith_ret) {
             ::core::result::Result::Ok(__toolsmith_value) => {
                 // Whether the output schema wraps the value, read from the
                 // spec once, and asked only for a value with a schema (text
                 // has none, and most tools return text).
                 let __toolsmith_wrapped = || __TOOLSMITH_STATICS.output_is_wrapped(__TOOLSMITH_STATICS.spec(<Self as #private::GeneratedTool>::spec));
-                ::core::result::Result::Ok((&&&#private::OutputOf::of(&__toolsmith_value)).to_output(__toolsmith_value, __toolsmith_wrapped))
+                ::core::result::Result::Ok((&&&#private::OutputOf::of(&__toolsmith_value)).__toolsmith_to_output(__toolsmith_value, __toolsmith_wrapped))
             }
             ::core::result::Result::Err(__toolsmith_error) => {
-                ::core::result::Result::Err((&&#private::ErrorOf::of(&__toolsmith_error)).to_tool_error(__toolsmith_error))
+                ::core::result::Result::Err((&&#private::ErrorOf::of(&__toolsmith_error)).__toolsmith_to_tool_error(__toolsmith_error))
             }
         }
     };

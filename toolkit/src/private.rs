@@ -427,11 +427,11 @@ probe!(
 /// Level 1: injection through [`FromContext`] (context, cancellation token, custom).
 pub trait InjectFromContext<T: ?Sized> {
     /// Borrow the value from the context.
-    fn inject(self, ctx: &ToolContext) -> Result<&T, ToolError>;
+    fn __toolsmith_inject(self, ctx: &ToolContext) -> Result<&T, ToolError>;
 }
 
 impl<T: FromContext> InjectFromContext<T> for &&Inject<T> {
-    fn inject(self, ctx: &ToolContext) -> Result<&T, ToolError> {
+    fn __toolsmith_inject(self, ctx: &ToolContext) -> Result<&T, ToolError> {
         T::from_context(ctx)
     }
 }
@@ -439,11 +439,11 @@ impl<T: FromContext> InjectFromContext<T> for &&Inject<T> {
 /// Level 2: shared state the host put in the context.
 pub trait InjectFromState<T: ?Sized> {
     /// Borrow the value from the context.
-    fn inject(self, ctx: &ToolContext) -> Result<&T, ToolError>;
+    fn __toolsmith_inject(self, ctx: &ToolContext) -> Result<&T, ToolError>;
 }
 
 impl<T: Send + Sync + 'static> InjectFromState<T> for &Inject<T> {
-    fn inject(self, ctx: &ToolContext) -> Result<&T, ToolError> {
+    fn __toolsmith_inject(self, ctx: &ToolContext) -> Result<&T, ToolError> {
         ctx.require::<T>()
     }
 }
@@ -453,11 +453,11 @@ impl<T: Send + Sync + 'static> InjectFromState<T> for &Inject<T> {
 /// so that rejection is the only error the user sees.
 pub trait InjectNothing<T: ?Sized> {
     /// Always fails.
-    fn inject(self, ctx: &ToolContext) -> Result<&T, ToolError>;
+    fn __toolsmith_inject(self, ctx: &ToolContext) -> Result<&T, ToolError>;
 }
 
 impl<T: ?Sized> InjectNothing<T> for Inject<T> {
-    fn inject(self, _ctx: &ToolContext) -> Result<&T, ToolError> {
+    fn __toolsmith_inject(self, _ctx: &ToolContext) -> Result<&T, ToolError> {
         Err(ToolError::MissingState(std::any::type_name::<T>()))
     }
 }
@@ -470,11 +470,11 @@ probe!(
 /// A `Result` return: keep it.
 pub trait SplitResult<T, E> {
     /// The value as a `Result`.
-    fn split(self, value: Result<T, E>) -> Result<T, E>;
+    fn __toolsmith_split(self, value: Result<T, E>) -> Result<T, E>;
 }
 
 impl<T, E> SplitResult<T, E> for &Split<Result<T, E>> {
-    fn split(self, value: Result<T, E>) -> Result<T, E> {
+    fn __toolsmith_split(self, value: Result<T, E>) -> Result<T, E> {
         value
     }
 }
@@ -482,11 +482,11 @@ impl<T, E> SplitResult<T, E> for &Split<Result<T, E>> {
 /// Any other return: it always succeeds.
 pub trait SplitPlain<T> {
     /// The value as a `Result` that cannot fail.
-    fn split(self, value: T) -> Result<T, std::convert::Infallible>;
+    fn __toolsmith_split(self, value: T) -> Result<T, std::convert::Infallible>;
 }
 
 impl<T> SplitPlain<T> for Split<T> {
-    fn split(self, value: T) -> Result<T, std::convert::Infallible> {
+    fn __toolsmith_split(self, value: T) -> Result<T, std::convert::Infallible> {
         Ok(value)
     }
 }
@@ -499,11 +499,11 @@ probe!(
 /// Level 1: the error is already a [`ToolError`] (or converts into one).
 pub trait ErrorIsToolError<E> {
     /// The error as the [`ToolError`] it already is.
-    fn to_tool_error(self, error: E) -> ToolError;
+    fn __toolsmith_to_tool_error(self, error: E) -> ToolError;
 }
 
 impl<E: Into<ToolError>> ErrorIsToolError<E> for &&ErrorOf<E> {
-    fn to_tool_error(self, error: E) -> ToolError {
+    fn __toolsmith_to_tool_error(self, error: E) -> ToolError {
         error.into()
     }
 }
@@ -511,11 +511,11 @@ impl<E: Into<ToolError>> ErrorIsToolError<E> for &&ErrorOf<E> {
 /// Level 2: any error that displays.
 pub trait ErrorDisplays<E> {
     /// [`ToolError::Failed`] with the error's text, which the model reads.
-    fn to_tool_error(self, error: E) -> ToolError;
+    fn __toolsmith_to_tool_error(self, error: E) -> ToolError;
 }
 
 impl<E: Display> ErrorDisplays<E> for &ErrorOf<E> {
-    fn to_tool_error(self, error: E) -> ToolError {
+    fn __toolsmith_to_tool_error(self, error: E) -> ToolError {
         ToolError::Failed(error.to_string())
     }
 }
@@ -523,11 +523,11 @@ impl<E: Display> ErrorDisplays<E> for &ErrorOf<E> {
 /// Level 3: unreachable in compiled code ([`assert_error`] rejects such a type).
 pub trait ErrorOpaque<E> {
     /// A generic failure naming the error's type.
-    fn to_tool_error(self, error: E) -> ToolError;
+    fn __toolsmith_to_tool_error(self, error: E) -> ToolError;
 }
 
 impl<E> ErrorOpaque<E> for ErrorOf<E> {
-    fn to_tool_error(self, _error: E) -> ToolError {
+    fn __toolsmith_to_tool_error(self, _error: E) -> ToolError {
         ToolError::Failed(format!(
             "the tool failed with a {}",
             std::any::type_name::<E>()
@@ -574,16 +574,16 @@ impl DirectOutput for Box<str> {
 /// Level 1: direct output, no output schema.
 pub trait OutputDirect<T> {
     /// The value as text output (`wrapped` is never asked here).
-    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
+    fn __toolsmith_to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// None: text has no output schema.
-    fn output_schema(self) -> Option<Value>;
+    fn __toolsmith_output_schema(self) -> Option<Value>;
 }
 
 impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
-    fn to_output(self, value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
+    fn __toolsmith_to_output(self, value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
         value.into_tool_output()
     }
-    fn output_schema(self) -> Option<Value> {
+    fn __toolsmith_output_schema(self) -> Option<Value> {
         None
     }
 }
@@ -592,14 +592,14 @@ impl<T: DirectOutput> OutputDirect<T> for &&&OutputOf<T> {
 pub trait OutputWithSchema<T> {
     /// The value as structured output (and as JSON text for the model);
     /// `wrapped`, asked of the output schema, puts it under `result`.
-    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
+    fn __toolsmith_to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// The value's schema, wrapped in an object when it is not one (MCP
     /// requires an object).
-    fn output_schema(self) -> Option<Value>;
+    fn __toolsmith_output_schema(self) -> Option<Value>;
 }
 
 impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
-    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput {
+    fn __toolsmith_to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput {
         if !wrapped() {
             return ToolOutput::structured(&value);
         }
@@ -608,7 +608,7 @@ impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
             Err(e) => ToolOutput::error(format!("the tool's result could not be serialized: {e}")),
         }
     }
-    fn output_schema(self) -> Option<Value> {
+    fn __toolsmith_output_schema(self) -> Option<Value> {
         Some(schema_for_output::<T>())
     }
 }
@@ -616,16 +616,16 @@ impl<T: Serialize + JsonSchema> OutputWithSchema<T> for &&OutputOf<T> {
 /// Level 3: any serializable value: structured output without a schema.
 pub trait OutputSerialized<T> {
     /// The value as structured output (and as JSON text for the model).
-    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
+    fn __toolsmith_to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// None: the type has no schema to offer.
-    fn output_schema(self) -> Option<Value>;
+    fn __toolsmith_output_schema(self) -> Option<Value>;
 }
 
 impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
-    fn to_output(self, value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
+    fn __toolsmith_to_output(self, value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
         ToolOutput::structured(&value)
     }
-    fn output_schema(self) -> Option<Value> {
+    fn __toolsmith_output_schema(self) -> Option<Value> {
         None
     }
 }
@@ -633,19 +633,19 @@ impl<T: Serialize> OutputSerialized<T> for &OutputOf<T> {
 /// Level 4: unreachable in compiled code ([`assert_return`] rejects such a type).
 pub trait OutputOpaque<T> {
     /// An error output naming the type that could not be serialized.
-    fn to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
+    fn __toolsmith_to_output(self, value: T, wrapped: impl FnOnce() -> bool) -> ToolOutput;
     /// None.
-    fn output_schema(self) -> Option<Value>;
+    fn __toolsmith_output_schema(self) -> Option<Value>;
 }
 
 impl<T> OutputOpaque<T> for OutputOf<T> {
-    fn to_output(self, _value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
+    fn __toolsmith_to_output(self, _value: T, _wrapped: impl FnOnce() -> bool) -> ToolOutput {
         ToolOutput::error(format!(
             "the tool's result, a {}, cannot be serialized",
             std::any::type_name::<T>()
         ))
     }
-    fn output_schema(self) -> Option<Value> {
+    fn __toolsmith_output_schema(self) -> Option<Value> {
         None
     }
 }
@@ -774,11 +774,11 @@ probe!(
 /// Level 1: the generated tool exists.
 pub trait DispatchGenerated {
     /// The functions of its [`GeneratedTool`] impl.
-    fn fns(self) -> &'static ToolFns;
+    fn __toolsmith_fns(self) -> &'static ToolFns;
 }
 
 impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
-    fn fns(self) -> &'static ToolFns {
+    fn __toolsmith_fns(self) -> &'static ToolFns {
         &FnsOf::<T>::FNS
     }
 }
@@ -787,11 +787,11 @@ impl<T: GeneratedTool> DispatchGenerated for &Dispatch<T> {
 /// Should a check ever miss a bound, [`Unbuildable`] fails the build here.
 pub trait DispatchRefused {
     /// Never called: a build that reaches it has already failed a check.
-    fn fns(self) -> &'static ToolFns;
+    fn __toolsmith_fns(self) -> &'static ToolFns;
 }
 
 impl<T> DispatchRefused for Dispatch<T> {
-    fn fns(self) -> &'static ToolFns {
+    fn __toolsmith_fns(self) -> &'static ToolFns {
         let () = Unbuildable::<T>::BUG;
         unreachable!("this tool did not compile")
     }
@@ -845,30 +845,46 @@ mod tests {
     fn outputs_pick_the_most_specific_conversion() {
         let text = String::from("hi");
         assert_eq!(
-            (&&&OutputOf::of(&text)).to_output(text, || false).content,
+            (&&&OutputOf::of(&text))
+                .__toolsmith_to_output(text, || false)
+                .content,
             "hi"
         );
         let report = Report { ok: true };
-        assert!((&&&OutputOf::of(&report)).output_schema().is_some());
-        let out = (&&&OutputOf::of(&report)).to_output(report, || false);
+        assert!(
+            (&&&OutputOf::of(&report))
+                .__toolsmith_output_schema()
+                .is_some()
+        );
+        let out = (&&&OutputOf::of(&report)).__toolsmith_to_output(report, || false);
         assert_eq!(
             out.structured.as_deref(),
             Some(&serde_json::json!({"ok": true}))
         );
-        assert!((&&&OutputOf::<String>::new()).output_schema().is_none());
-        assert!((&&&OutputOf::<ToolOutput>::new()).output_schema().is_none());
+        assert!(
+            (&&&OutputOf::<String>::new())
+                .__toolsmith_output_schema()
+                .is_none()
+        );
+        assert!(
+            (&&&OutputOf::<ToolOutput>::new())
+                .__toolsmith_output_schema()
+                .is_none()
+        );
     }
 
     #[test]
     fn values_that_are_not_objects_are_wrapped_as_their_schema_says() {
-        let schema = (&&&OutputOf::<Vec<u32>>::new()).output_schema().unwrap();
+        let schema = (&&&OutputOf::<Vec<u32>>::new())
+            .__toolsmith_output_schema()
+            .unwrap();
         assert!(is_wrapped(&schema));
         let spec = ToolSpec::new("t", "T.", serde_json::json!({"type": "object"}))
             .with_output_schema(schema);
         let wrapped = output_is_wrapped(&spec);
         assert!(wrapped);
         let list = vec![1u32, 2];
-        let out = (&&&OutputOf::of(&list)).to_output(list, || wrapped);
+        let out = (&&&OutputOf::of(&list)).__toolsmith_to_output(list, || wrapped);
         assert_eq!(out.content, "[1,2]");
         assert_eq!(
             out.structured.as_deref(),
@@ -881,18 +897,21 @@ mod tests {
     #[test]
     fn results_split_and_plain_values_never_fail() {
         let r: Result<u8, String> = Err("no".into());
-        assert_eq!((&Split::of(&r)).split(r), Err("no".to_string()));
+        assert_eq!((&Split::of(&r)).__toolsmith_split(r), Err("no".to_string()));
         let plain = 5u8;
-        assert_eq!((&Split::of(&plain)).split(plain), Ok(5));
+        assert_eq!((&Split::of(&plain)).__toolsmith_split(plain), Ok(5));
     }
 
     #[test]
     fn errors_keep_tool_errors_and_display_the_rest() {
         let e = ToolError::Cancelled;
-        assert_eq!((&&ErrorOf::of(&e)).to_tool_error(e), ToolError::Cancelled);
+        assert_eq!(
+            (&&ErrorOf::of(&e)).__toolsmith_to_tool_error(e),
+            ToolError::Cancelled
+        );
         let e = std::fmt::Error;
         assert_eq!(
-            (&&ErrorOf::of(&e)).to_tool_error(e),
+            (&&ErrorOf::of(&e)).__toolsmith_to_tool_error(e),
             ToolError::Failed("an error occurred when formatting an argument".into())
         );
     }
@@ -900,11 +919,18 @@ mod tests {
     #[test]
     fn injection_uses_from_context_then_state() {
         let ctx = ToolContext::new().with_state(7u32);
-        let c: &ToolContext = (&&Inject::<ToolContext>::new()).inject(&ctx).unwrap();
+        let c: &ToolContext = (&&Inject::<ToolContext>::new())
+            .__toolsmith_inject(&ctx)
+            .unwrap();
         assert!(!c.is_cancelled());
-        assert_eq!(*(&&Inject::<u32>::new()).inject(&ctx).unwrap(), 7);
         assert_eq!(
-            (&&Inject::<u64>::new()).inject(&ctx).unwrap_err(),
+            *(&&Inject::<u32>::new()).__toolsmith_inject(&ctx).unwrap(),
+            7
+        );
+        assert_eq!(
+            (&&Inject::<u64>::new())
+                .__toolsmith_inject(&ctx)
+                .unwrap_err(),
             ToolError::MissingState("u64")
         );
     }
