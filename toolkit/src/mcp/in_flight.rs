@@ -671,6 +671,23 @@ pub(crate) enum Refused {
     Cancelled,
 }
 
+/// Work of a session that outlives the request that started it (a task),
+/// counted as one of the session's requests running until it is dropped:
+/// a session with one is not idle, and is never given to another client.
+pub(crate) struct SessionWork {
+    _running: Running,
+}
+
+/// A [`SessionWork`] of the session of the request whose `extensions` these
+/// are, if it came in a session bounded server-wide (over HTTP).
+pub(crate) fn session_work(extensions: &rmcp::model::Extensions) -> Option<SessionWork> {
+    let slot = extensions.get::<Slot>()?;
+    let running = slot.held._overall.as_ref()?._running.as_ref()?;
+    Some(SessionWork {
+        _running: Running::new(&running.0),
+    })
+}
+
 /// The client a request came from, if it came over HTTP: the server puts
 /// its connection's [`Peer`] in the request's head, which the SDK hands on
 /// with the request.
@@ -850,15 +867,17 @@ impl Admission {
     }
 
     /// Whether no request of the session is being answered, written out
-    /// or waiting to be let in.
+    /// or waiting to be let in, and no task of it runs.
     pub(crate) fn is_idle(&self) -> bool {
         self.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0
             && self.slots.free.available_permits() == MAX_IN_FLIGHT
+            && !self.is_running()
     }
 
-    /// Whether a request of the session holds a server-wide permit: one
-    /// running, or its answer being written. (One waiting for its shares
-    /// holds a slot but none of the server's.)
+    /// Whether a request of the session holds a server-wide permit (one
+    /// running, or its answer being written) or a task of it runs
+    /// ([`SessionWork`]). (A request waiting for its shares holds a slot
+    /// but none of the server's.)
     pub(crate) fn is_running(&self) -> bool {
         self.running.load(std::sync::atomic::Ordering::SeqCst) > 0
     }

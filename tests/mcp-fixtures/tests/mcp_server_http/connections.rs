@@ -1,10 +1,10 @@
 //! The connections one client holds at once. Each holds a descriptor and a
 //! task of the server, and one of its `max_connections`: a client past its
-//! part (half of them by default) takes another only while more than a
-//! quarter stay free, and past that is answered 503 on a connection that
-//! holds none of them, so that one address opening connections cannot
-//! leave the other clients in the listen queue, and a lone client's burst
-//! still uses what is spare.
+//! part (by default its part of the requests and one more) takes another
+//! only while a quarter stay free, and past that is answered 503 on a
+//! connection that holds none of them, so that one address opening
+//! connections cannot leave the other clients in the listen queue, and a
+//! lone client's burst still uses what is spare.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,9 +33,9 @@ async fn hold(served: &Served, client: u8, count: usize) -> Vec<TcpStream> {
     held
 }
 
-/// Of 8 connections (a part of 4, a quarter kept): a client holding its
-/// part is served on a fifth and a sixth, spare while 2 stay free,
-/// answered 503 with a `Retry-After` on a seventh, which would leave 1,
+/// Of 8 connections (a part of 5: its 4 requests and one more; a quarter
+/// kept): a client is served on a fifth and, spare while 2 stay free, a
+/// sixth, answered 503 with a `Retry-After` on a seventh, which would leave 1,
 /// while another client is served; once one of its own connections
 /// closes, it is served again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,7 +115,7 @@ async fn the_part_can_be_raised_to_every_connection() {
 }
 
 /// The project's own client, in a burst of 16 calls (as many as it sends at
-/// once) on a server of 8 connections (its part 4, 6 at most with the
+/// once) on a server of 8 connections (its part 5, 6 at most with the
 /// quarter kept): its stream and 5 calls hold 6 connections, and the other
 /// calls' connections are refused with `503` and `Retry-After: 1`. It sends them again after the
 /// wait, by when the calls before them have ended: every call is answered,

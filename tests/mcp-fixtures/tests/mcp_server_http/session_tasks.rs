@@ -150,3 +150,36 @@ async fn a_sessionless_task_naming_a_session_runs_on() {
     })
     .await;
 }
+
+/// A full server gives a newcomer a session of a client over its part, an
+/// idle one first: a session whose only work is a task running is not
+/// idle, so the client's other session is given instead, and the task
+/// runs on (it used to be taken for idle, and its task stopped with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_running_a_task_is_not_given_to_another_client() {
+    let served = Served::new(HttpOptions::default().max_sessions(2)).await;
+    bounded(BOUND, async {
+        let working = open_taking_tasks(&served, 2).await;
+        let _spare = open_taking_tasks(&served, 2).await;
+        let answer = served
+            .exchange(
+                2,
+                task_call(&served, &working, 1, "long"),
+                Duration::from_secs(10),
+            )
+            .await;
+        assert!(answer.contains("taskId"), "a task: {answer}");
+        served
+            .gate
+            .wait_running("long", 1, Duration::from_secs(10))
+            .await;
+        let newcomer = served.open(3).await;
+        assert!(newcomer.is_ok(), "{newcomer:?}");
+        // Time for a stop to land, had one been sent.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(served.gate.running("long"), 1, "the task was stopped");
+        assert_eq!(served.ping(2, &working).await, 200, "its session was taken");
+        served.gate.release();
+    })
+    .await;
+}

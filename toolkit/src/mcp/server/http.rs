@@ -73,8 +73,10 @@ pub struct HttpOptions {
     /// of them.
     pub max_connections: usize,
     /// The connections one client holds whatever the others do; `None`
-    /// (the default) is half of [`max_connections`](Self::max_connections),
-    /// rounded up. Past them, a client takes another connection only while
+    /// (the default) is its part of the requests
+    /// ([`max_per_client`](Self::max_per_client)) and one more, for its
+    /// event stream, and at least half of
+    /// [`max_connections`](Self::max_connections). Past them, a client takes another connection only while
     /// a quarter of `max_connections` stay free: a lone client's
     /// burst, or its sessions' event streams, use what is spare, and the
     /// last quarter is kept for the other clients. A connection refused is
@@ -235,11 +237,12 @@ impl HttpOptions {
 
     /// The connections one client holds whatever the others do:
     /// [`max_connections_per_client`](Self::max_connections_per_client),
-    /// or half of them, between 1 and all of them.
+    /// or its part of the requests and one more (for its event stream), and
+    /// at least half of them, between 1 and all of them.
     fn client_connections(&self) -> usize {
         let max = self.max_connections.max(1);
         self.max_connections_per_client
-            .unwrap_or(max.div_ceil(2))
+            .unwrap_or((self.client_share() + 1).max(max.div_ceil(2)))
             .clamp(1, max)
     }
 

@@ -51,7 +51,7 @@ pub use tasks::{DEFAULT_TASKS_IN_ALL, DEFAULT_TASKS_PER_CALLER};
 use crate::context::ToolContext;
 use crate::error::ErrorKind;
 use crate::mcp::convert::call_result_from_output;
-use crate::mcp::in_flight::{outside_sessions, peer_of};
+use crate::mcp::in_flight::{self, SessionWork, outside_sessions, peer_of};
 use crate::pipeline::Pipeline;
 use crate::pipeline::error_output;
 use crate::registry::ToolRegistry;
@@ -813,9 +813,10 @@ impl McpServer {
         ctx: ToolContext,
         offers: Offers,
         owner: Owner,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CreateTaskResult, ErrorData> {
         let shared = Arc::clone(&self.shared);
-        let session_ended = self.ended_with_session(&owner);
+        let tie = self.session_tie(&owner, context);
         let task = self
             .shared
             .tasks
@@ -833,7 +834,7 @@ impl McpServer {
                     ctx = ctx.with_state(session);
                 }
                 let call = owned_call(Arc::clone(&shared), request, ctx.clone());
-                Box::pin(run_task(shared, task, stop, call, ctx, session_ended))
+                Box::pin(run_task(shared, task, stop, call, ctx, tie))
             })?;
         Ok(CreateTaskResult::new(task))
     }
@@ -887,11 +888,11 @@ impl McpServer {
             };
             let started = rounds.hand_over(|| {
                 let mut handed = None;
-                let session_ended = self.ended_with_session(&owner);
+                let tie = self.session_tie(&owner, context);
                 let shared = Arc::clone(&self.shared);
                 let task = self.shared.tasks.spawn(owner, task_options(), |task| {
                     handed = Some(task.clone());
-                    Box::pin(run_task(shared, task, stop, call, ctx, session_ended))
+                    Box::pin(run_task(shared, task, stop, call, ctx, tie))
                 })?;
                 let handed = handed.expect("the task's future is made as it is spawned");
                 Ok::<_, ErrorData>((task, handed))
@@ -906,14 +907,22 @@ impl McpServer {
         self.input_required(&binding, &rounds).map(Into::into)
     }
 
-    /// The signal that the session a task belongs to has ended, for a task
-    /// of this session (`owner` names it): once the session is closed
-    /// (deleted, idle too long, given to another client, its connection
-    /// gone) no request reaches the task again, so it is stopped instead of
-    /// running on unread. A task of no session (a stateless or sessionless
-    /// request) has none.
-    fn ended_with_session(&self, owner: &Owner) -> Option<CancellationToken> {
-        owner.session.is_some().then(|| self.session.ended.clone())
+    /// What ties a task to the session it belongs to, for a task of this
+    /// session (`owner` names it): the signal that the session has ended
+    /// (once it is closed, deleted or idle, no request reaches the task
+    /// again, so it is stopped instead of running on unread), and the
+    /// session's count of work running, which keeps a session with a task
+    /// from being taken for idle and given to another client. A task of no
+    /// session (a stateless or sessionless request) has none.
+    fn session_tie(
+        &self,
+        owner: &Owner,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<SessionTie> {
+        owner.session.is_some().then(|| SessionTie {
+            ended: self.session.ended.clone(),
+            _work: in_flight::session_work(&context.extensions),
+        })
     }
 
     /// The result that ends a round with questions open: them, and the
@@ -941,6 +950,12 @@ impl McpServer {
     }
 }
 
+/// What ties a task to its session (see [`McpServer::session_tie`]).
+struct SessionTie {
+    ended: CancellationToken,
+    _work: Option<SessionWork>,
+}
+
 /// A call of `request`'s tool owning all it needs, so it can run beyond
 /// the request: the pipeline's typed outcome, and the context it ran in.
 /// It holds the server's shared parts, not the session's state, so that
@@ -957,7 +972,7 @@ fn owned_call(shared: Arc<Shared>, request: CallToolRequestParams, ctx: ToolCont
 }
 
 /// A task's run: the call, until it ends, the client cancels the task, or
-/// the task's session ends (`session_ended`); then its result, shaped as a
+/// the task's session ends (`tie`); then its result, shaped as a
 /// direct call's is.
 async fn run_task(
     shared: Arc<Shared>,
@@ -965,10 +980,15 @@ async fn run_task(
     stop: CancellationToken,
     call: OwnedCall,
     ctx: ToolContext,
-    session_ended: Option<CancellationToken>,
+    tie: Option<SessionTie>,
 ) -> Result<rmcp::model::CallToolResult, TaskExit> {
+    // Held until the task ends, counting it as its session's work.
+    let (ended, _work) = match tie {
+        Some(SessionTie { ended, _work }) => (Some(ended), _work),
+        None => (None, None),
+    };
     let session_ended = async {
-        match session_ended {
+        match ended {
             Some(ended) => ended.cancelled_owned().await,
             None => std::future::pending().await,
         }
@@ -1078,7 +1098,9 @@ impl ServerHandler for McpServer {
                         .ask_then_task(request, ctx, offers, owner, &context)
                         .await;
                 }
-                return Ok(self.start_task(request, ctx, offers, owner)?.into());
+                return Ok(self
+                    .start_task(request, ctx, offers, owner, &context)?
+                    .into());
             }
             TaskSupport::Required => {
                 return Err(ErrorData::missing_required_client_capability(
