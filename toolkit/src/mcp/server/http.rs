@@ -76,16 +76,17 @@ pub struct HttpOptions {
     /// (the default) is its part of the requests
     /// ([`max_per_client`](Self::max_per_client)) and one more, for its
     /// event stream, and at least half of
-    /// [`max_connections`](Self::max_connections). Past them, a client takes another connection only while
-    /// a quarter of `max_connections` stay free: a lone client's
-    /// burst, or its sessions' event streams, use what is spare, and the
-    /// last quarter is kept for the other clients. A connection refused is
-    /// answered `503 Service Unavailable` with `Retry-After` and closed,
-    /// holding none of the server's connections meanwhile (64 such answers
-    /// at once, 32 to one client, enough for a burst of an SDK's usual 16; past them, a connection is closed
-    /// unanswered). Without it one client, opening connections that wait
-    /// or streams that stay open, would leave every other client in the
-    /// listen queue. Clients are told apart by address, as for
+    /// [`max_connections`](Self::max_connections). Past them, a client
+    /// takes another connection only while a quarter of `max_connections`
+    /// stay free: a lone client's burst, or its sessions' event streams,
+    /// use what is spare, and the last quarter is kept for the other
+    /// clients. A connection refused is answered `503 Service Unavailable`
+    /// with `Retry-After` and closed, holding none of the server's
+    /// connections meanwhile (64 such answers at once, 32 to one client,
+    /// enough for a burst of an SDK's usual 16; past them, a connection is
+    /// closed unanswered). Without it one client, opening connections that
+    /// wait or streams that stay open, would leave every other client in
+    /// the listen queue. Clients are told apart by address, as for
     /// [`max_per_client`](Self::max_per_client): behind a proxy, raise
     /// this to `max_connections` and bound each client at the proxy. Any
     /// local process may connect from any 127.0.0.0/8 address, so on one
@@ -95,7 +96,11 @@ pub struct HttpOptions {
     /// sessions and outside them; `None` (the
     /// default) is half of
     /// [`max_connections`](Self::max_connections), rounded up. A request
-    /// past them waits, as one past the server's bound does.
+    /// past them waits, as one past the server's bound does, on its own
+    /// connection: one past the client's connections
+    /// ([`max_connections_per_client`](Self::max_connections_per_client))
+    /// is answered `503` instead, and the project's MCP client sends it
+    /// again after the wait it is told.
     ///
     /// The server tells clients apart by the address they connect from (an
     /// IPv6 address by its /64 prefix), so a client cannot get more by
