@@ -68,6 +68,24 @@ async fn a_client_past_its_connections_is_refused_and_another_is_served() {
     .await;
 }
 
+/// A client one connection short of all it may hold asks, one after the
+/// other, on a new connection each as soon as the last answer ends (the
+/// server's close): never refused, the connection it has just finished
+/// with given back before it could see the answer end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_just_answered_is_given_back_before_the_client_sees_it_close() {
+    // Of 4: a part of 3, past which a client takes none (1 must stay free).
+    let served = Served::new(HttpOptions::default().max_connections(4)).await;
+    bounded(BOUND, async {
+        let _held = hold(&served, 2, 2).await;
+        for round in 0..300 {
+            let answer = served.ask(2).await;
+            assert_eq!(status(&answer), 200, "round {round}: {answer}");
+        }
+    })
+    .await;
+}
+
 /// 200 more connections from a client that holds all it may, none sending
 /// a byte: the server keeps answering another client meanwhile (the
 /// refused hold none of its connections), and closes all but the 32 it

@@ -19,6 +19,7 @@ use tower_service::Service;
 use super::McpServer;
 use super::auth::{Gate, GateBody, OAuthResource};
 use super::connections::ClientConnections;
+use super::freed_on_close::FreedOnClose;
 use super::peer::Peer;
 use super::sessions::{Answered, BoundedSessions, NoSession, SessionsError, answering};
 use super::stream::{Resumptions, StreamRelease, releasable};
@@ -433,10 +434,11 @@ where
         let shutdown = shutdown.clone();
         let resumptions = resumptions.clone();
         let requests = requests.clone();
-        let stream = WriteDeadline::new(stream, options.write_timeout);
+        let stream = FreedOnClose::new(
+            WriteDeadline::new(stream, options.write_timeout),
+            (permit, held),
+        );
         tokio::spawn(async move {
-            let _permit = permit;
-            let _held = held;
             let handler =
                 hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                     let service = service.clone();

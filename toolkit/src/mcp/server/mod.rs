@@ -6,6 +6,7 @@
 
 mod auth;
 mod connections;
+mod freed_on_close;
 mod http;
 mod identity;
 mod listeners;
