@@ -183,3 +183,62 @@ async fn a_session_running_a_task_is_not_given_to_another_client() {
     })
     .await;
 }
+
+/// A session is deleted while one of its tasks and one of its plain calls
+/// both run: the task stops all the same, and so does the call (a running
+/// call's handler holds the session's state, whose end stops the task: the
+/// SDK cancels the session's requests as it closes, so neither outlives
+/// it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_sessions_task_stops_while_another_of_its_calls_runs() {
+    let served = Served::new(HttpOptions::default()).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    bounded(BOUND, async {
+        let session = open_taking_tasks(&served, 2).await;
+        let answer = served
+            .exchange(
+                2,
+                task_call(&served, &session, 1, "task"),
+                Duration::from_secs(10),
+            )
+            .await;
+        assert!(answer.contains("taskId"), "a task: {answer}");
+        let plain = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "block", "arguments": {"client": "plain"}}});
+        served.held(&mut tasks, 2, served.post(&plain, &in_session(&session)));
+        for counted in ["task", "plain"] {
+            assert_eq!(
+                served
+                    .gate
+                    .wait_running(counted, 1, Duration::from_secs(10))
+                    .await,
+                1,
+                "{counted} runs"
+            );
+        }
+
+        let deleted = served
+            .exchange(2, served.delete(&session), Duration::from_secs(10))
+            .await;
+        assert!((200..300).contains(&status(&deleted)), "{deleted}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while served.gate.running("task") > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            served.gate.running("task"),
+            0,
+            "the deleted session's task still runs beside its running call"
+        );
+        while served.gate.running("plain") > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            served.gate.running("plain"),
+            0,
+            "the deleted session's call still runs"
+        );
+    })
+    .await;
+    served.gate.release();
+}
