@@ -265,3 +265,70 @@ async fn served_http_connections_send_without_waiting_for_acks() {
     })
     .await;
 }
+
+/// Python servers under gunicorn (whose uvicorn workers take gunicorn's
+/// `keepalive`, 2 s by default) close a connection idle for 2 s, and a
+/// message sent on one as it closes is lost. So the client keeps an idle
+/// connection for less: a call after 1.8 s of quiet goes out on a new
+/// connection, never on one such a server may be closing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_after_a_quiet_spell_goes_out_on_a_new_connection() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    bounded(async {
+        let registry = ToolRegistry::new();
+        registry.register(EchoTool).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let server_address = listener.local_addr().unwrap();
+        let shutdown = tk::CancellationToken::new();
+        let serving = tokio::spawn(
+            McpServer::new(Arc::new(registry))
+                .serve_http(listener, HttpOptions::default().shutdown(shutdown.clone())),
+        );
+        // A relay in front of the server that counts the connections whose
+        // first request is a POST (the client's messages; its event stream
+        // is a GET).
+        let relay = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let relay_address = relay.local_addr().unwrap();
+        let posts = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&posts);
+        let relaying = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = relay.accept().await {
+                let counted = Arc::clone(&counted);
+                tokio::spawn(async move {
+                    let mut first = [0u8; 4];
+                    inbound.read_exact(&mut first).await.ok()?;
+                    if &first == b"POST" {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let mut outbound = tokio::net::TcpStream::connect(server_address).await.ok()?;
+                    outbound.write_all(&first).await.ok()?;
+                    tokio::io::copy_bidirectional(&mut inbound, &mut outbound)
+                        .await
+                        .ok()
+                });
+            }
+        });
+        let (registry, clients) = mount(
+            "relayed",
+            json!({"url": format!("http://{relay_address}/mcp")}),
+        )
+        .await;
+        let first = call(&registry, "mcp_relayed_echo", json!({"message": "one"})).await;
+        assert_eq!(first.content, "one", "{first:?}");
+        let before = posts.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(1800)).await;
+        let second = call(&registry, "mcp_relayed_echo", json!({"message": "two"})).await;
+        assert_eq!(second.content, "two", "{second:?}");
+        assert!(
+            posts.load(Ordering::SeqCst) > before,
+            "the call after 1.8 s of quiet went out on a connection that long idle"
+        );
+        clients.disconnect().await;
+        relaying.abort();
+        shutdown.cancel();
+        serving.await.unwrap().unwrap();
+    })
+    .await;
+}

@@ -1407,12 +1407,15 @@ fn http_client(
 }
 
 /// How long an idle connection to a server is kept for the next message.
-/// Node's HTTP server and uvicorn (under most MCP servers, the SDKs' own
-/// among them) close a connection idle for 5 s: a message sent on one as
-/// it closes is lost with "connection closed before message completed",
-/// and cannot be sent again safely (the server may have read it). Given up
-/// sooner than they do, an idle connection is never the one they close.
-const IDLE_CONNECTION_KEPT: std::time::Duration = std::time::Duration::from_secs(4);
+/// Servers close a connection idle for a while: Node's HTTP server and
+/// uvicorn after 5 s, and uvicorn's workers under gunicorn (a common way to
+/// run a Python server) after gunicorn's `keepalive`, 2 s by default. A
+/// message sent on one as it closes is lost with "connection closed before
+/// message completed", and cannot be sent again safely (the server may
+/// have read it). Given up sooner than any of them, an idle connection is
+/// never the one they close; a client calling less often than this pays a
+/// new connection per call.
+const IDLE_CONNECTION_KEPT: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// Whether `url` is plain HTTP to a host other than this machine's loopback.
 fn in_clear_beyond_this_host(url: &str) -> bool {
