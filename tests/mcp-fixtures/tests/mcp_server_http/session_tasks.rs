@@ -81,12 +81,11 @@ async fn a_deleted_sessions_task_stops_and_another_sessions_runs_on() {
             .exchange(2, served.delete(&closing), Duration::from_secs(10))
             .await;
         assert!((200..300).contains(&status(&deleted)), "{deleted}");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while served.gate.running("closing") > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
         assert_eq!(
-            served.gate.running("closing"),
+            served
+                .gate
+                .wait_stopped("closing", Duration::from_secs(10))
+                .await,
             0,
             "the deleted session's task still runs"
         );
@@ -221,23 +220,16 @@ async fn a_deleted_sessions_task_stops_while_another_of_its_calls_runs() {
             .exchange(2, served.delete(&session), Duration::from_secs(10))
             .await;
         assert!((200..300).contains(&status(&deleted)), "{deleted}");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while served.gate.running("task") > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        for (counted, what) in [("task", "task"), ("plain", "call")] {
+            assert_eq!(
+                served
+                    .gate
+                    .wait_stopped(counted, Duration::from_secs(10))
+                    .await,
+                0,
+                "the deleted session's {what} still runs"
+            );
         }
-        assert_eq!(
-            served.gate.running("task"),
-            0,
-            "the deleted session's task still runs beside its running call"
-        );
-        while served.gate.running("plain") > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert_eq!(
-            served.gate.running("plain"),
-            0,
-            "the deleted session's call still runs"
-        );
     })
     .await;
     served.gate.release();

@@ -121,6 +121,16 @@ impl Gate {
         self.started(client)
     }
 
+    /// Wait, up to `patience`, until no call of `client` runs; then return
+    /// how many do.
+    pub async fn wait_stopped(&self, client: &str, patience: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + patience;
+        while self.running(client) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.running(client)
+    }
+
     /// Wait, bounded, until no call runs.
     pub async fn wait_idle(&self) -> usize {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
