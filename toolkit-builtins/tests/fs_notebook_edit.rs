@@ -206,3 +206,232 @@ async fn bad_requests_leave_the_notebook_alone() {
     }
     assert_eq!(env.read("nb.ipynb"), original);
 }
+
+/// Run the test `name` of this binary again in a child process with
+/// `HOSTILE_CHILD` set, so a stack overflow or an abort there fails the
+/// test instead of killing the harness; killed after `DEADLINE`.
+fn in_child(name: &str) -> String {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("HOSTILE_CHILD", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+        text
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > DEADLINE {
+            child.kill().unwrap();
+            panic!("the child did not end within {DEADLINE:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stdout = reader.join().unwrap();
+    assert!(
+        status.success(),
+        "the child failed ({status}): {stdout}\n{}",
+        errors.join().unwrap()
+    );
+    stdout
+}
+
+/// How long one hostile case may take before it counts as a hang.
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// A notebook of `bytes` bytes whose metadata holds `item` over and over.
+fn padded_notebook(item: &str, bytes: usize) -> String {
+    let head = r#"{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"pad": ["#;
+    let tail = "]}}";
+    let count = (bytes - head.len() - tail.len()) / (item.len() + 1);
+    let mut text = String::with_capacity(bytes);
+    text.push_str(head);
+    for i in 0..count {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(item);
+    }
+    text.push_str(tail);
+    text
+}
+
+/// Hostile notebooks of the largest size read (16 MiB): many tiny values,
+/// which load as nodes of ~100 bytes each (60 times the file), nesting far
+/// past what a recursive parser survives, and a string of ~16 MiB. Each is
+/// refused or edited with the child's peak memory a small multiple of the
+/// file, and nothing overflows the stack (in a child process, so an abort
+/// fails this test instead of killing the others).
+#[test]
+fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
+    if std::env::var_os("HOSTILE_CHILD").is_none() {
+        let out = in_child("hostile_notebooks_are_refused_or_edited_in_bounded_memory");
+        assert!(out.contains("CASES 7 REFUSED 5 EDITED 2"), "{out}");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let env = Env::new();
+    let size = 16 * 1024 * 1024 - 64;
+    let deep = {
+        let depth = 100_000;
+        format!(
+            r#"{{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {{"pad": {}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let long_string = {
+        let mut nb = notebook(5);
+        nb["cells"][1]["outputs"][0]["text"] = json!(["A".repeat(size - 1024)]);
+        serde_json::to_string(&nb).unwrap()
+    };
+    // Just under the bound of values, in the costliest form: an object each.
+    let at_the_bound = padded_notebook(r#"{"a":0}"#, 8 * 333_000);
+    let cases: [(&str, String, Option<&str>); 7] = [
+        ("zeros", padded_notebook("0", size), Some("JSON values")),
+        ("lists", padded_notebook("[]", size), Some("JSON values")),
+        (
+            "objects",
+            padded_notebook(r#"{"a":0}"#, size),
+            Some("JSON values"),
+        ),
+        (
+            "strings",
+            padded_notebook(r#""""#, size),
+            Some("JSON values"),
+        ),
+        ("deep", deep, Some("not valid notebook JSON")),
+        ("long string", long_string, None),
+        ("at the bound", at_the_bound, None),
+    ];
+    let (mut refused, mut edited) = (0, 0);
+    for (name, text, refusal) in &cases {
+        env.write("nb.ipynb", text);
+        // Each case's peak from the memory in use now, not the last peak.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let before = peak_rss_kb();
+        let out = runtime.block_on(async {
+            tokio::time::timeout(
+                DEADLINE,
+                env.call(
+                    "notebook_edit",
+                    json!({"path": "nb.ipynb", "cell_index": 0, "edit_mode": "insert", "new_source": "x"}),
+                ),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{name}: no answer within {DEADLINE:?}"))
+        });
+        let grown = peak_rss_kb().saturating_sub(before);
+        println!("{name}: {} bytes, peak grew {grown} KB", text.len());
+        // Unbounded, 16 MiB of zeros took 650 MB and of objects 1 GB.
+        assert!(grown < 256 * 1024, "{name}: peak memory grew by {grown} KB");
+        match refusal {
+            Some(expected) => {
+                assert!(
+                    out.is_error && out.content.contains(expected),
+                    "{name}: {}",
+                    out.content
+                );
+                assert_eq!(&env.read("nb.ipynb"), text, "{name} changed");
+                refused += 1;
+            }
+            None => {
+                assert!(!out.is_error, "{name}: {}", out.content);
+                assert_eq!(load(&env)["cells"][0]["source"], json!(["x"]), "{name}");
+                edited += 1;
+            }
+        }
+    }
+    println!("CASES {} REFUSED {refused} EDITED {edited}", cases.len());
+}
+
+/// Cell numbers as a model may write them: negative, past `usize`, as
+/// strings, floats and other types, through lenient casting, for every
+/// edit mode; and cells that are not objects, ids that are not strings.
+/// Each call answers (a refusal leaves the file alone), none panics.
+#[tokio::test]
+async fn hostile_cell_numbers_and_cells_never_panic() {
+    let env = Env::new();
+    let mut nb = notebook(5);
+    nb["cells"].as_array_mut().unwrap().extend([
+        json!(null),
+        json!(7),
+        json!({"id": 5, "source": {"x": 1}}),
+        json!("é"),
+    ]);
+    let original = serde_json::to_string(&nb).unwrap();
+    let numbers = [
+        json!(-1),
+        json!("-1"),
+        json!(i64::MIN),
+        json!(u64::MAX),
+        json!("18446744073709551616"),
+        json!(1e300),
+        json!(-0.0),
+        json!(2.5),
+        json!("NaN"),
+        json!("inf"),
+        json!("0x1"),
+        json!(" 3 "),
+        json!(true),
+        json!([0]),
+        json!({"index": 0}),
+        json!("٣"),
+        json!(6),
+        json!(2),
+        json!(3),
+        json!(4),
+    ];
+    let (mut tried, mut refused, mut edited) = (0, 0, 0);
+    for mode in ["replace", "insert", "delete"] {
+        for number in &numbers {
+            for args in [
+                json!({"path": "nb.ipynb", "edit_mode": mode, "cell_index": number, "new_source": "x\u{202e}\u{0}"}),
+                json!({"path": "nb.ipynb", "edit_mode": mode, "cell_id": number, "new_source": "x"}),
+            ] {
+                env.write("nb.ipynb", &original);
+                let out = tokio::time::timeout(DEADLINE, env.call("notebook_edit", args.clone()))
+                    .await
+                    .unwrap_or_else(|_| panic!("{args}: no answer"));
+                tried += 1;
+                assert!(
+                    !out.content.contains("internal error"),
+                    "{args}: {}",
+                    out.content
+                );
+                if out.is_error {
+                    assert_eq!(env.read("nb.ipynb"), original, "{args} changed the file");
+                    refused += 1;
+                } else {
+                    let _: Value = serde_json::from_str(&env.read("nb.ipynb")).unwrap();
+                    edited += 1;
+                }
+            }
+        }
+    }
+    println!("tried {tried}, refused {refused}, edited {edited}");
+    assert_eq!(tried, refused + edited);
+}

@@ -113,6 +113,13 @@ fn notebook_edit_blocking(
             )));
         }
     };
+    let values = json_values(&text);
+    if values > MAX_NOTEBOOK_VALUES {
+        return Err(ToolError::failed(format!(
+            "`{path}` holds over {MAX_NOTEBOOK_VALUES} JSON values ({values}); \
+             too many to load to edit one cell"
+        )));
+    }
     let mut notebook: Value = serde_json::from_str(&text)
         .map_err(|e| ToolError::failed(format!("`{path}` is not valid notebook JSON: {e}")))?;
     let wants_ids = notebook["nbformat"].as_u64() == Some(4)
@@ -216,6 +223,39 @@ fn notebook_edit_blocking(
         ToolOutput::text(format!("{summary} in `{path}`; it now has {total} cells."))
             .with_display(diff::unified(&path, Some(&old_source), &new_source_text)),
     )
+}
+
+/// The most JSON values (strings, numbers, lists, objects, keys) a notebook
+/// may hold to be edited. Each is loaded as a node of about 100 bytes, so a
+/// file of tiny values (`0,0,0,...`, `{"a":0},...`) takes 40 to 60 times
+/// its size in memory: about a gigabyte for one of the default 16 MiB,
+/// more where the host raised `max_edit_bytes`. Real notebooks hold far
+/// fewer: their bulk is long strings (sources, outputs, images).
+const MAX_NOTEBOOK_VALUES: usize = 1_000_000;
+
+/// About how many values the JSON `text` holds, counted without loading
+/// it: every `{`, `[`, `,` and `:` outside strings opens or follows one.
+fn json_values(text: &str) -> usize {
+    let mut count = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'{' | b'[' | b',' | b':' => count += 1,
+                _ => {}
+            }
+        }
+    }
+    count
 }
 
 /// Set a cell's type and source, with the fields its type requires.
