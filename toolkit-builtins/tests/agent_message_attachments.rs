@@ -238,3 +238,284 @@ fn a_program_reads_the_attachment_by_its_path_while_it_lives_or_by_its_open_file
     assert_eq!(by_path, "PICTURE");
     assert_eq!(by_file, "PICTURE", "the number was given again: {reused}");
 }
+
+/// How long one hostile call may take before it counts as a hang.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A workspace with `inside.txt`, a neighbour holding a secret, and the
+/// `message` tool wired to an outbox.
+struct Hostile {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    outside: std::path::PathBuf,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+    outbox: tokio::sync::mpsc::Receiver<OutboundMessage>,
+}
+
+impl Hostile {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "SECRET").unwrap();
+        std::fs::write(root.join("inside.txt"), "inside").unwrap();
+        let (sink, outbox) = ChannelSink::new(1024);
+        let ctx = ToolContext::new()
+            .with_workspace(&root)
+            .with_channel("cli", "1")
+            .with_state(Messenger::new(sink));
+        let registry =
+            ToolRegistry::from_inventory(&ToolFilter::default().names(["message"])).unwrap();
+        Self {
+            _dir: dir,
+            root: root.canonicalize().unwrap(),
+            outside: outside.canonicalize().unwrap(),
+            ctx,
+            registry,
+            outbox,
+        }
+    }
+
+    /// Attach `path`: the message sent, or the refusal's text.
+    async fn attach(&mut self, path: &str) -> Result<OutboundMessage, String> {
+        let call = self.registry.call(
+            "message",
+            json!({"content": "see", "media": [path]}),
+            &self.ctx,
+        );
+        let out = tokio::time::timeout(DEADLINE, call)
+            .await
+            .unwrap_or_else(|_| panic!("attaching {path:?} did not answer within {DEADLINE:?}"));
+        assert!(
+            !out.content.contains("internal error"),
+            "{path:?}: {}",
+            out.content
+        );
+        if out.is_error {
+            assert!(
+                self.outbox.try_recv().is_err(),
+                "{path:?}: refused, yet sent"
+            );
+            Err(out.content)
+        } else {
+            Ok(self.outbox.try_recv().expect("a message was sent"))
+        }
+    }
+}
+
+/// Paths a model names to attach a secret of the host's or to leave the
+/// channel waiting: the host's environment and open files in /proc,
+/// devices, links out (absolute, relative, through a linked parent, chains),
+/// a device and a socket made in the workspace, a FIFO with a writer, odd
+/// spellings. Each is refused; an attachment that is sent is a file of the
+/// workspace, named by its real name, and read without waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_attachments_are_refused_or_stay_inside() {
+    use std::os::unix::fs::symlink;
+    let mut env = Hostile::new();
+    let root = env.root.clone();
+    let outside = env.outside.clone();
+    symlink("/proc/self/environ", root.join("environ.txt")).unwrap();
+    symlink(outside.join("secret.txt"), root.join("abs.txt")).unwrap();
+    symlink("../outside/secret.txt", root.join("rel.txt")).unwrap();
+    symlink("../outside", root.join("linked_dir")).unwrap();
+    symlink(&outside, root.join("abs_dir")).unwrap();
+    symlink("..", root.join("up")).unwrap();
+    symlink("chain2", root.join("chain1")).unwrap();
+    symlink("rel.txt", root.join("chain2")).unwrap();
+    symlink("loop", root.join("loop")).unwrap();
+    symlink("inside.txt", root.join("alias.txt")).unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(root.join("sock.png")).unwrap();
+    let pipe = root.join("pipe.png");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &pipe,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    // A writer holds the FIFO open: an open for reading would not block,
+    // but a read would wait for bytes that never come.
+    let _writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&pipe)
+        .unwrap();
+    // A device made in the workspace (needs root; left out otherwise).
+    let device = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("zero.png"),
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        rustix::fs::makedev(1, 5),
+    )
+    .is_ok();
+    let outside_abs = outside.join("secret.txt").display().to_string();
+    let mut hostile = vec![
+        "/proc/self/environ".to_owned(),
+        "/proc/self/fd/0".to_owned(),
+        "/proc/self/cwd/inside.txt".to_owned(),
+        "/proc/self/root/etc/passwd".to_owned(),
+        "/dev/zero".to_owned(),
+        "/dev/stdin".to_owned(),
+        "/etc/passwd".to_owned(),
+        outside_abs,
+        format!("{}/../outside/secret.txt", root.display()),
+        "../outside/secret.txt".to_owned(),
+        "sub/../../outside/secret.txt".to_owned(),
+        "environ.txt".to_owned(),
+        "abs.txt".to_owned(),
+        "rel.txt".to_owned(),
+        "linked_dir/secret.txt".to_owned(),
+        "abs_dir/secret.txt".to_owned(),
+        "up/outside/secret.txt".to_owned(),
+        // Out and back in: the kernel refuses the way out.
+        "up/ws/inside.txt".to_owned(),
+        "chain1".to_owned(),
+        "loop".to_owned(),
+        "sock.png".to_owned(),
+        "pipe.png".to_owned(),
+        "sub".to_owned(),
+        ".".to_owned(),
+        "/".to_owned(),
+        String::new(),
+        "~/.ssh/id_rsa".to_owned(),
+        "inside.txt\0".to_owned(),
+        "\u{202e}txt.edisni".to_owned(),
+        "inside\u{0301}.txt".to_owned(),
+        "a/".repeat(3000),
+        "x".repeat(300),
+    ];
+    if device {
+        hostile.push("zero.png".to_owned());
+    } else {
+        eprintln!("no device can be made here: that case is left out");
+    }
+    let (mut tried, mut refused) = (0, 0);
+    for path in &hostile {
+        tried += 1;
+        match env.attach(path).await {
+            Err(_) => refused += 1,
+            Ok(message) => panic!("{path:?} was attached: {:?}", message.media),
+        }
+    }
+    // What is sent stays inside, under its real name, and reads at once.
+    let mut contained = 0;
+    for path in [
+        "inside.txt",
+        "alias.txt",
+        "./sub/../inside.txt",
+        // Read as `inside.txt`, as every file tool reads these spellings.
+        "inside.txt/",
+        "inside.txt/.",
+    ] {
+        tried += 1;
+        let message = env
+            .attach(path)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(message.media[0].path(), root.join("inside.txt"));
+        assert_eq!(
+            read_as_the_channel(&message),
+            vec![Some(b"inside".to_vec()); 2]
+        );
+        contained += 1;
+    }
+    eprintln!("attachments: tried {tried}, refused {refused}, contained {contained}, escaped 0");
+    assert_eq!(tried, refused + contained);
+}
+
+/// A folder on the attachment's path is swapped for a link out of the
+/// workspace, over and over, while the model attaches a file in it: every
+/// attachment sent is the workspace's file, never the neighbour's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_while_attaching_never_leads_out() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let mut env = Hostile::new();
+    let root = env.root.clone();
+    std::fs::create_dir(root.join("real")).unwrap();
+    std::fs::write(root.join("real/f.txt"), "inside").unwrap();
+    std::fs::write(env.outside.join("f.txt"), "SECRET").unwrap();
+    std::os::unix::fs::symlink("real", root.join("d")).unwrap();
+    std::os::unix::fs::symlink("../outside", root.join("evil")).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let flipper = {
+        let (done, swaps, root) = (Arc::clone(&done), Arc::clone(&swaps), root.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                // `d` becomes, in one rename each, a link to the real
+                // folder and a link out.
+                for target in ["real", "../outside"] {
+                    let temp = root.join("d.swap");
+                    let _ = std::fs::remove_file(&temp);
+                    std::os::unix::fs::symlink(target, &temp).unwrap();
+                    std::fs::rename(&temp, root.join("d")).unwrap();
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let (mut tried, mut refused, mut contained) = (0, 0, 0);
+    for _ in 0..400 {
+        for path in ["d/f.txt", "evil/f.txt", "d/../real/f.txt"] {
+            tried += 1;
+            match env.attach(path).await {
+                Err(_) => refused += 1,
+                Ok(message) => {
+                    assert_eq!(message.media[0].path(), root.join("real/f.txt"));
+                    let mut text = String::new();
+                    message.media[0].reader().read_to_string(&mut text).unwrap();
+                    assert_eq!(text, "inside", "{path}");
+                    contained += 1;
+                }
+            }
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    eprintln!(
+        "swapped folder: tried {tried}, refused {refused}, contained {contained}, escaped 0, swaps {}",
+        swaps.load(Ordering::Relaxed)
+    );
+    assert!(swaps.load(Ordering::Relaxed) > 10, "the swap hardly ran");
+    assert!(
+        contained > 0 && refused > 0,
+        "the race never went both ways"
+    );
+}
+
+/// Ten attachments of a sparse terabyte: the tool opens them, never reads
+/// them, and answers at once; the channel reads what it chooses to.
+#[tokio::test]
+async fn huge_attachments_are_opened_not_read() {
+    let mut env = Hostile::new();
+    let big = std::fs::File::create(env.root.join("big.bin")).unwrap();
+    if big.set_len(1 << 40).is_err() {
+        eprintln!("this file system refuses a sparse terabyte: case left out");
+        return;
+    }
+    let call = env.registry.call(
+        "message",
+        json!({"content": "see", "media": vec!["big.bin"; 10]}),
+        &env.ctx,
+    );
+    let out = tokio::time::timeout(DEADLINE, call).await.unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    let message = env.outbox.try_recv().unwrap();
+    assert_eq!(message.media.len(), 10);
+    // Eleven are past the bound.
+    let call = env.registry.call(
+        "message",
+        json!({"content": "see", "media": vec!["big.bin"; 11]}),
+        &env.ctx,
+    );
+    let out = tokio::time::timeout(DEADLINE, call).await.unwrap();
+    assert!(out.is_error, "{}", out.content);
+}
