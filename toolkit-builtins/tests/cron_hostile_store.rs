@@ -670,3 +670,126 @@ fn a_change_that_would_save_more_than_is_read_back_is_refused() {
         });
     });
 }
+
+/// Run the test `name` of this binary again in a child process with
+/// `HOSTILE_CHILD` set, so a stack overflow or an abort there fails the
+/// test instead of killing the harness; killed after two minutes.
+fn in_child(name: &str) -> String {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("HOSTILE_CHILD", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+        text
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("the child did not end within two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = reader.join().unwrap();
+    assert!(status.success(), "the child failed ({status}): {stdout}");
+    stdout
+}
+
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Jobs files of the largest size read, written to hurt the parser: nesting
+/// 100k deep (in the jobs and in a field no job has), a field of millions
+/// of tiny values, tens of thousands of jobs, one job with a 16 MiB
+/// message. Each opens (a field no job has is skipped without recursing)
+/// or is refused in a child process whose peak memory
+/// stays a small multiple of the file and whose stack holds.
+#[test]
+fn hostile_jobs_files_open_in_bounded_memory() {
+    if std::env::var_os("HOSTILE_CHILD").is_none() {
+        let out = in_child("hostile_jobs_files_open_in_bounded_memory");
+        assert!(out.contains("CASES 5 REFUSED 1 OPENED 4"), "{out}");
+        return;
+    }
+    let size = 16 * 1024 * 1024 - 4096;
+    let deep = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let job = serde_json::to_string(&stored("0000000a", json!({"kind": "every", "seconds": 60})))
+        .unwrap();
+    let many_jobs = {
+        let count = size / (job.len() + 1);
+        let jobs: Vec<String> = (0..count)
+            .map(|i| job.replacen("0000000a", &format!("{i:08x}"), 2))
+            .collect();
+        format!(r#"{{"version": 1, "jobs": [{}]}}"#, jobs.join(","))
+    };
+    let zeros = format!(
+        r#"{{"version": 1, "jobs": [], "pad": [{}0]}}"#,
+        "0,".repeat(size / 2 - 64)
+    );
+    let long_message = {
+        let mut job = stored("0000000b", json!({"kind": "every", "seconds": 60}));
+        job["message"] = json!("m".repeat(size - 1024));
+        json!({"version": 1, "jobs": [job]}).to_string()
+    };
+    let cases = [
+        (
+            "deep jobs",
+            format!(r#"{{"version": 1, "jobs": {}}}"#, deep(100_000)),
+            false,
+        ),
+        (
+            "deep pad",
+            format!(r#"{{"version": 1, "jobs": [], "pad": {}}}"#, deep(100_000)),
+            true,
+        ),
+        ("zeros", zeros, true),
+        ("many jobs", many_jobs, true),
+        ("long message", long_message, true),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let (mut refused, mut opened) = (0, 0);
+    for (name, text, opens) in &cases {
+        assert!(text.len() <= 16 << 20, "{name}: {} bytes", text.len());
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, text).unwrap();
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let before = peak_rss_kb();
+        let result = open(&path);
+        let grown = peak_rss_kb().saturating_sub(before);
+        println!("{name}: {} bytes, peak grew {grown} KB", text.len());
+        assert!(grown < 256 * 1024, "{name}: peak memory grew by {grown} KB");
+        match result {
+            Ok(scheduler) => {
+                assert!(opens, "{name} opened");
+                assert!(scheduler.jobs().len() <= MAX_JOBS, "{name}");
+                assert!(
+                    scheduler
+                        .jobs()
+                        .iter()
+                        .all(|j| j.message.len() <= MAX_MESSAGE_CHARS)
+                );
+                opened += 1;
+            }
+            Err(e) => {
+                assert!(!opens, "{name}: {e}");
+                refused += 1;
+            }
+        }
+    }
+    println!("CASES {} REFUSED {refused} OPENED {opened}", cases.len());
+}

@@ -367,3 +367,103 @@ async fn the_tools_lengths_are_the_schedulers() {
     assert!(!out.content.contains("unknown timezone"), "{}", out.content);
     assert_eq!(s.scheduler.jobs().len(), 2);
 }
+
+/// Arguments a model may write to hurt the scheduler: numbers past `u64`,
+/// negative, as strings and floats; moments at the ends of the calendar,
+/// in a gap of a time change, in other scripts, a megabyte long; cron
+/// expressions of zero steps, huge steps, impossible dates, other digits;
+/// time zones spelled as paths to files of the host (`../../etc/passwd`,
+/// `/proc/self/environ`), with NUL bytes; ids as paths. Each call answers
+/// in time without a panic, and what is added is a job that fires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_arguments_answer_in_time_without_a_panic() {
+    let s = std::sync::Arc::new(Setup::new());
+    let mut cases = Vec::new();
+    for seconds in [
+        json!(-1),
+        json!("-1"),
+        json!(u64::MAX),
+        json!("18446744073709551616"),
+        json!(1e300),
+        json!(2.5),
+        json!("NaN"),
+        json!("1e3"),
+        json!(true),
+        json!(i64::MAX),
+    ] {
+        cases.push(json!({"action": "add", "message": "x", "every_seconds": seconds}));
+    }
+    for at in [
+        json!(""),
+        json!("+999999-01-01T00:00:00"),
+        json!("-009999-01-01T00:00:00Z"),
+        json!("9999-12-31T23:59:59.999999999Z"),
+        json!("2026-02-30T00:00:00"),
+        json!("2026-03-29T02:30:00"),
+        json!("２０２６-０３-０１T00:00:00"),
+        json!("2026-03-01T00:00:00[../../etc/passwd]"),
+        json!("2026-03-01T00:00:00+99:99"),
+        json!("9".repeat(1 << 20)),
+        json!(1_767_225_600),
+    ] {
+        cases.push(json!({"action": "add", "message": "x", "at": at}));
+    }
+    for expr in [
+        "*/0 * * * *".to_owned(),
+        "0 0 30 2 *".to_owned(),
+        "0 0 1-31/4294967296 * *".to_owned(),
+        "59-0 * * * *".to_owned(),
+        "* * * * * * * *".to_owned(),
+        "٣ * * * *".to_owned(),
+        "0 0 29 2 1#5".to_owned(),
+        "0 0 L W ?".to_owned(),
+        format!("{} * * * *", vec!["0"; 127].join(",")),
+    ] {
+        cases.push(json!({"action": "add", "message": "x", "cron_expr": expr}));
+    }
+    for tz in [
+        "../../../../etc/passwd",
+        "/etc/localtime",
+        "/proc/self/environ",
+        "../../../../proc/self/fd/0",
+        "UTC\u{0}",
+        "posix:EST5EDT,M3.2.0,M11.1.0",
+        "right/UTC",
+        "Europe/../../..",
+        "europe/PARIS",
+        "",
+    ] {
+        cases.push(json!({"action": "add", "message": "x", "cron_expr": "0 9 * * *", "tz": tz}));
+    }
+    for id in ["../jobs", "\u{0}", "*", &"f".repeat(1 << 20)] {
+        cases.push(json!({"action": "remove", "job_id": id}));
+    }
+    cases.push(json!({"action": "add", "message": "\u{202e}x\u{0}", "name": "\u{301}", "every_seconds": 60}));
+    let (mut tried, mut refused, mut added) = (0, 0, 0);
+    for args in cases {
+        tried += 1;
+        let call = {
+            let (s, args) = (std::sync::Arc::clone(&s), args.clone());
+            tokio::spawn(async move { s.call(args).await })
+        };
+        let out = tokio::time::timeout(std::time::Duration::from_secs(30), call)
+            .await
+            .unwrap_or_else(|_| panic!("{args}: no answer in time"))
+            .unwrap();
+        assert!(
+            !out.content.contains("internal error"),
+            "{args}: {}",
+            out.content
+        );
+        if out.is_error {
+            refused += 1;
+        } else {
+            added += 1;
+            let id = id_of(&out.content);
+            let job = s.scheduler.jobs().into_iter().find(|j| j.id == id).unwrap();
+            assert!(job.next_run.is_some(), "{args}: {job:?}");
+        }
+    }
+    eprintln!("cron arguments: tried {tried}, refused {refused}, added {added}");
+    assert!(added > 0 && refused > 0);
+}
