@@ -317,3 +317,56 @@ async fn tasks_past_the_bound_are_refused_until_one_ends() {
     let again = registry.call("spawn", json!({"task": "wait"}), &ctx).await;
     assert!(!again.is_error, "{}", again.content);
 }
+
+/// Tasks and labels a model may write: odd Unicode (combining marks with
+/// no base, a right-to-left override, NUL, a lone joiner, a long word of
+/// two-byte letters with no space to cut at), labels of blanks. Each call
+/// answers in time without a panic, each report arrives, and the label
+/// made from a task is cut on a character, never past 30 of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_unicode_tasks_and_labels_never_panic() {
+    let (sink, mut outbox) = ChannelSink::new(64);
+    let spawner = TaskSpawner::new(sink, |request| async move { Ok(request.label) });
+    let ctx = ToolContext::new()
+        .with_channel("telegram", "42")
+        .with_state(Subagents::new(spawner));
+    let registry = registry();
+    let cases = [
+        json!({"task": "é".repeat(20_000)}),
+        json!({"task": "\u{301}".repeat(50)}),
+        json!({"task": "\u{202e}drow\u{0}\u{200d}", "label": "\u{202e}"}),
+        json!({"task": "👩‍👩‍👧‍👦".repeat(40), "label": " \n\t "}),
+        json!({"task": "x", "label": "🦀".repeat(100)}),
+        json!({"task": "x", "label": "🦀".repeat(101)}),
+        json!({"task": " \u{3000}\u{85} "}),
+        json!({"task": "x", "label": 7}),
+    ];
+    let (mut tried, mut refused, mut started) = (0, 0, 0);
+    for args in cases {
+        tried += 1;
+        let call = registry.call("spawn", args.clone(), &ctx);
+        let out = tokio::time::timeout(Duration::from_secs(30), call)
+            .await
+            .unwrap_or_else(|_| panic!("{args}: no answer in time"));
+        assert!(
+            !out.content.contains("internal error"),
+            "{args}: {}",
+            out.content
+        );
+        if out.is_error {
+            refused += 1;
+            continue;
+        }
+        started += 1;
+        let report = tokio::time::timeout(Duration::from_secs(30), outbox.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let label = report.content.lines().last().unwrap().to_owned();
+        if args.get("label").is_none() {
+            assert!(label.chars().count() <= 33, "{args}: {label:?}");
+        }
+    }
+    eprintln!("spawn: tried {tried}, refused {refused}, started {started}");
+    assert!(refused > 0 && started > 0);
+}
