@@ -6,13 +6,14 @@
 //! connections cannot leave the other clients in the listen queue, and a
 //! lone client's burst still uses what is spare.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use tk::mcp::{HttpOptions, McpClients, McpConfig};
 use tk::{ToolContext, ToolRegistry};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
@@ -181,6 +182,133 @@ async fn the_projects_client_sends_again_what_a_busy_server_refused() {
         assert_eq!(served.gate.started("burst"), 16);
         assert!(clients.server("srv").unwrap().is_connected().await);
         clients.disconnect().await;
+    })
+    .await;
+}
+
+/// The server's connections to 127.0.0.`client` for each it holds, by
+/// that last byte: its sockets on the port it listens on, not the listener,
+/// and only those it holds a descriptor for (one it has closed, kept by
+/// the kernel until the close is done, and one not yet accepted, have
+/// none: inode 0).
+fn server_held(server: SocketAddr) -> Vec<u8> {
+    let local = format!("0100007F:{:04X}", server.port());
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let mut held: Vec<u8> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let &[_, address, remote, state, .., inode] = fields.get(..10)? else {
+                return None;
+            };
+            // 0A: listening.
+            (address == local && state != "0A" && inode != "0")
+                .then(|| u8::from_str_radix(remote.get(..2)?, 16).ok())
+                .flatten()
+        })
+        .collect();
+    held.sort_unstable();
+    held
+}
+
+/// [`server_held`] once it has not changed for 10 looks 20 ms apart: a
+/// connection the server is closing is gone by then, one it keeps is not.
+async fn settled_held(server: SocketAddr) -> Vec<u8> {
+    let mut last = server_held(server);
+    let mut same = 0;
+    while same < 10 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let now = server_held(server);
+        if now == last {
+            same += 1;
+        } else {
+            (same, last) = (0, now);
+        }
+    }
+    last
+}
+
+/// Send `request` from 127.0.0.`client` and keep the connection, its
+/// answer unread.
+async fn send_and_keep(served: &Served, client: u8, request: String) -> TcpStream {
+    let mut stream = connect_from(client, served.server)
+        .await
+        .expect("a connection");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request sent");
+    stream
+}
+
+/// Wait until `count` calls run at the gate, in all.
+async fn running(served: &Served, count: usize) {
+    while served.gate.running_in_all() < count {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Requests whose answers end with the server closing the connection
+/// (`Connection: close`, and HTTP/1.0 with no length), each a call whose
+/// events go on streaming: 8 clients on a server of 4 connections. The
+/// server's connections are given back as it closes them, so each is held
+/// until its answer ends: the server holds 4 (the others wait in the
+/// listen queue), not one more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_that_end_with_the_close_hold_their_connection_until_then() {
+    for http_1_0 in [false, true] {
+        let served = Served::new(HttpOptions::default().max_connections(4)).await;
+        bounded(BOUND, async {
+            let mut sessions = Vec::new();
+            for client in 2..10 {
+                sessions.push((client, served.open(client).await.expect("a session")));
+            }
+            let mut streams = Vec::new();
+            for (client, session) in sessions {
+                let mut call = served.block_in_session(&session, client, 1);
+                if http_1_0 {
+                    call = call.replacen("HTTP/1.1", "HTTP/1.0", 1).replacen(
+                        "Connection: close\r\n",
+                        "",
+                        1,
+                    );
+                }
+                streams.push(send_and_keep(&served, client, call).await);
+            }
+            running(&served, 4).await;
+            let held = settled_held(served.server).await;
+            assert_eq!(held.len(), 4, "HTTP/1.0: {http_1_0}; held: {held:?}");
+            drop(streams);
+        })
+        .await;
+    }
+}
+
+/// One client, on 12 connections, each a call in `Connection: close`
+/// whose events go on streaming, on a server of 8 (its part 5, and one
+/// spare while 2 stay free): it holds 6 of them, the others refused, and
+/// another client is served meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_streaming_answers_that_end_with_the_close_holds_only_its_part() {
+    let served = Served::new(HttpOptions::default().max_connections(8)).await;
+    bounded(BOUND, async {
+        let mut sessions = Vec::new();
+        for _ in 0..12 {
+            sessions.push(served.open(2).await.expect("a session"));
+        }
+        let mut streams = Vec::new();
+        for (id, session) in sessions.iter().enumerate() {
+            let call = served.block_in_session(session, 2, id as u64 + 1);
+            streams.push(send_and_keep(&served, 2, call).await);
+        }
+        // Its part of the requests: 4 run, the others' connections wait.
+        running(&served, 4).await;
+        let other = served.ask(3).await;
+        assert_eq!(status(&other), 200, "another client: {other}");
+        let held = settled_held(served.server).await;
+        assert_eq!(held, [2; 6], "the server's connections, by client");
+        drop(streams);
     })
     .await;
 }
