@@ -793,3 +793,47 @@ fn hostile_jobs_files_open_in_bounded_memory() {
     }
     println!("CASES {} REFUSED {refused} OPENED {opened}", cases.len());
 }
+
+/// The folder holding the jobs file is swapped, once the scheduler has
+/// opened it, for a link to another folder (or for a folder of other
+/// jobs): the scheduler goes on reading and writing the folder it opened,
+/// and writes nothing where the link leads, neither a new file nor over a
+/// jobs file there.
+#[tokio::test]
+async fn a_folder_swapped_for_a_link_leads_no_write_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let theirs = outside.path().join("jobs.json");
+    std::fs::write(&theirs, "THEIRS").unwrap();
+    let scheduler = open(&state.join("jobs.json")).unwrap();
+    let job = |message: &str| NewJob::new(Schedule::every(60).unwrap(), message, "telegram", "42");
+    scheduler.add(job("first")).await.unwrap();
+    std::fs::rename(&state, dir.path().join("state.old")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &state).unwrap();
+    let (mut tried, mut escaped) = (0, 0);
+    for message in ["second", "third"] {
+        tried += 1;
+        let _ = scheduler.add(job(message)).await;
+        if std::fs::read_to_string(&theirs).unwrap() != "THEIRS" {
+            escaped += 1;
+        }
+    }
+    let id = scheduler.jobs()[0].id.clone();
+    tried += 1;
+    let _ = scheduler.remove(&id).await;
+    let names: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    eprintln!("swapped folder: tried {tried}, escaped {escaped}");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "THEIRS");
+    assert_eq!(names, ["jobs.json"], "files appeared where the link leads");
+    // The folder the scheduler opened holds its jobs, as a new scheduler reads them.
+    let saved = std::fs::read_to_string(dir.path().join("state.old/jobs.json")).unwrap();
+    assert!(
+        saved.contains("third") && !saved.contains("first"),
+        "{saved}"
+    );
+}

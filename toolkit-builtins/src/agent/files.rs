@@ -1,76 +1,90 @@
 //! Small file and naming helpers shared by the agent tools.
 
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::hash::{BuildHasher, RandomState};
+use std::io;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
-/// Write through a temporary file and a rename, so a process that stops
-/// midway never leaves half a file (no `fsync`: a power cut may).
-///
-/// The temporary file has a random name and is made new (`O_EXCL`): a link
-/// or file planted where it goes (the folder may be a workspace a command
-/// can write to) is never written through. The rename replaces `path`
-/// itself, a link there included, never what a link points to.
-pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let name = path
-        .file_name()
-        .map_or_else(Default::default, |n| n.to_string_lossy());
-    let (temp, mut file) = loop {
-        let temp = path.with_file_name(format!(".{name}.{}.tmp", fresh_id(|_| false)));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-        {
-            Ok(file) => break (temp, file),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    let written = file
-        .write_all(contents.as_bytes())
-        .and_then(|()| std::fs::rename(&temp, path));
-    written.inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
-}
+use rustix::fs::{AtFlags, Mode, OFlags};
 
-/// The text of the regular file at `path`, read up to `max` bytes; `None`
-/// when there is no file. A link, FIFO or device there is refused, never
-/// followed, waited on or read without end.
-pub(crate) fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Option<String>> {
-    use std::io::Read;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use rustix::fs::OFlags;
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
+/// A folder opened once: the files in it are read and replaced relative to
+/// this handle, never by a path looked up again, so a link swapped in later
+/// for the folder (or for one above it) leads no read or write elsewhere.
+#[derive(Debug)]
+pub(crate) struct Folder(OwnedFd);
+
+impl Folder {
+    /// Open the folder at `path` (the current one when empty), making it and
+    /// those above it first when missing.
+    pub(crate) fn open(path: &Path) -> io::Result<Self> {
+        let path = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        std::fs::create_dir_all(path)?;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        Ok(Self(rustix::fs::open(path, flags, Mode::empty())?))
     }
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
+
+    /// Replace the file `name` in this folder with `contents`, through a
+    /// temporary file and a rename, so a process that stops midway never
+    /// leaves half a file (no `fsync`: a power cut may).
+    ///
+    /// The temporary file has a random name and is made new (`O_EXCL`): a
+    /// link or file planted where it goes (the folder may be one a command
+    /// can write to) is never written through. The rename replaces `name`
+    /// itself, a link there included, never what a link points to.
+    pub(crate) fn write_atomically(&self, name: &OsStr, contents: &str) -> io::Result<()> {
+        use std::io::Write;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+        let (temp, file) = loop {
+            let mut temp = OsString::from(".");
+            temp.push(name);
+            temp.push(format!(".{}.tmp", fresh_id(|_| false)));
+            match rustix::fs::openat(&self.0, &temp, flags, Mode::from_raw_mode(0o666)) {
+                Ok(fd) => break (temp, File::from(fd)),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let written = (&file).write_all(contents.as_bytes()).and_then(|()| {
+            rustix::fs::renameat(&self.0, &temp, &self.0, name).map_err(io::Error::from)
+        });
+        written.inspect_err(|_| {
+            let _ = rustix::fs::unlinkat(&self.0, &temp, AtFlags::empty());
+        })
     }
-    let mut text = String::new();
-    file.take(max + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > max {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {} MiB", max >> 20),
-        ));
+
+    /// The text of the regular file `name` in this folder, read up to `max`
+    /// bytes; `None` when there is no file. A link, FIFO or device there is
+    /// refused, never followed, waited on or read without end.
+    pub(crate) fn read_regular_file(&self, name: &OsStr, max: u64) -> io::Result<Option<String>> {
+        use std::io::Read;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let file = match rustix::fs::openat(&self.0, name, flags, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let mut text = String::new();
+        file.take(max + 1).read_to_string(&mut text)?;
+        if text.len() as u64 > max {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {} MiB", max >> 20),
+            ));
+        }
+        Ok(Some(text))
     }
-    Ok(Some(text))
 }
 
 /// A fresh random id of 8 hex digits that `taken` does not hold.

@@ -169,6 +169,10 @@ struct Entry {
 impl TokioScheduler {
     /// A scheduler keeping its jobs in `path`, with the jobs already saved
     /// there; due jobs go to `handler`.
+    ///
+    /// The folder of `path` is made if missing and opened now, once: the
+    /// file is read and replaced in that folder, so a link put in place of
+    /// the folder (or of one above it) later leads no write elsewhere.
     pub fn open(path: impl AsRef<Path>, handler: impl JobHandler) -> Result<Self, CronError> {
         Self::open_with_clock(path, handler, Clock::system())
     }
@@ -179,7 +183,7 @@ impl TokioScheduler {
         handler: impl JobHandler,
         clock: Clock,
     ) -> Result<Self, CronError> {
-        let store = JobStore::new(path.as_ref());
+        let store = JobStore::new(path.as_ref())?;
         let mut jobs = store.load()?;
         // Cut before reading the schedules, so a file of many jobs costs no
         // more than the most that are kept.

@@ -1,11 +1,13 @@
 //! The jobs file: every job as JSON, written atomically after each change.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::job::{CronError, CronJob};
-use crate::agent::files::{read_regular_file, write_atomically};
+use crate::agent::files::Folder;
 
 /// The version of the file layout, so a later layout can read older files.
 const VERSION: u32 = 1;
@@ -22,15 +24,35 @@ struct JobsFile {
     jobs: Vec<CronJob>,
 }
 
-/// Where a scheduler keeps its jobs.
+/// Where a scheduler keeps its jobs: a file in a folder opened once, when
+/// the scheduler opened the file. A link swapped in for the folder since
+/// (by a command that can write beside it) leads no read or write to
+/// another folder: the jobs stay where the host put them.
 #[derive(Debug, Clone)]
 pub(crate) struct JobStore {
     path: PathBuf,
+    folder: Arc<Folder>,
+    name: OsString,
 }
 
 impl JobStore {
-    pub(crate) fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+    /// The store of the file at `path`; its folder is made if missing.
+    pub(crate) fn new(path: impl Into<PathBuf>) -> Result<Self, CronError> {
+        let path = path.into();
+        let error = |message: &dyn std::fmt::Display| CronError::Storage {
+            path: path.display().to_string(),
+            message: message.to_string(),
+        };
+        let name = path
+            .file_name()
+            .ok_or_else(|| error(&"the path names no file"))?
+            .to_owned();
+        let folder = Folder::open(path.parent().unwrap_or(Path::new(""))).map_err(|e| error(&e))?;
+        Ok(Self {
+            folder: Arc::new(folder),
+            name,
+            path,
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -46,7 +68,7 @@ impl JobStore {
 
     /// The saved jobs; none when the file does not exist yet.
     pub(crate) fn load(&self) -> Result<Vec<CronJob>, CronError> {
-        let text = match read_regular_file(&self.path, MAX_STORE_BYTES) {
+        let text = match self.folder.read_regular_file(&self.name, MAX_STORE_BYTES) {
             Ok(Some(text)) => text,
             Ok(None) => return Ok(Vec::new()),
             Err(e) => return Err(self.error(e)),
@@ -74,6 +96,8 @@ impl JobStore {
                 max: MAX_STORE_BYTES,
             });
         }
-        write_atomically(&self.path, &text).map_err(|e| self.error(e))
+        self.folder
+            .write_atomically(&self.name, &text)
+            .map_err(|e| self.error(e))
     }
 }
