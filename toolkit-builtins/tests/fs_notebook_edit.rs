@@ -435,3 +435,81 @@ async fn hostile_cell_numbers_and_cells_never_panic() {
     println!("tried {tried}, refused {refused}, edited {edited}");
     assert_eq!(tried, refused + edited);
 }
+
+/// The folder of the notebook is swapped, over and over, for a link to a
+/// folder outside holding a notebook of the same name, while the model
+/// edits it: edits land inside or are refused; the notebook outside is
+/// never read into an edit nor written, and nothing appears beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_while_editing_leads_no_edit_outside() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let env = Env::new();
+    let theirs = serde_json::to_string(&notebook(5))
+        .unwrap()
+        .replace("# Title", "SECRET");
+    std::fs::write(env.outside.join("nb.ipynb"), &theirs).unwrap();
+    std::fs::create_dir(env.ws.join("real")).unwrap();
+    std::fs::write(
+        env.ws.join("real/nb.ipynb"),
+        serde_json::to_string(&notebook(5)).unwrap(),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("real", env.ws.join("d")).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let flipper = {
+        let (done, swaps, ws) = (Arc::clone(&done), Arc::clone(&swaps), env.ws.clone());
+        let outside = env.outside.clone();
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                for target in [std::path::Path::new("real"), &outside] {
+                    let temp = ws.join("d.swap");
+                    let _ = std::fs::remove_file(&temp);
+                    std::os::unix::fs::symlink(target, &temp).unwrap();
+                    std::fs::rename(&temp, ws.join("d")).unwrap();
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let (mut tried, mut refused, mut edited) = (0, 0, 0);
+    for round in 0..300 {
+        tried += 1;
+        let args = json!({"path": "d/nb.ipynb", "edit_mode": "insert", "cell_index": 0,
+                          "new_source": format!("round {round}")});
+        let out = tokio::time::timeout(DEADLINE, env.call("notebook_edit", args))
+            .await
+            .expect("an answer in time");
+        assert!(!out.content.contains("SECRET"), "{}", out.content);
+        if out.is_error {
+            refused += 1;
+        } else {
+            edited += 1;
+            assert!(!out.display.unwrap_or_default().contains("SECRET"));
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    eprintln!(
+        "swapped notebook folder: tried {tried}, refused {refused}, edited {edited}, escaped 0, swaps {}",
+        swaps.load(Ordering::Relaxed)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.outside.join("nb.ipynb")).unwrap(),
+        theirs
+    );
+    let mut names: Vec<_> = std::fs::read_dir(&env.outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["nb.ipynb", "secret.txt"]);
+    let inside = load_at(&env, "real/nb.ipynb");
+    assert_eq!(inside["cells"].as_array().unwrap().len(), 2 + edited);
+    assert!(swaps.load(Ordering::Relaxed) > 10, "the swap hardly ran");
+}
+
+fn load_at(env: &Env, path: &str) -> Value {
+    serde_json::from_str(&env.read(path)).unwrap()
+}
