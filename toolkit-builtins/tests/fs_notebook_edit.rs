@@ -289,7 +289,7 @@ fn padded_notebook(item: &str, bytes: usize) -> String {
 fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
     if std::env::var_os("HOSTILE_CHILD").is_none() {
         let out = in_child("hostile_notebooks_are_refused_or_edited_in_bounded_memory");
-        assert!(out.contains("CASES 7 REFUSED 5 EDITED 2"), "{out}");
+        assert!(out.contains("CASES 9 REFUSED 6 EDITED 3"), "{out}");
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -310,7 +310,14 @@ fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
     };
     // Just under the bound of values, in the costliest form: an object each.
     let at_the_bound = padded_notebook(r#"{"a":0}"#, 8 * 333_000);
-    let cases: [(&str, String, Option<&str>); 7] = [
+    let number = |digits: &str| {
+        format!(
+            r#"{{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {{"pad": {digits}}}}}"#
+        )
+    };
+    let long_float = number(&format!("0.{}1", "0".repeat(size - 128)));
+    let long_integer = number(&format!("1{}", "0".repeat(size - 128)));
+    let cases: [(&str, String, Option<&str>); 9] = [
         ("zeros", padded_notebook("0", size), Some("JSON values")),
         ("lists", padded_notebook("[]", size), Some("JSON values")),
         (
@@ -325,6 +332,8 @@ fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
         ),
         ("deep", deep, Some("not valid notebook JSON")),
         ("long string", long_string, None),
+        ("long float", long_float, None),
+        ("long integer", long_integer, Some("not valid notebook JSON")),
         ("at the bound", at_the_bound, None),
     ];
     let (mut refused, mut edited) = (0, 0);
