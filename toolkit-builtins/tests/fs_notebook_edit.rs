@@ -281,7 +281,9 @@ fn padded_notebook(item: &str, bytes: usize) -> String {
 
 /// Hostile notebooks of the largest size read (16 MiB): many tiny values,
 /// which load as nodes of ~100 bytes each (60 times the file), nesting far
-/// past what a recursive parser survives, and a string of ~16 MiB. Each is
+/// past what a recursive parser survives, a million values nested 120 deep
+/// (each written back on a line indented 120 bytes: 60 times the file),
+/// numbers of 16 million digits, and a string of ~16 MiB. Each is
 /// refused or edited with the child's peak memory a small multiple of the
 /// file, and nothing overflows the stack (in a child process, so an abort
 /// fails this test instead of killing the others).
@@ -289,7 +291,7 @@ fn padded_notebook(item: &str, bytes: usize) -> String {
 fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
     if std::env::var_os("HOSTILE_CHILD").is_none() {
         let out = in_child("hostile_notebooks_are_refused_or_edited_in_bounded_memory");
-        assert!(out.contains("CASES 9 REFUSED 6 EDITED 3"), "{out}");
+        assert!(out.contains("CASES 10 REFUSED 7 EDITED 3"), "{out}");
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -317,7 +319,17 @@ fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
     };
     let long_float = number(&format!("0.{}1", "0".repeat(size - 128)));
     let long_integer = number(&format!("1{}", "0".repeat(size - 128)));
-    let cases: [(&str, String, Option<&str>); 9] = [
+    let indented = {
+        let depth = 120;
+        format!(
+            r#"{{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {{"pad": {}{}{}}}}}"#,
+            "[".repeat(depth),
+            "0,".repeat(990_000) + "0",
+            "]".repeat(depth)
+        )
+    };
+    let cases: [(&str, String, Option<&str>); 10] = [
+        ("indented", indented, Some("would be larger than 16.0 MB")),
         ("zeros", padded_notebook("0", size), Some("JSON values")),
         ("lists", padded_notebook("[]", size), Some("JSON values")),
         (
@@ -333,7 +345,11 @@ fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
         ("deep", deep, Some("not valid notebook JSON")),
         ("long string", long_string, None),
         ("long float", long_float, None),
-        ("long integer", long_integer, Some("not valid notebook JSON")),
+        (
+            "long integer",
+            long_integer,
+            Some("not valid notebook JSON"),
+        ),
         ("at the bound", at_the_bound, None),
     ];
     let (mut refused, mut edited) = (0, 0);

@@ -209,11 +209,26 @@ fn notebook_edit_blocking(
         }
     };
     let total = notebook["cells"].as_array().map_or(0, Vec::len);
-    let mut bytes = Vec::new();
+    // Indented, a value nested 100 deep takes 100 bytes a line: a notebook
+    // of 2 MB could be written back as 100 MB. What is written is held to
+    // what is read, so the notebook can be edited again.
+    let mut capped = Capped {
+        bytes: Vec::new(),
+        max: limits.max_edit_bytes.saturating_sub(1),
+    };
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
-    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
-    toolsmith::serde::Serialize::serialize(&notebook, &mut serializer)
-        .map_err(|e| ToolError::internal(format!("cannot write the notebook: {e}")))?;
+    let mut serializer = serde_json::Serializer::with_formatter(&mut capped, formatter);
+    if let Err(e) = toolsmith::serde::Serialize::serialize(&notebook, &mut serializer) {
+        return Err(if e.is_io() {
+            ToolError::failed(format!(
+                "the edited `{path}` would be larger than {}, the most a notebook may be to be edited; nothing was written",
+                super::sniff::human_size(limits.max_edit_bytes)
+            ))
+        } else {
+            ToolError::internal(format!("cannot write the notebook: {e}"))
+        });
+    }
+    let mut bytes = capped.bytes;
     bytes.push(b'\n');
     let written = target.write_atomic(&bytes)?;
     if let Some(state) = state {
@@ -256,6 +271,26 @@ fn json_values(text: &str) -> usize {
         }
     }
     count
+}
+
+/// A buffer that refuses to grow past `max` bytes.
+struct Capped {
+    bytes: Vec<u8>,
+    max: u64,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if (self.bytes.len() + buf.len()) as u64 > self.max {
+            return Err(std::io::Error::other("past the size limit"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Set a cell's type and source, with the fields its type requires.
