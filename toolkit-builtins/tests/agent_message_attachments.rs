@@ -519,3 +519,31 @@ async fn huge_attachments_are_opened_not_read() {
     let out = tokio::time::timeout(DEADLINE, call).await.unwrap();
     assert!(out.is_error, "{}", out.content);
 }
+
+/// The host's outbox is full and nobody reads it (a stalled channel): a
+/// message the model sends then does not wait for ever, but ends with the
+/// call's time limit, as an error.
+#[tokio::test(start_paused = true)]
+async fn a_stalled_outbox_does_not_hold_the_call_for_ever() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let (sink, outbox) = ChannelSink::new(1);
+    let ctx = ToolContext::new()
+        .with_workspace(dir.path())
+        .with_channel("cli", "1")
+        .with_state(Messenger::new(sink));
+    let registry = ToolRegistry::from_inventory(&ToolFilter::default().names(["message"])).unwrap();
+    let args = json!({"content": "see", "media": ["a.txt"]});
+    let first = registry.call("message", args.clone(), &ctx).await;
+    assert!(!first.is_error, "{}", first.content);
+    // Paused time moves on when every task waits: a call with no bound
+    // would make this wait for an hour, then fail.
+    let second = tokio::time::timeout(
+        Duration::from_secs(3600),
+        registry.call("message", args, &ctx),
+    )
+    .await
+    .expect("the call is bounded in time");
+    assert!(second.is_error, "{}", second.content);
+    drop(outbox);
+}
