@@ -538,3 +538,56 @@ async fn a_folder_swapped_for_a_link_while_editing_leads_no_edit_outside() {
 fn load_at(env: &Env, path: &str) -> Value {
     serde_json::from_str(&env.read(path)).unwrap()
 }
+
+/// Files that are JSON but not notebooks, or notebooks of odd shape: each
+/// edit answers without a panic, and a refusal leaves the file alone.
+#[tokio::test]
+async fn odd_shaped_notebooks_never_panic() {
+    let env = Env::new();
+    let shapes = [
+        "[]",
+        "\"cells\"",
+        "null",
+        "4",
+        r#"{"nbformat": 4}"#,
+        r#"{"nbformat": 4, "cells": {}}"#,
+        r#"{"nbformat": 4, "cells": null}"#,
+        r#"{"nbformat": 4.5, "cells": []}"#,
+        r#"{"nbformat": -4, "cells": []}"#,
+        r#"{"nbformat": "4", "cells": []}"#,
+        r#"{"nbformat": 18446744073709551615, "cells": []}"#,
+        r#"{"nbformat": 4, "nbformat_minor": -1, "cells": [{"id": null}]}"#,
+        r#"{"nbformat": 4, "nbformat_minor": 1e308, "cells": [[], {"id": []}]}"#,
+        r#"{"nbformat": 4, "cells": [{"source": [1, null, "x"]}], "cells": []}"#,
+        "\u{feff}{\"nbformat\": 4, \"cells\": []}",
+    ];
+    let (mut tried, mut refused, mut edited) = (0, 0, 0);
+    for shape in shapes {
+        for args in [
+            json!({"path": "nb.ipynb", "cell_index": 0, "new_source": "x"}),
+            json!({"path": "nb.ipynb", "cell_index": 0, "edit_mode": "insert", "new_source": "x"}),
+            json!({"path": "nb.ipynb", "cell_index": 0, "edit_mode": "delete"}),
+            json!({"path": "nb.ipynb", "cell_id": "x", "edit_mode": "insert", "new_source": "x"}),
+        ] {
+            env.write("nb.ipynb", shape);
+            tried += 1;
+            let out = tokio::time::timeout(DEADLINE, env.call("notebook_edit", args.clone()))
+                .await
+                .expect("an answer in time");
+            assert!(
+                !out.content.contains("internal error"),
+                "{shape} {args}: {}",
+                out.content
+            );
+            if out.is_error {
+                assert_eq!(env.read("nb.ipynb"), shape);
+                refused += 1;
+            } else {
+                let _: Value = serde_json::from_str(&env.read("nb.ipynb")).unwrap();
+                edited += 1;
+            }
+        }
+    }
+    eprintln!("odd notebooks: tried {tried}, refused {refused}, edited {edited}");
+    assert!(refused > 0);
+}
