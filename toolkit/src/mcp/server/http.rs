@@ -436,7 +436,8 @@ where
         let requests = requests.clone();
         let stream = FreedOnClose::new(
             WriteDeadline::new(stream, options.write_timeout),
-            (permit, held),
+            permit,
+            held,
         );
         tokio::spawn(async move {
             let handler =
