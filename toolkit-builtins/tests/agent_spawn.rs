@@ -318,6 +318,52 @@ async fn tasks_past_the_bound_are_refused_until_one_ends() {
     assert!(!again.is_error, "{}", again.content);
 }
 
+/// A host that stops reading its outbox: a finished task waiting to
+/// report still counts as running, so a model spawning in a loop is
+/// refused past [`MAX_RUNNING`] instead of piling up finished tasks (and
+/// their results) without bound; once the host reads again, the reports
+/// arrive and make room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_tasks_waiting_on_a_stalled_outbox_still_count() {
+    use toolsmith_builtins::agent::MAX_RUNNING;
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let (sink, mut outbox) = ChannelSink::new(1);
+        let spawner = TaskSpawner::new(sink, |_request| async { Ok("done".to_owned()) });
+        let ctx = ToolContext::new()
+            .with_channel("cli", "direct")
+            .with_state(Subagents::new(spawner.clone()));
+        let registry = registry();
+        let mut started = 0;
+        let mut refused = None;
+        for _ in 0..4 * MAX_RUNNING {
+            let out = registry.call("spawn", json!({"task": "quick"}), &ctx).await;
+            if out.is_error {
+                refused = Some(out.content);
+                break;
+            }
+            started += 1;
+            // Time for the task to finish and queue its report.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let refused = refused
+            .unwrap_or_else(|| panic!("{started} tasks started with nobody reading their reports"));
+        assert!(refused.contains("as many as run at once"), "{refused}");
+        // One report fits in the outbox; the others wait, counted.
+        assert!(started <= MAX_RUNNING + 1, "{started} started");
+        for _ in 0..started {
+            outbox.recv().await.expect("a report");
+        }
+        let mut again = registry.call("spawn", json!({"task": "quick"}), &ctx).await;
+        while again.is_error {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            again = registry.call("spawn", json!({"task": "quick"}), &ctx).await;
+        }
+        assert!(again.content.contains("started"), "{}", again.content);
+    })
+    .await
+    .expect("bounded");
+}
+
 /// Tasks and labels a model may write: odd Unicode (combining marks with
 /// no base, a right-to-left override, NUL, a lone joiner, a long word of
 /// two-byte letters with no space to cut at), labels of blanks. Each call

@@ -86,7 +86,9 @@ pub type TaskFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send
 type Work = dyn Fn(SpawnRequest) -> TaskFuture + Send + Sync;
 
 /// The most tasks a [`TaskSpawner`] runs at once: each is a model's whole
-/// turn, and a model spawning in a loop would start thousands.
+/// turn, and a model spawning in a loop would start thousands. A finished
+/// task counts until its report is handed to the [`MessageSink`], so a
+/// host that stops reading holds at most this many results.
 pub const MAX_RUNNING: usize = 32;
 
 /// The ready-made [`Spawner`]: runs the host's async work function for each
@@ -195,11 +197,14 @@ impl Spawner for TaskSpawner {
                     toolsmith::discard_panic(panic);
                     Err("the task crashed".to_owned())
                 });
+            // Counted as running until its report is handed over: a host
+            // that stops reading would otherwise let finished tasks, each
+            // holding its result, pile up past the bound. A cancel while it
+            // waits stops the delivery.
             let still_wanted = registry
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .remove(&task_id)
-                .is_some();
+                .contains_key(&task_id);
             if still_wanted {
                 if let Some(late) = late {
                     let output = match &outcome {
@@ -217,6 +222,10 @@ impl Spawner for TaskSpawner {
                 }
                 let _ = sink.send(report(&request, outcome)).await;
             }
+            registry
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&task_id);
         });
         running.insert(id.clone(), task.abort_handle());
         Ok(id)
