@@ -13,7 +13,9 @@
 //! back before, a connection accepted meanwhile would hold a descriptor
 //! past the server's bound for as long as the close takes (a thread
 //! descheduled there makes that long). A connection that comes in that
-//! while waits for it in the listen queue; it is not refused.
+//! while waits for it in the listen queue; it is refused only if its
+//! client, past its part, would take the reserve, which counts it free
+//! only once it is.
 
 use std::io;
 use std::pin::Pin;
