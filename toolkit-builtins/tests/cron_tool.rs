@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 use toolsmith::{ToolContext, ToolFilter, ToolOutput, ToolRegistry};
 use toolsmith_builtins::agent::cron::{
-    Clock, CronJobs, FiredJob, MAX_EXPR_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_TZ_CHARS,
-    NewJob, Schedule, TokioScheduler,
+    Clock, CronJobs, FiredJob, MAX_EXPR_CHARS, MAX_MESSAGE_CHARS, MAX_MOMENT_CHARS, MAX_NAME_CHARS,
+    MAX_TZ_CHARS, NewJob, Schedule, TokioScheduler, parse_moment,
 };
 use toolsmith_builtins::agent::{ChannelSink, Messenger};
 
@@ -329,7 +329,9 @@ async fn a_turn_run_for_a_fired_job_cannot_add_jobs() {
 /// The tool takes from the model what the scheduler keeps from its file:
 /// a message of `MAX_MESSAGE_CHARS` characters and a name of
 /// `MAX_NAME_CHARS` (counted in characters, not bytes), an expression of
-/// `MAX_EXPR_CHARS` and a time zone of `MAX_TZ_CHARS`, and not one more.
+/// `MAX_EXPR_CHARS`, a time zone of `MAX_TZ_CHARS` and a moment of
+/// `MAX_MOMENT_CHARS`, and not one more; what is refused for its length is
+/// not echoed back.
 #[tokio::test(start_paused = true)]
 async fn the_tools_lengths_are_the_schedulers() {
     let s = Setup::new();
@@ -366,6 +368,32 @@ async fn the_tools_lengths_are_the_schedulers() {
     assert!(out.is_error, "accepted");
     assert!(!out.content.contains("unknown timezone"), "{}", out.content);
     assert_eq!(s.scheduler.jobs().len(), 2);
+
+    let at = |at: String| json!({"action": "add", "message": "m", "at": at});
+    // The longest moment, padded with blanks (which are trimmed): read.
+    let padded = |chars: usize| format!("{:<chars$}", "2099-01-01T09:00:00Z");
+    let out = s.call(at(padded(MAX_MOMENT_CHARS))).await;
+    assert!(!out.is_error, "{}", out.content);
+    let out = s.call(at(padded(MAX_MOMENT_CHARS + 1))).await;
+    assert!(out.is_error, "accepted");
+    let out = s.call(at("9".repeat(1 << 20))).await;
+    assert!(out.is_error, "accepted");
+    assert!(
+        out.content.len() < 1000,
+        "echoed: {} bytes",
+        out.content.len()
+    );
+    assert_eq!(s.scheduler.jobs().len(), 3);
+    for (text, tz) in [
+        ("9".repeat(MAX_MOMENT_CHARS + 1), "UTC".to_owned()),
+        (
+            "2099-01-01T09:00:00".to_owned(),
+            "Z".repeat(MAX_TZ_CHARS + 1),
+        ),
+    ] {
+        let refused = parse_moment(&text, &tz).expect_err("read").to_string();
+        assert!(refused.contains("longer than"), "{refused}");
+    }
 }
 
 /// Arguments a model may write to hurt the scheduler: numbers past `u64`,

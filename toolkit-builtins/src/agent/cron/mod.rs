@@ -15,8 +15,8 @@ use toolsmith::{ToolContext, ToolError, tool};
 
 pub use job::{CronError, CronJob, MAX_CHAT_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS, NewJob};
 pub use schedule::{
-    HORIZON_YEARS, MAX_EXPR_CHARS, MAX_PERIOD_SECS, MAX_TZ_CHARS, Schedule, ScheduleError,
-    parse_moment, time_zone,
+    HORIZON_YEARS, MAX_EXPR_CHARS, MAX_MOMENT_CHARS, MAX_PERIOD_SECS, MAX_TZ_CHARS, Schedule,
+    ScheduleError, parse_moment, time_zone,
 };
 pub use scheduler::{Clock, JobHandler, MAX_JOBS, Scheduler, TokioScheduler};
 
@@ -129,6 +129,8 @@ pub async fn cron(
     tz: Option<String>,
     /// For add: an ISO datetime for one-time execution, e.g. '2026-02-12T10:30:00'
     /// (read in the default time zone unless it has an offset).
+    // As MAX_MOMENT_CHARS; a test checks they agree.
+    #[arg(max_length = 64)]
     at: Option<String>,
     /// For remove: the job's id.
     job_id: Option<String>,

@@ -29,6 +29,12 @@ pub const MAX_EXPR_CHARS: usize = 256;
 /// [`MAX_EXPR_CHARS`]); the longest IANA name is some 30.
 pub const MAX_TZ_CHARS: usize = 64;
 
+/// The longest moment a one-time schedule takes, in characters (as
+/// [`MAX_EXPR_CHARS`]): an RFC 3339 moment with nanoseconds and an offset
+/// is some 35. A longer text is refused before it is read or shown in an
+/// error.
+pub const MAX_MOMENT_CHARS: usize = 64;
+
 /// When a job fires.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -77,11 +83,11 @@ pub enum ScheduleError {
         "invalid ISO datetime format '{0}'. Expected format: YYYY-MM-DDTHH:MM:SS, optionally with an offset such as Z or +02:00"
     )]
     BadMoment(String),
-    /// A cron expression or time zone longer than a schedule takes
-    /// ([`MAX_EXPR_CHARS`], [`MAX_TZ_CHARS`]).
+    /// A cron expression, time zone or moment longer than a schedule takes
+    /// ([`MAX_EXPR_CHARS`], [`MAX_TZ_CHARS`], [`MAX_MOMENT_CHARS`]).
     #[error("the {what} is longer than {max} characters")]
     TooLong {
-        /// `cron expression` or `time zone`.
+        /// `cron expression`, `time zone` or `moment`.
         what: &'static str,
         /// The most characters it may have.
         max: usize,
@@ -188,18 +194,16 @@ pub(crate) fn show(at: Timestamp) -> String {
 /// Refuses an expression or time zone longer than a schedule takes, before
 /// either is read or shown in an error.
 fn check_cron_lengths(expr: &str, tz: &str) -> Result<(), ScheduleError> {
-    // Counted no further than one past the most: a long text costs no more.
-    if expr.chars().nth(MAX_EXPR_CHARS).is_some() {
-        return Err(ScheduleError::TooLong {
-            what: "cron expression",
-            max: MAX_EXPR_CHARS,
-        });
-    }
-    if tz.chars().nth(MAX_TZ_CHARS).is_some() {
-        return Err(ScheduleError::TooLong {
-            what: "time zone",
-            max: MAX_TZ_CHARS,
-        });
+    check_length("cron expression", expr, MAX_EXPR_CHARS)?;
+    check_length("time zone", tz, MAX_TZ_CHARS)
+}
+
+/// Refuses `text`, the `what` of a schedule, if longer than `max`
+/// characters. Counted no further than one past the most: a long text
+/// costs no more.
+fn check_length(what: &'static str, text: &str, max: usize) -> Result<(), ScheduleError> {
+    if text.chars().nth(max).is_some() {
+        return Err(ScheduleError::TooLong { what, max });
     }
     Ok(())
 }
@@ -393,6 +397,8 @@ pub fn time_zone(name: &str) -> Result<TimeZone, ScheduleError> {
 
 /// A moment from RFC 3339 text, or from a civil date and time read in `tz`.
 pub fn parse_moment(text: &str, tz: &str) -> Result<Timestamp, ScheduleError> {
+    check_length("moment", text, MAX_MOMENT_CHARS)?;
+    check_length("time zone", tz, MAX_TZ_CHARS)?;
     let text = text.trim();
     if let Ok(at) = text.parse::<Timestamp>() {
         return Ok(at);
