@@ -260,9 +260,18 @@ async fn oversized_messages_are_refused_and_nothing_is_sent() {
             "a long label",
             json!({"content": "hi", "buttons": [["b".repeat(101)]]}),
         ),
+        (
+            "a long channel",
+            json!({"content": "hi", "channel": "c".repeat(257), "chat_id": "1"}),
+        ),
+        (
+            "a long chat id",
+            json!({"content": "hi", "chat_id": "1".repeat(1 << 20)}),
+        ),
     ] {
         let out = registry().call("message", args, &ctx).await;
         assert!(out.is_error, "{what}: {}", out.content);
+        assert!(out.content.len() < 2000, "{what}: echoed back whole");
     }
     drop(ctx);
     assert!(outbox.recv().await.is_none(), "something was sent");

@@ -380,8 +380,12 @@ pub async fn message(
     #[arg(min_length = 1, max_length = 20000)]
     content: String,
     /// The channel to send to (telegram, discord, ...); default: the current one.
+    // As the cron jobs' MAX_CHAT_CHARS: a chat a message reaches is one a
+    // job can be made for.
+    #[arg(max_length = 256)]
     channel: Option<String>,
     /// The chat to send to; default: the current one.
+    #[arg(max_length = 256)]
     chat_id: Option<String>,
     /// Paths of files in the workspace to attach.
     #[arg(max_items = 10)]
