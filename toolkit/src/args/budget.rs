@@ -38,6 +38,17 @@ impl Budget {
         left > 0
     }
 
+    /// Take `steps` steps at once: the work of a loop over a schema's own
+    /// lists, which a schema of 60,000 properties reached through 20,000
+    /// `allOf` branches would otherwise repeat unbounded at one step a
+    /// visit. `false` when fewer are left.
+    pub(super) fn spend_many(&self, steps: usize) -> bool {
+        let steps = u32::try_from(steps).unwrap_or(u32::MAX);
+        let left = self.left.get();
+        self.left.set(left.saturating_sub(steps));
+        left >= steps
+    }
+
     /// Whether running out still has to be reported; true only once.
     pub(super) fn first_to_tell(&self) -> bool {
         !self.told.replace(true)

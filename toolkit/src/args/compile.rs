@@ -21,8 +21,11 @@ use super::node::{
 };
 use super::number::{Num, format_range};
 
-/// Deeper than this, a schema is taken to be an attack or a bug.
-const MAX_DEPTH: usize = 256;
+/// Deeper than this, a schema is taken to be an attack or a bug. Only a
+/// chain of `$ref`s comes near it (JSON itself is read 128 levels deep at
+/// most), and each level takes some 7 KiB of stack in a debug build: 256
+/// overflowed the 2 MiB of a tokio worker compiling a server's tool.
+const MAX_DEPTH: usize = 128;
 
 /// Compile a whole schema; its root is the reference target `#`.
 pub(super) fn compile(schema: &Value) -> Result<Nodes, SchemaError> {
@@ -294,6 +297,10 @@ impl<'s> Compiler<'s> {
             Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
         };
+        // A set, not the list: a server's schema may name 100,000 required
+        // keys beside as many properties, and a scan per property would
+        // take minutes.
+        let required_set: std::collections::HashSet<&str> = required.iter().copied().collect();
         if let Some(Value::Object(properties)) = map.get("properties") {
             for (name, schema) in properties {
                 let schema =
@@ -301,7 +308,7 @@ impl<'s> Compiler<'s> {
                 rules.properties.push(Property {
                     name: name.clone(),
                     schema,
-                    required: required.contains(&name.as_str()),
+                    required: required_set.contains(name.as_str()),
                 });
             }
         }
@@ -311,9 +318,9 @@ impl<'s> Compiler<'s> {
         rules
             .by_name
             .sort_by(|&a, &b| name_at(properties, a).cmp(name_at(properties, b)));
+        let mut elsewhere = std::collections::HashSet::new();
         for name in required {
-            if rules.property(name).is_none() && !rules.required_elsewhere.iter().any(|n| n == name)
-            {
+            if rules.property(name).is_none() && elsewhere.insert(name) {
                 rules.required_elsewhere.push(name.to_owned());
             }
         }

@@ -106,15 +106,7 @@ impl Walker<'_> {
     ) {
         let node = self.nodes.get(id);
         if !self.budget.spend() {
-            // Said once; the steps that follow have nothing new to say.
-            if !S::DETAILED || self.budget.first_to_tell() {
-                sink.report(path, || {
-                    Problem::Other(
-                        "is too complex to check within this tool's limits; send a simpler value"
-                            .to_owned(),
-                    )
-                });
-            }
+            self.out_of_steps(path, sink);
             return;
         }
         if depth > MAX_DEPTH {
@@ -302,6 +294,20 @@ impl Walker<'_> {
         }
     }
 
+    /// Say that the call's steps ran out: once, since the steps that
+    /// follow have nothing new to say.
+    #[inline(never)]
+    fn out_of_steps<S: Sink>(&self, path: &Path<'_>, sink: &mut S) {
+        if !S::DETAILED || self.budget.first_to_tell() {
+            sink.report(path, || {
+                Problem::Other(
+                    "is too complex to check within this tool's limits; send a simpler value"
+                        .to_owned(),
+                )
+            });
+        }
+    }
+
     #[inline(never)]
     fn object<S: Sink>(
         &self,
@@ -318,6 +324,14 @@ impl Walker<'_> {
             }
             return;
         };
+        // The loops below go through the schema's lists, whatever the
+        // value holds: counted as steps of their own.
+        let work = (rules.properties.len() + rules.required_elsewhere.len())
+            .saturating_add(rules.pattern_properties.len().saturating_mul(map.len()));
+        if !self.budget.spend_many(work) {
+            self.out_of_steps(path, sink);
+            return;
+        }
         check_count(
             map.len(),
             (rules.min_properties, Problem::TooFewProperties),

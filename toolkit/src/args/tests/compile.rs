@@ -279,6 +279,34 @@ fn deep_schemas_are_refused_not_overflowed() {
     assert!(err.0.contains("nests deeper"), "{err}");
 }
 
+/// A server's tool may refer through 100,000 definitions, each to the
+/// next: refused before the compiler's recursion takes more stack than a
+/// thread polling a connection has to spare (1.5 MiB here, of a tokio
+/// worker's 2 MiB).
+#[test]
+fn a_chain_of_references_is_refused_within_a_workers_stack() {
+    let n = 100_000;
+    let mut defs = Map::new();
+    for i in 0..n {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"type": "object", "properties": {"x": {"$ref": next}}}),
+        );
+    }
+    defs.insert(format!("d{n}"), json!({"type": "string"}));
+    let schema =
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs});
+    let err = std::thread::Builder::new()
+        .stack_size(3 << 19)
+        .spawn(move || compile(&schema).map(|_| ()))
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap_err();
+    assert!(err.0.contains("nests deeper"), "{err}");
+}
+
 #[test]
 fn only_kinds_whose_type_check_is_the_whole_answer_are_settled_by_it() {
     let settled = |schema: Value| {
