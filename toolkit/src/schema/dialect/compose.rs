@@ -41,6 +41,9 @@ pub(super) fn merge_all_of(map: &mut Map<String, Value>, resolve: impl Fn(&str) 
         }
     }
     map.shift_remove("allOf");
+    // The names `required` lists, as a set made once it is first merged
+    // into: a scan per name of lists of 100,000 would take minutes.
+    let mut listed: Option<std::collections::HashSet<String>> = None;
     for branch in resolved {
         for (keyword, value) in branch {
             match (keyword.as_str(), map.get_mut(&keyword), value) {
@@ -50,8 +53,10 @@ pub(super) fn merge_all_of(map: &mut Map<String, Value>, resolve: impl Fn(&str) 
                     }
                 }
                 ("required", Some(Value::Array(mine)), Value::Array(theirs)) => {
+                    let listed =
+                        listed.get_or_insert_with(|| mine.iter().map(Value::to_string).collect());
                     for name in theirs {
-                        if !mine.contains(&name) {
+                        if listed.insert(name.to_string()) {
                             mine.push(name);
                         }
                     }
@@ -181,9 +186,12 @@ pub(super) fn tuple_to_items(map: &mut Map<String, Value>) {
     let Some(Value::Array(positions)) = map.shift_remove("prefixItems") else {
         return;
     };
+    // Told apart by their JSON text, not compared with each kept one: a
+    // tuple may have 100,000 positions.
+    let mut seen = std::collections::HashSet::new();
     let mut distinct: Vec<Value> = Vec::new();
     for schema in positions.iter() {
-        if !distinct.contains(schema) {
+        if seen.insert(schema.to_string()) {
             distinct.push(schema.clone());
         }
     }

@@ -145,18 +145,17 @@ fn tidy_object(map: &mut Map<String, Value>) {
         map.shift_remove("required");
         return;
     }
-    let declared: Vec<String> = match map.get("properties") {
+    // Looked up by name, not scanned: a schema may list 100,000 properties
+    // and as many required names.
+    let declared: std::collections::HashSet<String> = match map.get("properties") {
         Some(Value::Object(properties)) => properties.keys().cloned().collect(),
-        _ => Vec::new(),
+        _ => std::collections::HashSet::new(),
     };
     if declared.is_empty() {
         map.shift_remove("properties");
     }
     if let Some(Value::Array(required)) = map.get_mut("required") {
-        required.retain(|name| {
-            name.as_str()
-                .is_some_and(|n| declared.iter().any(|d| d == n))
-        });
+        required.retain(|name| name.as_str().is_some_and(|n| declared.contains(n)));
         if required.is_empty() {
             map.shift_remove("required");
         }

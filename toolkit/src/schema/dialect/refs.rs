@@ -19,6 +19,55 @@ const EXPANSION_BUDGET: usize = 2048;
 /// Schema nesting at most, expanded references included.
 const DEPTH_LIMIT: usize = 64;
 
+/// Bytes of JSON that copies of referenced definitions may add to one
+/// schema, all copies together. A count of expansions alone does not bound
+/// them: a server's schema may refer 2,000 times to a definition of
+/// megabytes, which would take gigabytes once copied.
+const COPY_BUDGET: usize = 16 << 20;
+
+/// What copying definitions has cost a rewrite so far, each definition's
+/// size measured once: a rewrite copies a definition only while the
+/// copies stay within [`COPY_BUDGET`].
+#[derive(Default)]
+pub(super) struct Copies {
+    spent: std::cell::Cell<usize>,
+    sizes: std::cell::RefCell<std::collections::HashMap<*const Value, usize>>,
+}
+
+impl Copies {
+    /// Whether `target` may be copied once more; if so, the copy is counted.
+    pub(super) fn allow(&self, target: &Value) -> bool {
+        let size = *self
+            .sizes
+            .borrow_mut()
+            .entry(std::ptr::from_ref(target))
+            .or_insert_with(|| json_size(target));
+        let spent = self.spent.get();
+        if size > COPY_BUDGET.saturating_sub(spent) {
+            return false;
+        }
+        self.spent.set(spent + size);
+        true
+    }
+}
+
+/// How many bytes `value` takes as JSON, without writing it out.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// `schema` with every local `$ref` replaced by what it points to, and no
 /// `$defs`/`definitions` left.
 ///
@@ -31,7 +80,7 @@ const DEPTH_LIMIT: usize = 64;
 /// puts a permissive placeholder, an object (or the target's own `type`)
 /// whose description says it repeats the structure above. The same
 /// placeholder stands in when a pathological schema would grow past a fixed
-/// budget. References that do not start with `#` or do not resolve are left
+/// budget of expansions, or of bytes copied ([`COPY_BUDGET`]). References that do not start with `#` or do not resolve are left
 /// as they are. The result is deterministic: the same input gives the same
 /// bytes.
 pub(super) fn inline_refs(schema: &Value) -> Value {
@@ -39,6 +88,7 @@ pub(super) fn inline_refs(schema: &Value) -> Value {
         root: schema,
         expanding: Vec::new(),
         expansions: 0,
+        copies: Copies::default(),
     };
     inliner.schema(schema, 0)
 }
@@ -48,6 +98,7 @@ struct Inliner<'a> {
     /// The references being expanded, outermost first.
     expanding: Vec<&'a str>,
     expansions: usize,
+    copies: Copies,
 }
 
 impl<'a> Inliner<'a> {
@@ -87,6 +138,7 @@ impl<'a> Inliner<'a> {
         if recurrences > RECURSION_LIMIT
             || self.expansions >= EXPANSION_BUDGET
             || depth >= DEPTH_LIMIT
+            || !self.copies.allow(target)
         {
             return placeholder(site, target, reference);
         }

@@ -67,21 +67,27 @@ const STRING_FORMATS: &[&str] = &[
 /// sends such a tool non-strict instead (`strict_problem` says why).
 pub(crate) fn openai_strict(schema: &Value) -> Value {
     let mut strict = schema.clone();
-    rewrite(&mut strict, schema);
+    rewrite(&mut strict, schema, &refs::Copies::default());
     strict
 }
 
-fn rewrite(schema: &mut Value, root: &Value) {
+fn rewrite(schema: &mut Value, root: &Value, copies: &refs::Copies) {
     let Value::Object(map) = schema else {
         return;
     };
-    compose::merge_all_of(map, |reference| refs::resolve(root, reference).cloned());
+    // A definition is copied into each `allOf` that refers to it, within a
+    // budget for the whole schema: past it, `allOf` stays as it is.
+    compose::merge_all_of(map, |reference| {
+        refs::resolve(root, reference)
+            .filter(|target| copies.allow(target))
+            .cloned()
+    });
     compose::const_to_enum(map);
     compose::tuple_to_items(map);
     if !map.contains_key("anyOf") {
         rename(map, "oneOf", "anyOf");
     }
-    walk::for_each_subschema_mut(map, |sub| rewrite(sub, root));
+    walk::for_each_subschema_mut(map, |sub| rewrite(sub, root, copies));
     if is_object(map) {
         close(map);
     }
@@ -110,12 +116,13 @@ pub(super) fn is_object(map: &Map<String, Value>) -> bool {
 
 /// No unknown properties, every property required, optional ones nullable.
 fn close(map: &mut Map<String, Value>) {
-    let was_required: Vec<String> = match map.get("required") {
+    // A set: a schema may list 100,000 properties and as many required names.
+    let was_required: std::collections::HashSet<String> = match map.get("required") {
         Some(Value::Array(names)) => names
             .iter()
             .filter_map(|n| n.as_str().map(str::to_owned))
             .collect(),
-        _ => Vec::new(),
+        _ => std::collections::HashSet::new(),
     };
     let properties = map
         .entry("properties")
