@@ -1,6 +1,6 @@
 //! Names of mounted MCP tools: `mcp_{server}_{tool}`, valid everywhere.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::DefinitionFormat;
 use crate::schema::sanitize_tool_name;
@@ -38,6 +38,10 @@ fn sanitize(name: &str) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct NameAllocator {
     taken: HashSet<String>,
+    /// The first salt not yet tried for each name that collided, so that
+    /// the 10,000th tool a server lists under one name does not try the
+    /// 9,999 salts before it again.
+    salts: HashMap<String, u32>,
 }
 
 impl NameAllocator {
@@ -49,19 +53,19 @@ impl NameAllocator {
         }
         // A collision: tag the name with a hash of what it stands for, cut so
         // the whole stays within 64 characters.
-        let mut salt = 0u32;
+        let salt = self.salts.entry(format!("{kind:?}:{name}")).or_insert(0);
         loop {
             let suffix = format!(
                 "_{:08x}",
                 fnv1a(format!("{kind:?}:{name}:{salt}").as_bytes())
             );
+            *salt = salt.wrapping_add(1);
             let mut unique = wrapped.clone();
             unique.truncate(64 - suffix.len());
             unique.push_str(&suffix);
             if self.taken.insert(unique.clone()) {
                 return unique;
             }
-            salt += 1;
         }
     }
 }
