@@ -681,3 +681,366 @@ async fn the_question_rate_is_the_hosts_to_set() {
     let (_, calls, _) = call_flooding("flood_cancel", Some(rate)).await;
     assert!(calls <= 3, "{calls} sampler calls");
 }
+
+/// A stdio server whose one tool list `MODE` picks, each built to cost the
+/// client what it takes in: a schema to exhaust the argument compiler or a
+/// definition renderer, names that collide, numbers at the edge of what
+/// JSON holds. Each list fits the 8 MiB a listing may take. A call of any
+/// tool answers as `MODE` says too: `mismatch` with structured content the
+/// output schema does not allow, `huge` with 100 MB of text.
+const SCHEMA_SERVER: &str = r##"
+import json, os, sys
+mode = os.environ["MODE"]
+def send(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+def tool(name, schema, **extra):
+    return dict({"name": name, "description": "t", "inputSchema": schema}, **extra)
+def obj(**keywords):
+    return dict({"type": "object"}, **keywords)
+def tools():
+    if mode == "required":
+        # 100,000 properties, 100,000 required names none of them.
+        n = 100000
+        return [tool("t", obj(properties={"p%d" % i: {} for i in range(n)},
+                              required=["q%d" % i for i in range(n)]))]
+    if mode == "allof_required":
+        # Two branches of 100,000 required names each, to merge into one list.
+        n = 100000
+        return [tool("t", obj(allOf=[obj(required=["a%d" % i for i in range(n)]),
+                                     obj(required=["b%d" % i for i in range(n)])]))]
+    if mode == "tuple":
+        # A tuple of 100,000 positions, each a different constant.
+        return [tool("t", obj(properties={"x": {"type": "array",
+                                                "prefixItems": [{"const": i} for i in range(100000)]}}))]
+    if mode == "required_same":
+        # One name required a million times.
+        return [tool("t", obj(properties={"a": {}}, required=["a"] * 1000000))]
+    if mode == "duplicates":
+        return [tool("t", obj()) for _ in range(10000)]
+    if mode == "collide":
+        # Different names, one name once sanitized.
+        return [tool("t" + "\u00e9" * (i % 7) + " " * (i // 7 % 5) + "." * (i // 35), obj())
+                for i in range(10000)]
+    if mode == "refchain":
+        # A chain of 100,000 references, each through a property.
+        n = 100000
+        defs = {"d%d" % i: obj(properties={"x": {"$ref": "#/$defs/d%d" % (i + 1)}})
+                for i in range(n)}
+        defs["d%d" % n] = {"type": "string"}
+        return [tool("t", obj(properties={"x": {"$ref": "#/$defs/d0"}}, **{"$defs": defs}))]
+    if mode == "refcycle":
+        # 1,000 definitions each referring to the next through anyOf, round in a loop.
+        n = 1000
+        defs = {"d%d" % i: {"anyOf": [{"$ref": "#/$defs/d%d" % ((i + 1) % n)}, {"type": "null"}]}
+                for i in range(n)}
+        return [tool("t", obj(properties={"x": {"$ref": "#/$defs/d0"}}, **{"$defs": defs}))]
+    if mode == "defs":
+        defs = {"d%d" % i: {"type": "string"} for i in range(100000)}
+        return [tool("t", obj(properties={"x": {"$ref": "#/$defs/d99999"}}, **{"$defs": defs}))]
+    if mode == "fanout":
+        # Each level refers to the next twice, through two different
+        # subschemas: 2^40 paths if unfolded.
+        n = 40
+        defs = {"d%d" % i: {"allOf": [{"$ref": "#/$defs/d%d" % (i + 1)},
+                                      {"$ref": "#/$defs/d%d" % (i + 1), "type": "object"}]}
+                for i in range(n)}
+        defs["d%d" % n] = obj(properties={"a": {"type": "string"}})
+        return [tool("t", obj(properties={"x": {"$ref": "#/$defs/d0"}}, **{"$defs": defs}))]
+    if mode == "bigref":
+        # One definition of a quarter million values, referred to 3,000 times.
+        big = {"type": "integer", "enum": list(range(250000))}
+        props = {"p%d" % i: {"$ref": "#/$defs/big"} for i in range(3000)}
+        return [tool("t", obj(properties=props, **{"$defs": {"big": big}}))]
+    if mode == "bigallof":
+        big = obj(properties={"k%d" % i: {"type": "integer"} for i in range(60000)})
+        return [tool("t", obj(allOf=[{"$ref": "#/$defs/big"}] * 20000, **{"$defs": {"big": big}}))]
+    if mode == "enum":
+        return [tool("t", obj(properties={"x": {"enum": list(range(1000000))}}))]
+    if mode == "pattern":
+        return [tool("bad", obj(properties={"x": {"type": "string", "pattern": "(\\w{1,100}){1,100}"}})),
+                tool("slow", obj(properties={"x": {"type": "string", "pattern": "a{1,1000}" * 50}})),
+                tool("many", obj(patternProperties={"^k%d(a|b)+$" % i: {} for i in range(20000)})),
+                tool("good", obj())]
+    if mode == "numbers":
+        return [tool("t", obj(properties={
+            "a": {"type": "number", "minimum": "MINUS_ZERO", "multipleOf": 5e-324},
+            "b": {"type": "number", "maximum": 1.7976931348623157e308, "multipleOf": 1e308},
+            "c": {"type": "integer", "minimum": 18446744073709551615, "exclusiveMaximum": -9223372036854775808},
+            "d": {"type": "string", "minLength": 1e300, "maxLength": -1}}))]
+    if mode == "huge_number":
+        return [tool("t", obj(properties={"a": {"type": "number", "minimum": "HUGE"}})),
+                tool("u", obj())]
+    if mode in ("mismatch", "huge"):
+        return [tool("t", obj(), outputSchema=obj(properties={"n": {"type": "integer"}},
+                                                     required=["n"], additionalProperties=False))]
+    return [tool("t", obj())]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    answer = {"jsonrpc": "2.0", "id": msg["id"]}
+    if msg["method"] == "initialize":
+        answer["result"] = {"protocolVersion": msg["params"]["protocolVersion"],
+                            "capabilities": {"tools": {"listChanged": True}},
+                            "serverInfo": {"name": "h", "version": "0"}}
+    elif msg["method"] == "tools/list":
+        answer["result"] = {"tools": tools()}
+    elif msg["method"] == "tools/call" and mode == "mismatch":
+        answer["result"] = {"content": [{"type": "text", "text": "{}"}],
+                            "structuredContent": {"n": "not a number", "extra": [[[[1]]]]}}
+    elif msg["method"] == "tools/call" and mode == "huge":
+        answer["result"] = {"content": [{"type": "text", "text": "HUGE_TEXT"}]}
+    elif msg["method"] == "tools/call":
+        answer["result"] = {"content": [{"type": "text", "text": "ok"}]}
+    else:
+        answer["error"] = {"code": -32601, "message": "no"}
+    text = json.dumps(answer)
+    text = text.replace('"MINUS_ZERO"', "-0.0").replace('"HUGE"', "1e400")
+    if "HUGE_TEXT" in text:
+        head, tail = text.split("HUGE_TEXT")
+        sys.stdout.write(head)
+        chunk = "x" * (1 << 20)
+        for _ in range(100):
+            sys.stdout.write(chunk)
+        send(tail)
+    else:
+        send(text)
+"##;
+
+/// Every format a definition is rendered in for a model.
+const FORMATS: [tk::DefinitionFormat; 6] = [
+    tk::DefinitionFormat::OpenAi,
+    tk::DefinitionFormat::OpenAiResponses,
+    tk::DefinitionFormat::OpenAiStrict,
+    tk::DefinitionFormat::Anthropic,
+    tk::DefinitionFormat::Gemini,
+    tk::DefinitionFormat::Mcp,
+];
+
+/// A client of two stdio servers: `h`, a [`SCHEMA_SERVER`] in `mode`, and
+/// `ok`, a plain one whose one tool is `mcp_ok_t`.
+fn schema_servers(mode: &str) -> (Arc<ToolRegistry>, McpClients) {
+    let config = McpConfig::from_json(&json!({"mcpServers": {
+        "h": {"command": "python3", "args": ["-c", SCHEMA_SERVER],
+              "env": {"MODE": mode}, "toolTimeout": 20},
+        "ok": {"command": "python3", "args": ["-c", SCHEMA_SERVER],
+               "env": {"MODE": "plain"}, "toolTimeout": 20}
+    }}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    (registry, clients)
+}
+
+/// What a hostile server's tool list did to the client.
+#[derive(Debug, PartialEq)]
+enum Fate {
+    /// The server, or the one tool, was left out with a reason.
+    Refused,
+    /// Mounted, rendered in every format and called, within bounds.
+    Contained,
+}
+
+/// Connect to a [`SCHEMA_SERVER`] in `mode` beside a plain one, render
+/// every definition in every format, and call every tool with `args`:
+/// all within 60 s. The plain server's tool works whatever `h` did.
+async fn attack(mode: &str, args: serde_json::Value) -> (Fate, Arc<ToolRegistry>) {
+    let (registry, clients) = schema_servers(mode);
+    let connected = tokio::time::timeout(Duration::from_secs(60), clients.connect())
+        .await
+        .unwrap_or_else(|_| panic!("{mode}: connected or refused within 60 s"));
+    let mut fate = Fate::Contained;
+    for (server, outcome) in connected {
+        match (server.as_str(), outcome) {
+            ("ok", outcome) => {
+                outcome.unwrap_or_else(|e| panic!("{mode}: the plain server: {e}"));
+            }
+            (_, Err(e)) => {
+                eprintln!("{mode}: refused: {e}");
+                fate = Fate::Refused;
+            }
+            (_, Ok(0)) => fate = Fate::Refused,
+            (_, Ok(_)) => {}
+        }
+    }
+    let rendering = {
+        let registry = Arc::clone(&registry);
+        tokio::task::spawn_blocking(move || {
+            FORMATS
+                .iter()
+                .map(|&format| {
+                    registry
+                        .definitions(format)
+                        .iter()
+                        .map(|d| serde_json::to_vec(d).map_or(0, |b| b.len()))
+                        .sum::<usize>()
+                })
+                .max()
+                .unwrap_or(0)
+        })
+    };
+    let rendered = tokio::time::timeout(Duration::from_secs(60), rendering)
+        .await
+        .unwrap_or_else(|_| panic!("{mode}: rendered within 60 s"))
+        .expect("rendering never panics");
+    // What a model is shown of the server's tools stays within what the
+    // server sent, give or take the renderers' notes.
+    assert!(rendered < 24 << 20, "{mode}: {} MiB shown", rendered >> 20);
+    for spec in registry.specs() {
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            registry.call(&spec.name, args.clone(), &tk::ToolContext::new()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{mode}: {} answered within 60 s", spec.name));
+        if spec.name.starts_with("mcp_ok_") {
+            assert_eq!(out.content, "ok", "{mode}: the plain server's tool");
+        }
+    }
+    tokio::time::timeout(Duration::from_secs(30), clients.disconnect())
+        .await
+        .unwrap_or_else(|_| panic!("{mode}: let go within 30 s"));
+    (fate, registry)
+}
+
+/// The arguments each tool of a [`SCHEMA_SERVER`] in a mode is called with.
+fn arguments_for(mode: &str) -> serde_json::Value {
+    match mode {
+        "numbers" => json!({"a": 1.5, "b": 1e308, "c": 5, "d": "x"}),
+        "enum" => json!({"x": 999_999}),
+        "bigref" => json!({"p0": 3}),
+        "refchain" | "refcycle" => json!({"x": {"x": {"x": "a"}}}),
+        "fanout" => json!({"x": {"a": 1}}),
+        _ => json!({"x": "aaaa"}),
+    }
+}
+
+/// In the child process: the attack of `mode`, and what became of it.
+fn attack_in_this_process(mode: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (fate, registry) = runtime.block_on(attack(mode, arguments_for(mode)));
+    let names: Vec<String> = registry
+        .specs()
+        .iter()
+        .map(|s| s.name.to_string())
+        .collect();
+    let distinct: std::collections::HashSet<&String> = names.iter().collect();
+    assert_eq!(distinct.len(), names.len(), "{mode}: names collide");
+    if matches!(mode, "duplicates" | "collide") {
+        assert_eq!(
+            names.len(),
+            10_001,
+            "{mode}: every tool mounted, under its own name"
+        );
+    }
+    println!("fate: {fate:?}");
+}
+
+/// Tool lists built to exhaust the client: schemas nested through 100,000
+/// references, or referring to one another in a loop, or to a large
+/// definition thousands of times; 100,000 definitions; a million-value
+/// `enum`; a property list against 100,000 required names, or two
+/// `allOf` branches of as many; a tuple of 100,000 positions; patterns
+/// whose programs are huge; numbers at the edge of JSON; 10,000 tools
+/// under one name or names one once sanitized; a result that is not what
+/// the output schema says; a result of 100 MB. Each runs in a process of
+/// its own (an abort or a stack overflow ends that one, not the others)
+/// with its address space capped at 6 GiB, and must end within 150 s:
+/// refused (with a reason) or contained (mounted, rendered in every
+/// format, called), the plain server beside it working either way.
+#[test]
+fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
+    if let Ok(mode) = std::env::var("TOOLSMITH_HOSTILE_MODE") {
+        attack_in_this_process(&mode);
+        return;
+    }
+    let modes = [
+        "required",
+        "allof_required",
+        "tuple",
+        "required_same",
+        "duplicates",
+        "collide",
+        "refchain",
+        "refcycle",
+        "defs",
+        "fanout",
+        "bigref",
+        "bigallof",
+        "enum",
+        "pattern",
+        "numbers",
+        "huge_number",
+        "mismatch",
+        "huge",
+    ];
+    let exe = std::env::current_exe().unwrap();
+    let (mut tried, mut refused, mut contained) = (0, 0, 0);
+    let mut escaped = Vec::new();
+    for mode in modes {
+        tried += 1;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "ulimit -v 6291456; exec \"$0\" \"$@\""])
+            .arg(&exe)
+            .args([
+                "tool_lists_built_to_exhaust_the_client_are_refused_or_contained",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("TOOLSMITH_HOSTILE_MODE", mode)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > Duration::from_secs(150) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let took = started.elapsed();
+        match status {
+            Some(status) if status.success() && stdout.contains("fate: Refused") => refused += 1,
+            Some(status) if status.success() && stdout.contains("fate: Contained") => {
+                contained += 1;
+            }
+            status => {
+                let tail = |text: &str| {
+                    text.chars()
+                        .rev()
+                        .take(2000)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<String>()
+                };
+                escaped.push(format!(
+                    "{mode}: {status:?} after {took:?}\n{}\n{}",
+                    tail(&stdout),
+                    tail(&stderr)
+                ));
+            }
+        }
+        eprintln!("{mode}: {status:?} in {took:?}");
+    }
+    println!(
+        "hostile tool lists: tried {tried}, refused {refused}, contained {contained}, escaped {}",
+        escaped.len()
+    );
+    assert!(escaped.is_empty(), "{}", escaped.join("\n\n"));
+}
