@@ -49,7 +49,7 @@ pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &
         .get("description")
         .and_then(Value::as_str)
         .filter(|d| !d.trim().is_empty())
-        .map(str::to_owned)
+        .map(cut_description)
         .unwrap_or_else(|| {
             let name = definition.get("name").and_then(Value::as_str).unwrap_or("");
             format!("The `{name}` tool of the MCP server `{server}`.")
@@ -79,6 +79,21 @@ pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &
     metadata_from_mcp(spec, definition)
 }
 
+/// A tool's description as the model is shown it: at most
+/// [`bounds::DESCRIPTION`] characters, with a note where it was cut. A
+/// server's description of megabytes would otherwise fill the model's
+/// context on every turn, and leave no room for the other servers' tools.
+fn cut_description(description: &str) -> String {
+    match description.char_indices().nth(bounds::DESCRIPTION) {
+        None => description.to_owned(),
+        Some((end, _)) => format!(
+            "{} [the rest of this description, past {} characters, is left out]",
+            description.get(..end).unwrap_or_default(),
+            bounds::DESCRIPTION
+        ),
+    }
+}
+
 /// FastMCP's mark on an output schema that wraps a value that is not an
 /// object as `{"result": value}`; ours is [`WRAPPED_KEY`].
 const FASTMCP_WRAPPED_KEY: &str = "x-fastmcp-wrap-result";
@@ -89,6 +104,8 @@ const FASTMCP_WRAPPED_KEY: &str = "x-fastmcp-wrap-result";
 mod bounds {
     /// Characters of a title or a deprecation note.
     pub const TEXT: usize = 1_000;
+    /// Characters of a tool's description.
+    pub const DESCRIPTION: usize = 32 * 1024;
     /// Icons per tool.
     pub const ICONS: usize = 8;
     /// Bytes of one icon's `src` (a `data:` URI holds the picture).
