@@ -94,7 +94,8 @@ async fn a_stdio_server_sees_no_host_secret_and_cannot_flood_the_host_through_st
 /// handshake and the list, then asks the client `ping` for ever, never
 /// reading an answer; `progress` sends 64 progress reports of 4 MiB each
 /// for calls never made; `changes` says its tools changed after every
-/// listing, its one tool's description the count of listings; and on a
+/// listing, its one tool's description the count of listings; `burst`
+/// says so 200,000 times at once after its first listing; and on a
 /// call, `dup` asks the client to sample 300 times under one request id,
 /// and `questions` asks 100 questions at once.
 const PAGING_SERVER: &str = r#"
@@ -129,7 +130,7 @@ for line in sys.stdin:
             result = {"tools": [], "nextCursor": str(n + 1)}
         elif mode == "big":
             result = {"tools": [tool("t%d" % n, "d" * (1 << 20))], "nextCursor": str(n + 1)}
-        elif mode == "changes":
+        elif mode in ("changes", "burst"):
             listings += 1
             result = {"tools": [tool("t", str(listings))]}
         else:
@@ -144,6 +145,10 @@ for line in sys.stdin:
                     "progressToken": "nobody%d" % i, "progress": i, "message": "m" * (4 << 20)}})
         if mode == "changes":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        if mode == "burst" and listings == 1:
+            changed = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            sys.stdout.write((changed + "\n") * 200000)
+            sys.stdout.flush()
     elif msg["method"] == "tools/call" and mode in ("dup", "questions"):
         ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
                "maxTokens": 5}
@@ -541,6 +546,24 @@ async fn a_server_announcing_changes_without_end_is_listed_once_a_second() {
     assert!(listings >= 2, "listed again after the change: {listings}");
 }
 
+/// 200,000 change notifications at once are one listing or two, not
+/// 200,000, and do not grow the host by a listing each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_change_notifications_is_listed_once_or_twice() {
+    let (registry, clients) = paging_server("burst");
+    let _alone = MEASURING.lock().await;
+    let before = resident_bytes();
+    connect_one(&clients).await.expect("connected");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let grown = resident_bytes().saturating_sub(before);
+    let listings: u32 = registry.specs()[0].description.parse().unwrap();
+    tokio::time::timeout(Duration::from_secs(30), clients.disconnect())
+        .await
+        .expect("let go within 30 s");
+    assert!(listings <= 6, "listed {listings} times in 4 s");
+    assert!(grown < 64 << 20, "the host grew by {} MiB", grown >> 20);
+}
+
 /// A stdio server that, on a call of its one tool, asks the client to
 /// sample 1,000 times, each under its own id, from a thread of its own
 /// while it reads the answers. `MODE` `flood` waits for every answer and
@@ -713,6 +736,9 @@ def tools():
         # A tuple of 100,000 positions, each a different constant.
         return [tool("t", obj(properties={"x": {"type": "array",
                                                 "prefixItems": [{"const": i} for i in range(100000)]}}))]
+    if mode == "bigdesc":
+        # One tool described in 7 MiB, within the 8 a listing may take.
+        return [dict(tool("t", obj()), description="d" * (7 << 20))]
     if mode == "required_same":
         # One name required a million times.
         return [tool("t", obj(properties={"a": {}}, required=["a"] * 1000000))]
@@ -931,6 +957,13 @@ fn attack_in_this_process(mode: &str) {
         .collect();
     let distinct: std::collections::HashSet<&String> = names.iter().collect();
     assert_eq!(distinct.len(), names.len(), "{mode}: names collide");
+    if mode == "bigdesc" {
+        let longest = registry.specs().iter().map(|s| s.description.len()).max();
+        assert!(
+            longest < Some(64 << 10),
+            "{mode}: {longest:?} bytes described"
+        );
+    }
     if matches!(mode, "duplicates" | "collide") {
         assert_eq!(
             names.len(),
@@ -947,7 +980,8 @@ fn attack_in_this_process(mode: &str) {
 /// `enum`; a property list against 100,000 required names, or two
 /// `allOf` branches of as many; a tuple of 100,000 positions; patterns
 /// whose programs are huge; numbers at the edge of JSON; 10,000 tools
-/// under one name or names one once sanitized; a result that is not what
+/// under one name or names one once sanitized; a description of 7 MiB
+/// (cut, as the model is shown it); a result that is not what
 /// the output schema says; a result of 100 MB. Each runs in a process of
 /// its own (an abort or a stack overflow ends that one, not the others)
 /// with its address space capped at 6 GiB, and must end within 150 s:
@@ -963,6 +997,7 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
         "required",
         "allof_required",
         "tuple",
+        "bigdesc",
         "required_same",
         "duplicates",
         "collide",
