@@ -1019,6 +1019,17 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
     let mut escaped = Vec::new();
     for mode in modes {
         tried += 1;
+        // Files, not pipes: a child writing more than a pipe holds would
+        // wait on a parent that reads only once it ends.
+        let dir = std::env::temp_dir();
+        let out_path = dir.join(format!(
+            "toolsmith-hostile-{}-{mode}.out",
+            std::process::id()
+        ));
+        let err_path = dir.join(format!(
+            "toolsmith-hostile-{}-{mode}.err",
+            std::process::id()
+        ));
         let mut child = std::process::Command::new("sh")
             .args(["-c", "ulimit -v 6291456; exec \"$0\" \"$@\""])
             .arg(&exe)
@@ -1029,8 +1040,8 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
                 "--test-threads=1",
             ])
             .env("TOOLSMITH_HOSTILE_MODE", mode)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+            .stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(std::fs::File::create(&err_path).unwrap())
             .spawn()
             .unwrap();
         let started = std::time::Instant::now();
@@ -1045,9 +1056,13 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
             }
             std::thread::sleep(Duration::from_millis(100));
         };
-        let output = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let read = |path: &std::path::Path| {
+            let text =
+                String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned();
+            let _ = std::fs::remove_file(path);
+            text
+        };
+        let (stdout, stderr) = (read(&out_path), read(&err_path));
         let took = started.elapsed();
         match status {
             Some(status) if status.success() && stdout.contains("fate: Refused") => refused += 1,
