@@ -788,6 +788,11 @@ def tools():
                 tool("slow", obj(properties={"x": {"type": "string", "pattern": "a{1,1000}" * 50}})),
                 tool("many", obj(patternProperties={"^k%d(a|b)+$" % i: {} for i in range(20000)})),
                 tool("good", obj())]
+    if mode == "patterns_one":
+        # 5,000 patterns of about a megabyte compiled each (of 2 MiB, a
+        # word character repeated 40 times, they took 11 GiB in all).
+        return [tool("t", obj(properties={"p%d" % i: {"type": "string", "pattern": "\\w{1,20}N"}
+                                          for i in range(5000)}))]
     if mode == "numbers":
         return [tool("t", obj(properties={
             "a": {"type": "number", "minimum": "MINUS_ZERO", "multipleOf": 5e-324},
@@ -979,7 +984,7 @@ fn attack_in_this_process(mode: &str) {
 /// definition thousands of times; 100,000 definitions; a million-value
 /// `enum`; a property list against 100,000 required names, or two
 /// `allOf` branches of as many; a tuple of 100,000 positions; patterns
-/// whose programs are huge; numbers at the edge of JSON; 10,000 tools
+/// whose programs are huge, or 5,000 patterns of a megabyte in one schema; numbers at the edge of JSON; 10,000 tools
 /// under one name or names one once sanitized; a description of 7 MiB
 /// (cut, as the model is shown it); a result that is not what
 /// the output schema says; a result of 100 MB. Each runs in a process of
@@ -1009,6 +1014,7 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
         "bigallof",
         "enum",
         "pattern",
+        "patterns_one",
         "numbers",
         "huge_number",
         "mismatch",

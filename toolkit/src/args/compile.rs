@@ -8,6 +8,7 @@
 //! regex engine rejects) is an error.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex::Regex;
 use serde_json::{Map, Number, Value};
@@ -34,15 +35,21 @@ pub(super) fn compile(schema: &Value) -> Result<Nodes, SchemaError> {
         nodes: Vec::new(),
         targets: HashMap::new(),
         depth: 0,
+        patterns: PatternCharge::default(),
     };
     let root = compiler.target("", "#")?;
+    let patterns = std::mem::take(&mut compiler.patterns);
     let mut nodes = compiler.nodes;
     // Each node's rules are final only now (a `$ref` target is filled in
     // after its users): derive what the walk may skip from them.
     for node in &mut nodes {
         node.settle();
     }
-    let nodes = Nodes { nodes, root };
+    let nodes = Nodes {
+        nodes,
+        root,
+        _patterns: patterns,
+    };
     reject_empty_cycles(&nodes)?;
     Ok(nodes)
 }
@@ -54,6 +61,9 @@ struct Compiler<'s> {
     /// Reference targets by JSON pointer, each compiled once.
     targets: HashMap<String, NodeId>,
     depth: usize,
+    /// What the schema's patterns compiled so far are charged, against
+    /// [`PATTERNS_BUDGET`] and the process's [`PROCESS_PATTERNS_BUDGET`].
+    patterns: PatternCharge,
 }
 
 impl<'s> Compiler<'s> {
@@ -235,7 +245,7 @@ impl<'s> Compiler<'s> {
     ) -> Result<Option<StringRules>, SchemaError> {
         let pattern = match map.get("pattern") {
             Some(Value::String(source)) => Some(Pattern {
-                regex: regex(source, &format!("{at}/pattern"))?,
+                regex: self.regex(source, &format!("{at}/pattern"))?,
                 source: source.clone(),
             }),
             _ => None,
@@ -327,7 +337,7 @@ impl<'s> Compiler<'s> {
         if let Some(Value::Object(patterns)) = map.get("patternProperties") {
             for (source, schema) in patterns {
                 let where_ = format!("{at}/patternProperties/{}", escape(source));
-                let regex = regex(source, &where_)?;
+                let regex = self.regex(source, &where_)?;
                 rules
                     .pattern_properties
                     .push((regex, self.subschema(schema, &where_)?));
@@ -470,12 +480,114 @@ fn count(keyword: Option<&Value>) -> Option<u64> {
     })
 }
 
-fn regex(source: &str, at: &str) -> Result<Regex, SchemaError> {
-    Regex::new(source).map_err(|e| {
-        SchemaError(format!(
-            "{at}: the pattern {source:?} is not a valid regular expression: {e}"
-        ))
+/// The sizes a pattern may compile to, smallest first, each what the
+/// pattern is charged if it fits. A pattern's compiled automata are bounded
+/// by the size it is allowed (the engine's own default is 10 MiB, and a
+/// `\w` alone takes 45 KiB): most patterns fit the first.
+const PATTERN_TIERS: [usize; 2] = [64 << 10, 1 << 20];
+
+/// The most a pattern's lazily built automaton may keep while it matches
+/// (the engine's default is 2 MiB); past it the engine clears it, or
+/// matches without it, in time still linear in the text.
+const PATTERN_CACHE: usize = 256 << 10;
+
+/// The most a schema's patterns may be charged in all: a server's schema
+/// of 5,000 properties with a pattern of some 2 MiB each took 11 GiB to
+/// compile. Room for 128 small patterns, or 8 large ones.
+const PATTERNS_BUDGET: usize = 8 << 20;
+
+/// The most the patterns of every schema compiled and still alive in the
+/// process may be charged in all: a server may list 10,000 tools, each
+/// within [`PATTERNS_BUDGET`]. Past it, a schema with one more pattern is
+/// refused (its tool is not registered) until others are dropped.
+const PROCESS_PATTERNS_BUDGET: usize = 512 << 20;
+
+/// What every live [`PatternCharge`] holds, in all.
+static PROCESS_PATTERNS: AtomicUsize = AtomicUsize::new(0);
+
+/// What a schema's compiled patterns are charged, against the process's
+/// budget until it is dropped.
+#[derive(Debug, Default)]
+pub(super) struct PatternCharge(usize);
+
+impl PatternCharge {
+    /// Charge `amount` more, if the process's budget has room.
+    fn add(&mut self, amount: usize) -> bool {
+        let taken = charge(&PROCESS_PATTERNS, PROCESS_PATTERNS_BUDGET, amount);
+        if taken {
+            self.0 += amount;
+        }
+        taken
+    }
+
+    /// Give back `amount` of what was charged.
+    fn give_back(&mut self, amount: usize) {
+        let amount = amount.min(self.0);
+        self.0 -= amount;
+        PROCESS_PATTERNS.fetch_sub(amount, Ordering::Relaxed);
+    }
+}
+
+/// Add `amount` to `held` if the total stays within `budget`.
+fn charge(held: &AtomicUsize, budget: usize, amount: usize) -> bool {
+    held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+        now.checked_add(amount).filter(|&total| total <= budget)
     })
+    .is_ok()
+}
+
+impl Drop for PatternCharge {
+    fn drop(&mut self) {
+        PROCESS_PATTERNS.fetch_sub(self.0, Ordering::Relaxed);
+    }
+}
+
+impl Compiler<'_> {
+    /// `source` compiled as a pattern of the schema at `at`, within what
+    /// is left of the schema's [`PATTERNS_BUDGET`] and of the process's.
+    fn regex(&mut self, source: &str, at: &str) -> Result<Regex, SchemaError> {
+        let left = PATTERNS_BUDGET.saturating_sub(self.patterns.0);
+        let mut too_big = None;
+        for tier in PATTERN_TIERS {
+            if tier > left {
+                break;
+            }
+            // Charged before it is compiled: past the process's budget,
+            // nothing more is compiled at all.
+            if !self.patterns.add(tier) {
+                return Err(SchemaError(format!(
+                    "{at}: the pattern {source:?} does not fit what is left of the {} MiB the patterns of every schema in this process may take compiled",
+                    PROCESS_PATTERNS_BUDGET >> 20
+                )));
+            }
+            let built = regex::RegexBuilder::new(source)
+                .size_limit(tier)
+                .dfa_size_limit(PATTERN_CACHE)
+                .build();
+            match built {
+                Ok(regex) => return Ok(regex),
+                Err(e) => {
+                    self.patterns.give_back(tier);
+                    if !matches!(e, regex::Error::CompiledTooBig(_)) {
+                        return Err(SchemaError(format!(
+                            "{at}: the pattern {source:?} is not a valid regular expression: {e}"
+                        )));
+                    }
+                    too_big = Some(tier);
+                }
+            }
+        }
+        Err(SchemaError(match too_big {
+            Some(tier) if tier == PATTERN_TIERS[PATTERN_TIERS.len() - 1] => format!(
+                "{at}: the pattern {source:?} compiles to more than {} KiB; write a simpler one",
+                tier >> 10
+            ),
+            _ => format!(
+                "{at}: the pattern {source:?} does not fit what is left of the {} MiB the schema's patterns may take compiled; the schema has too many or too large patterns",
+                PATTERNS_BUDGET >> 20
+            ),
+        }))
+    }
 }
 
 /// A name as one JSON pointer step, for locations in error messages.

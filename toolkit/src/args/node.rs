@@ -23,6 +23,8 @@ pub(super) type NodeId = usize;
 pub(super) struct Nodes {
     pub(super) nodes: Vec<Node>,
     pub(super) root: NodeId,
+    /// What the patterns among the nodes are charged, given back with them.
+    pub(super) _patterns: super::compile::PatternCharge,
 }
 
 impl Nodes {

@@ -385,3 +385,62 @@ fn plain_kinds_are_those_every_node_check_passes_whatever_the_value() {
     let (nodes, root) = compiled(&json!(true));
     assert_eq!(nodes.get(root).plain, Node::ANYTHING.plain);
 }
+
+/// An object of `count` string properties, each with `pattern`.
+fn patterned(count: usize, pattern: &str) -> Value {
+    let properties: Map<String, Value> = (0..count)
+        .map(|i| {
+            (
+                format!("p{i}"),
+                json!({"type": "string", "pattern": pattern}),
+            )
+        })
+        .collect();
+    json!({"type": "object", "properties": properties})
+}
+
+/// A server's schema of many patterns, each compiling to megabytes (a
+/// `\w` repeated: 5,000 of them took 11 GiB), is refused once its patterns
+/// pass the schema's budget, before the rest are compiled; a pattern too
+/// large alone is refused as such; many small ones, and a few large
+/// ones, compile.
+#[test]
+fn a_schemas_patterns_are_compiled_within_a_budget() {
+    let error = compile(&patterned(5_000, r"\w{1,20}N")).expect_err("compiled");
+    assert!(
+        error.0.contains("too many or too large patterns"),
+        "{error}"
+    );
+    let error = compile(&patterned(1, r"\w{1,40}N")).expect_err("compiled");
+    assert!(error.0.contains("more than 1024 KiB"), "{error}");
+    compile(&patterned(100, "^[a-z0-9_-]+$")).expect("small patterns");
+    compile(&patterned(100, r"^\w+$")).expect("a Unicode class each");
+    compile(&patterned(7, r"\w{1,20}N")).expect("a few large patterns");
+    // Patterns of property names count too.
+    let names: Map<String, Value> = (0..5_000)
+        .map(|i| (format!(r"\w{{1,20}}{i}"), json!({})))
+        .collect();
+    let error =
+        compile(&json!({"type": "object", "patternProperties": names})).expect_err("compiled");
+    assert!(
+        error.0.contains("too many or too large patterns"),
+        "{error}"
+    );
+}
+
+/// The process's budget for patterns: charged while it has room, refused
+/// past it, and room again once a charge is given back.
+#[test]
+fn the_process_budget_for_patterns_refuses_past_it_and_frees_with_drops() {
+    let held = std::sync::atomic::AtomicUsize::new(0);
+    assert!(charge(&held, 10, 6));
+    assert!(!charge(&held, 10, 5), "past the budget");
+    assert!(charge(&held, 10, 4));
+    held.fetch_sub(6, std::sync::atomic::Ordering::Relaxed);
+    assert!(charge(&held, 10, 5));
+    assert!(!charge(&held, 10, usize::MAX), "an overflow is refused");
+    // A live schema holds its charge; dropped, it gives it back.
+    let nodes = compile(&patterned(3, "^[a-z]+$")).expect("compiles");
+    assert!(PROCESS_PATTERNS.load(std::sync::atomic::Ordering::Relaxed) >= 3 * (64 << 10));
+    drop(nodes);
+}

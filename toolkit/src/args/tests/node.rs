@@ -103,6 +103,7 @@ fn a_missing_node_is_the_true_schema() {
     let nodes = Nodes {
         nodes: Vec::new(),
         root: 0,
+        _patterns: Default::default(),
     };
     assert!(nodes.get(7).is_unconstrained());
 }
