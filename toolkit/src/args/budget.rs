@@ -42,8 +42,7 @@ impl Budget {
     /// lists, which a schema of 60,000 properties reached through 20,000
     /// `allOf` branches would otherwise repeat unbounded at one step a
     /// visit. `false` when fewer are left.
-    pub(super) fn spend_many(&self, steps: usize) -> bool {
-        let steps = u32::try_from(steps).unwrap_or(u32::MAX);
+    pub(super) fn spend_many(&self, steps: u32) -> bool {
         let left = self.left.get();
         self.left.set(left.saturating_sub(steps));
         left >= steps

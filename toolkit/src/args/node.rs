@@ -133,6 +133,10 @@ impl Node {
             settled = settled.union(Types::STRING);
         }
         self.settled_by_type = Types(plain.0 & settled.0);
+        if let Some(rules) = &mut self.object {
+            let steps = rules.properties.len() + rules.required_elsewhere.len();
+            rules.list_steps = u32::try_from(steps).unwrap_or(u32::MAX);
+        }
     }
 
     /// Whether the node says nothing at all, so a `$ref` beside it can stand alone.
@@ -471,6 +475,10 @@ pub(super) struct ObjectRules {
     pub(super) additional: Additional,
     pub(super) min_properties: Option<u64>,
     pub(super) max_properties: Option<u64>,
+    /// The steps a check takes going through `properties` and
+    /// `required_elsewhere`, whatever the value holds; set as the node
+    /// settles.
+    pub(super) list_steps: u32,
 }
 
 impl ObjectRules {

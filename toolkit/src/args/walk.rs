@@ -326,8 +326,14 @@ impl Walker<'_> {
         };
         // The loops below go through the schema's lists, whatever the
         // value holds: counted as steps of their own.
-        let work = (rules.properties.len() + rules.required_elsewhere.len())
-            .saturating_add(rules.pattern_properties.len().saturating_mul(map.len()));
+        let work = if rules.pattern_properties.is_empty() {
+            rules.list_steps
+        } else {
+            let patterns = rules.pattern_properties.len().saturating_mul(map.len());
+            rules
+                .list_steps
+                .saturating_add(u32::try_from(patterns).unwrap_or(u32::MAX))
+        };
         if !self.budget.spend_many(work) {
             self.out_of_steps(path, sink);
             return;
