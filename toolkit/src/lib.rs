@@ -63,6 +63,7 @@ mod error;
 pub mod exec;
 mod fields;
 mod filed_name;
+mod json_size;
 mod late;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::args::ArgumentSchema;
+use crate::json_size::json_size;
 use crate::output::{Attachment, ToolOutput};
 use crate::schema::generate::{RESULT_KEY, WRAPPED_KEY, is_wrapped};
 use crate::tool::{ToolAnnotations, ToolIcon, ToolSpec, meta_keys};
@@ -235,11 +236,6 @@ fn valid_examples(schema: &Value, examples: Option<&Value>) -> Vec<Value> {
         .take(bounds::EXAMPLES)
         .cloned()
         .collect()
-}
-
-/// The length of `value` as compact JSON.
-fn json_size(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
 }
 
 /// Our result from the `CallToolResult` of a tool whose output schema is

@@ -10,6 +10,7 @@ use super::link::{ServerLink, Session};
 use super::template::UriTemplate;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::json_size::json_size;
 use crate::mcp::convert::{add_content_block, output_from_tool_call_result, spec_from_mcp_tool};
 use crate::mcp::naming::{Kind, NameAllocator};
 use crate::output::ToolOutput;
@@ -244,23 +245,6 @@ const MAX_PAGES: usize = 1_000;
 /// tiny objects (which take many times their text's size once read), would
 /// otherwise be held for as long as they are mounted.
 const MAX_LISTED_BYTES: usize = 8 << 20;
-
-/// How many bytes `value` takes as JSON, without writing it out.
-fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
 
 /// The request for the page after `cursor` (the first page without one).
 fn page_after(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {

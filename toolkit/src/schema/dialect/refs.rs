@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use super::walk::map_subschemas;
+use crate::json_size::json_size;
 
 /// How many times a type may be expanded inside itself before the inliner
 /// stops: `1` shows a recursive type's structure twice (the type and one
@@ -49,23 +50,6 @@ impl Copies {
         self.spent.set(spent + size);
         true
     }
-}
-
-/// How many bytes `value` takes as JSON, without writing it out.
-fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 /// `schema` with every local `$ref` replaced by what it points to, and no
