@@ -53,7 +53,9 @@ pub struct ToolFuture<'a> {
 enum Held<'a> {
     InPlace {
         buffer: Buffer,
-        poll: unsafe fn(*mut u8, &mut Context<'_>) -> Poll<Output>,
+        /// Polls the future and writes the answer at the place given, so
+        /// it is made where its reader wants it, not copied there.
+        poll: unsafe fn(*mut u8, &mut Context<'_>, *mut Poll<Output>),
         drop: unsafe fn(*mut u8),
         // The future borrows for `'a` and is `Send` but not `Sync`, like
         // the box it stands for.
@@ -128,16 +130,19 @@ impl<'a> ToolFuture<'a> {
     }
 }
 
-/// Poll the `F` at `future`.
+/// Poll the `F` at `future`, its answer written at `out` (left as it was
+/// if the poll panics).
 ///
 /// # Safety
-/// `future` points at a live `F` that does not move until it is dropped.
+/// `future` points at a live `F` that does not move until it is dropped;
+/// `out` is valid for writes.
 unsafe fn poll_in_place<F: Future<Output = Output>>(
     future: *mut u8,
     cx: &mut Context<'_>,
-) -> Poll<Output> {
+    out: *mut Poll<Output>,
+) {
     // SAFETY: the caller's promise; the buffer is pinned with its `ToolFuture`.
-    unsafe { Pin::new_unchecked(&mut *future.cast::<F>()) }.poll(cx)
+    unsafe { out.write(Pin::new_unchecked(&mut *future.cast::<F>()).poll(cx)) }
 }
 
 /// Drop the `F` at `future` where it is.
@@ -149,20 +154,45 @@ unsafe fn drop_in_place<F>(future: *mut u8) {
     unsafe { std::ptr::drop_in_place(future.cast::<F>()) }
 }
 
-impl Future for ToolFuture<'_> {
-    type Output = Output;
-
+impl ToolFuture<'_> {
+    /// [`poll`](Future::poll), the answer written at `out` (unless the
+    /// tool's poll panics): a future held in place writes it there itself.
+    /// A result copied out of the place a function just wrote it, in
+    /// pieces, is read back before those writes reach the cache, which
+    /// stalls the processor; written where it is read, it is not copied.
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
+    pub(crate) fn poll_into(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut MaybeUninit<Poll<Output>>,
+    ) {
         // SAFETY: nothing is moved out of `self`; the future held in place
         // is polled where it is, pinned as `self` is.
         let this = unsafe { self.get_unchecked_mut() };
         match &mut this.held {
             // SAFETY: `poll` is the function for the type in `buffer`,
-            // which holds a live future (it is dropped only with `self`).
-            Held::InPlace { buffer, poll, .. } => unsafe { poll(buffer.start(), cx) },
-            Held::Boxed(future) => future.as_mut().poll(cx),
+            // which holds a live future (it is dropped only with `self`);
+            // `out` is a place to write.
+            Held::InPlace { buffer, poll, .. } => unsafe {
+                poll(buffer.start(), cx, out.as_mut_ptr())
+            },
+            Held::Boxed(future) => {
+                out.write(future.as_mut().poll(cx));
+            }
         }
+    }
+}
+
+impl Future for ToolFuture<'_> {
+    type Output = Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
+        let mut out = MaybeUninit::uninit();
+        self.poll_into(cx, &mut out);
+        // SAFETY: `poll_into` wrote `out`: it returned, so the tool's poll
+        // did not panic.
+        unsafe { out.assume_init() }
     }
 }
 

@@ -147,10 +147,7 @@ pub(super) unsafe fn guarded_at<'t>(
 /// What a tool's future gives.
 type Outcome = Result<ToolOutput, ToolError>;
 
-impl<F> Guarded<'_, F>
-where
-    F: Future<Output = Outcome>,
-{
+impl Guarded<'_, ToolFuture<'_>> {
     /// [`poll`](Future::poll), the answer written to `out` (always, ready
     /// or not): the tool's result is written there by the tool's own
     /// future, so a caller that reads it in place never copies it.
@@ -163,7 +160,7 @@ where
         let this = self.project();
         let work = this.work;
         if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            out.write(work.poll(cx));
+            work.poll_into(cx, out);
         })) {
             // `out` is written after the tool's poll returns: a panic in
             // it left `out` as it was, with nothing to drop.
@@ -192,10 +189,7 @@ where
     }
 }
 
-impl<F> Future for Guarded<'_, F>
-where
-    F: Future<Output = Outcome>,
-{
+impl Future for Guarded<'_, ToolFuture<'_>> {
     type Output = Outcome;
 
     #[inline(always)]
