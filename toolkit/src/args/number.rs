@@ -67,9 +67,61 @@ impl Num {
                     return b == 0.0;
                 }
                 let quotient = a / b;
+                if !quotient.is_finite() {
+                    // Too large for a float (1.5 of a step of 5e-324): the
+                    // numbers' binary forms still tell it exactly.
+                    return self.is_exact_multiple_of(step);
+                }
+                let whole = quotient.round();
+                if whole == 0.0 {
+                    // Only zero is a multiple this close to zero: 1e-12 is
+                    // no multiple of 1, however small the difference.
+                    return a == 0.0;
+                }
                 // Decimal steps like 0.01 are not exact in binary; allow the
                 // rounding error of one division.
-                (quotient - quotient.round()).abs() <= 1e-9 * quotient.abs().max(1.0)
+                (quotient - whole).abs() <= 1e-9 * quotient.abs()
+            }
+        }
+    }
+
+    /// Whether `self` is a whole multiple of `step` exactly, as the binary
+    /// numbers they are: `m1 * 2^e1` is one of `m2 * 2^e2` (each `m` odd)
+    /// when `m2` divides `m1` and `e1` is at least `e2`.
+    fn is_exact_multiple_of(self, step: Num) -> bool {
+        match (self.dyadic(), step.dyadic()) {
+            (Some((0, _)), _) => true,
+            (Some((m1, e1)), Some((m2, e2))) if m2 != 0 => e1 >= e2 && m1 % m2 == 0,
+            _ => false,
+        }
+    }
+
+    /// The number as `m * 2^e` with `m` odd (or zero), exactly: every
+    /// integer here and every finite float is one. `None` for a float that
+    /// is not finite.
+    fn dyadic(self) -> Option<(i128, i32)> {
+        match self {
+            Num::Int(0) => Some((0, 0)),
+            Num::Int(int) => {
+                let zeros = int.trailing_zeros();
+                Some((int >> zeros, zeros as i32))
+            }
+            Num::Float(float) if !float.is_finite() => None,
+            Num::Float(float) if float == 0.0 => Some((0, 0)),
+            Num::Float(float) => {
+                let bits = float.to_bits();
+                let biased = ((bits >> 52) & 0x7ff) as i32;
+                let fraction = bits & ((1 << 52) - 1);
+                // Subnormals have no implicit leading bit.
+                let (mantissa, exponent) = if biased == 0 {
+                    (fraction, -1074)
+                } else {
+                    (fraction | 1 << 52, biased - 1075)
+                };
+                let zeros = mantissa.trailing_zeros();
+                let odd = i128::from(mantissa >> zeros);
+                let odd = if float < 0.0 { -odd } else { odd };
+                Some((odd, exponent + zeros as i32))
             }
         }
     }
@@ -213,6 +265,59 @@ mod tests {
         assert!(!num(json!(0.075)).is_multiple_of(num(json!(0.01))));
         assert!(num(json!(3)).is_multiple_of(num(json!(1.5))));
         assert!(num(json!(u64::MAX)).is_multiple_of(num(json!(1))));
+    }
+
+    #[test]
+    fn a_small_number_is_no_multiple_of_a_larger_step() {
+        assert!(!num(json!(1e-12)).is_multiple_of(num(json!(1))));
+        assert!(!num(json!(-1e-12)).is_multiple_of(num(json!(0.5))));
+        assert!(!num(json!(5e-324)).is_multiple_of(num(json!(1e308))));
+        assert!(num(json!(0.0)).is_multiple_of(num(json!(1e308))));
+        assert!(num(json!(-0.0)).is_multiple_of(num(json!(0.25))));
+        // Near zero, a decimal step's rounding is still allowed.
+        assert!(num(json!(0.01)).is_multiple_of(num(json!(0.01))));
+        assert!(num(json!(-0.03)).is_multiple_of(num(json!(0.01))));
+    }
+
+    #[test]
+    fn a_quotient_too_large_for_a_float_is_decided_exactly() {
+        // Every finite float is a multiple of the smallest one.
+        for value in [
+            json!(1.5),
+            json!(-1.5),
+            json!(1e308),
+            json!(u64::MAX),
+            json!(i64::MIN),
+        ] {
+            assert!(
+                num(value.clone()).is_multiple_of(num(json!(5e-324))),
+                "{value}"
+            );
+        }
+        // 2^-1073 is two of the smallest float: an odd count of them is not.
+        let two_smallest = f64::from_bits(2);
+        assert!(num(json!(1.5)).is_multiple_of(num(json!(two_smallest))));
+        assert!(!num(json!(5e-324)).is_multiple_of(num(json!(two_smallest))));
+        // 1e308 over 1e-300 overflows; 1e-300's odd part does not divide 1e308's.
+        assert!(!num(json!(1e308)).is_multiple_of(num(json!(1e-300))));
+        assert!(!num(json!(u64::MAX)).is_multiple_of(num(json!(1e-300))));
+        // 3 * 2^1000 is a multiple of 3 * 2^-100 (the quotient, 2^1100, is
+        // beyond a float), and not of 5 * 2^-100.
+        let big = 3.0 * 2f64.powi(1000);
+        assert!(num(json!(big)).is_multiple_of(num(json!(3.0 * 2f64.powi(-100)))));
+        assert!(!num(json!(big)).is_multiple_of(num(json!(5.0 * 2f64.powi(-100)))));
+    }
+
+    #[test]
+    fn numbers_take_their_exact_binary_form() {
+        assert_eq!(Num::Int(12).dyadic(), Some((3, 2)));
+        assert_eq!(Num::Int(-8).dyadic(), Some((-1, 3)));
+        assert_eq!(Num::Float(1.5).dyadic(), Some((3, -1)));
+        assert_eq!(Num::Float(-0.375).dyadic(), Some((-3, -3)));
+        assert_eq!(Num::Float(5e-324).dyadic(), Some((1, -1074)));
+        assert_eq!(Num::Float(f64::MAX).dyadic(), Some(((1 << 53) - 1, 971)));
+        assert_eq!(Num::Float(0.0).dyadic(), Some((0, 0)));
+        assert_eq!(Num::Float(f64::NAN).dyadic(), None);
     }
 
     #[test]
