@@ -107,7 +107,8 @@ impl Num {
                 Some((int >> zeros, zeros as i32))
             }
             Num::Float(float) if !float.is_finite() => None,
-            Num::Float(float) if float == 0.0 => Some((0, 0)),
+            // Either zero: a float pattern compares as `==` does.
+            Num::Float(0.0) => Some((0, 0)),
             Num::Float(float) => {
                 let bits = float.to_bits();
                 let biased = ((bits >> 52) & 0x7ff) as i32;
