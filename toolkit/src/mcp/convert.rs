@@ -80,17 +80,29 @@ pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &
     metadata_from_mcp(spec, definition)
 }
 
-/// A tool's description as the model is shown it: at most
-/// [`bounds::DESCRIPTION`] characters, with a note where it was cut. A
-/// server's description of megabytes would otherwise fill the model's
-/// context on every turn, and leave no room for the other servers' tools.
-fn cut_description(description: &str) -> String {
-    match description.char_indices().nth(bounds::DESCRIPTION) {
-        None => description.to_owned(),
+/// A description as the model is shown it (a tool's, a resource's, a
+/// prompt's): at most [`bounds::DESCRIPTION`] characters, with a note where
+/// it was cut. A server's description of megabytes would otherwise fill the
+/// model's context on every turn, and leave no room for the other servers'
+/// tools.
+pub(crate) fn cut_description(description: &str) -> String {
+    cut_with_note(description, bounds::DESCRIPTION)
+}
+
+/// A short text from a server shown inside a description of ours (an
+/// address, a template, an argument's description): at most
+/// [`bounds::TEXT`] characters, with a note where it was cut.
+pub(crate) fn cut_text(text: &str) -> String {
+    cut_with_note(text, bounds::TEXT)
+}
+
+/// `text`, at most `max` characters of it, with a note where it was cut.
+fn cut_with_note(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
         Some((end, _)) => format!(
-            "{} [the rest of this description, past {} characters, is left out]",
-            description.get(..end).unwrap_or_default(),
-            bounds::DESCRIPTION
+            "{} [the rest of this text, past {max} characters, is left out]",
+            text.get(..end).unwrap_or_default(),
         ),
     }
 }

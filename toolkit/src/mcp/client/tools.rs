@@ -11,7 +11,9 @@ use super::template::UriTemplate;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::json_size::json_size;
-use crate::mcp::convert::{add_content_block, output_from_tool_call_result, spec_from_mcp_tool};
+use crate::mcp::convert::{
+    add_content_block, cut_description, cut_text, output_from_tool_call_result, spec_from_mcp_tool,
+};
 use crate::mcp::naming::{Kind, NameAllocator};
 use crate::output::ToolOutput;
 use crate::tool::{Arguments, Tool, ToolAnnotations, ToolSpec};
@@ -150,11 +152,7 @@ pub(crate) async fn mount_all(
             if !enabled.allows(name, &wrapped) {
                 continue;
             }
-            let mut description =
-                format!("Read the resource `{uri}` of the MCP server `{server}`.");
-            if !str_of("description").is_empty() {
-                description = format!("{} {description}", str_of("description"));
-            }
+            let description = resource_description(&server, uri, str_of("description"));
             let spec = ToolSpec::new(
                 wrapped,
                 description,
@@ -210,12 +208,11 @@ pub(crate) async fn mount_all(
             if !enabled.allows(&name, &wrapped) {
                 continue;
             }
-            let description = match prompt.get("description").and_then(Value::as_str) {
-                Some(d) if !d.trim().is_empty() => {
-                    format!("{d} (the prompt `{name}` of the MCP server `{server}`)")
-                }
-                _ => format!("Get the prompt `{name}` of the MCP server `{server}`."),
-            };
+            let description = prompt_description(
+                &server,
+                &name,
+                prompt.get("description").and_then(Value::as_str),
+            );
             let spec = ToolSpec::new(wrapped, description, prompt_schema(&prompt))
                 .with_annotations(READS)
                 .with_timeout(link.config().tool_timeout);
@@ -325,12 +322,7 @@ fn template_tool(
     let (name, uri_template) = (str_of("name"), str_of("uriTemplate"));
     let parsed = UriTemplate::parse(uri_template)?;
     let wrapped = names.allocate(server, Kind::Resource, name);
-    let mut description = format!(
-        "Read a resource of the MCP server `{server}` from the template `{uri_template}`: the parameters fill it in."
-    );
-    if !str_of("description").is_empty() {
-        description = format!("{} {description}", str_of("description"));
-    }
+    let description = template_description(server, uri_template, str_of("description"));
     let spec = ToolSpec::new(wrapped, description, parsed.schema(name))
         .with_annotations(READS)
         .with_timeout(link.config().tool_timeout);
@@ -340,6 +332,50 @@ fn template_tool(
         address: Address::Template(parsed),
     };
     Ok((name.to_owned(), tool))
+}
+
+/// What the model is told of the resource at `uri`: the server's
+/// `description` (if any), then what the tool does. Both of the server's
+/// texts are cut to their bounds, as a tool's description is.
+fn resource_description(server: &str, uri: &str, description: &str) -> String {
+    let ours = format!(
+        "Read the resource `{}` of the MCP server `{server}`.",
+        cut_text(uri)
+    );
+    before(description, ours)
+}
+
+/// What the model is told of a resource template: as
+/// [`resource_description`].
+fn template_description(server: &str, uri_template: &str, description: &str) -> String {
+    let ours = format!(
+        "Read a resource of the MCP server `{server}` from the template `{}`: the parameters fill it in.",
+        cut_text(uri_template)
+    );
+    before(description, ours)
+}
+
+/// What the model is told of a prompt: its description, cut to its bound,
+/// and whose prompt it is.
+fn prompt_description(server: &str, name: &str, description: Option<&str>) -> String {
+    let name = cut_text(name);
+    match description {
+        Some(d) if !d.trim().is_empty() => format!(
+            "{} (the prompt `{name}` of the MCP server `{server}`)",
+            cut_description(d)
+        ),
+        _ => format!("Get the prompt `{name}` of the MCP server `{server}`."),
+    }
+}
+
+/// A server's `description`, cut to its bound, then `ours`; `ours` alone if
+/// the server gave none.
+fn before(description: &str, ours: String) -> String {
+    if description.trim().is_empty() {
+        ours
+    } else {
+        format!("{} {ours}", cut_description(description))
+    }
 }
 
 /// A prompt's arguments as a parameters schema: all strings, as MCP has them.
@@ -357,7 +393,7 @@ fn prompt_schema(prompt: &Value) -> Value {
         };
         let mut property = json!({"type": "string"});
         if let Some(d) = argument.get("description").and_then(Value::as_str) {
-            property["description"] = json!(d);
+            property["description"] = json!(cut_text(d));
         }
         properties.insert(name.to_owned(), property);
         if argument.get("required").and_then(Value::as_bool) == Some(true) {
@@ -560,6 +596,31 @@ mod tests {
             "city": {"type": "string", "description": "Where"},
             "style": {"type": "string"}
         }, "required": ["city"]})
+        );
+    }
+
+    #[test]
+    fn a_servers_texts_are_cut_in_what_the_model_is_shown() {
+        let huge = "d".repeat(7 << 20);
+        let long = |text: &str| text.chars().count() < 40 * 1024;
+        assert!(long(&resource_description("s", &huge, &huge)));
+        assert!(long(&template_description("s", &huge, &huge)));
+        assert!(long(&prompt_description("s", &huge, Some(&huge))));
+        assert!(long(&prompt_description("s", &huge, None)));
+        let schema = prompt_schema(&json!({"name": "p", "arguments": [
+            {"name": "a", "description": huge}
+        ]}));
+        let shown = schema["properties"]["a"]["description"].as_str().unwrap();
+        assert!(shown.chars().count() < 2_000, "{}", shown.len());
+        assert!(shown.ends_with("is left out]"), "the cut is said");
+        // Short texts are shown whole.
+        assert_eq!(
+            resource_description("s", "file:///a", "The a file."),
+            "The a file. Read the resource `file:///a` of the MCP server `s`."
+        );
+        assert_eq!(
+            prompt_description("s", "p", Some("  ")),
+            "Get the prompt `p` of the MCP server `s`."
         );
     }
 
