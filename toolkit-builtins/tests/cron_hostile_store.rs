@@ -6,10 +6,13 @@
 
 #![cfg(all(feature = "agent", unix))]
 
+mod child_support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use child_support::{in_child, is_child, peak_rss_kb, reset_peak_rss};
 use serde_json::json;
 use toolsmith::{ToolContext, ToolFilter, ToolRegistry};
 use toolsmith_builtins::agent::cron::{
@@ -671,48 +674,6 @@ fn a_change_that_would_save_more_than_is_read_back_is_refused() {
     });
 }
 
-/// Run the test `name` of this binary again in a child process with
-/// `HOSTILE_CHILD` set, so a stack overflow or an abort there fails the
-/// test instead of killing the harness; killed after two minutes.
-fn in_child(name: &str) -> String {
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("HOSTILE_CHILD", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
-        text
-    });
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("the child did not end within two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = reader.join().unwrap();
-    assert!(status.success(), "the child failed ({status}): {stdout}");
-    stdout
-}
-
-fn peak_rss_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap()
-}
-
 /// Jobs files of the largest size read, written to hurt the parser: nesting
 /// 100k deep (in the jobs and in a field no job has), a field of millions
 /// of tiny values, tens of thousands of jobs, one job with a 16 MiB
@@ -721,8 +682,11 @@ fn peak_rss_kb() -> u64 {
 /// stays a small multiple of the file and whose stack holds.
 #[test]
 fn hostile_jobs_files_open_in_bounded_memory() {
-    if std::env::var_os("HOSTILE_CHILD").is_none() {
-        let out = in_child("hostile_jobs_files_open_in_bounded_memory");
+    if !is_child() {
+        let out = in_child(
+            "hostile_jobs_files_open_in_bounded_memory",
+            Duration::from_secs(120),
+        );
         assert!(out.contains("CASES 5 REFUSED 1 OPENED 4"), "{out}");
         return;
     }
@@ -767,7 +731,7 @@ fn hostile_jobs_files_open_in_bounded_memory() {
         assert!(text.len() <= 16 << 20, "{name}: {} bytes", text.len());
         let path = dir.path().join(format!("{name}.json"));
         std::fs::write(&path, text).unwrap();
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        reset_peak_rss();
         let before = peak_rss_kb();
         let result = open(&path);
         let grown = peak_rss_kb().saturating_sub(before);

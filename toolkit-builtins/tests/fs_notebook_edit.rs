@@ -1,8 +1,10 @@
 //! `notebook_edit` against real notebooks: replace, insert, delete, by
 //! index and by id, and the file stays a valid notebook.
 
+mod child_support;
 mod fs_support;
 
+use child_support::{in_child, is_child, peak_rss_kb, reset_peak_rss};
 use fs_support::Env;
 use serde_json::{Value, json};
 
@@ -207,60 +209,8 @@ async fn bad_requests_leave_the_notebook_alone() {
     assert_eq!(env.read("nb.ipynb"), original);
 }
 
-/// Run the test `name` of this binary again in a child process with
-/// `HOSTILE_CHILD` set, so a stack overflow or an abort there fails the
-/// test instead of killing the harness; killed after `DEADLINE`.
-fn in_child(name: &str) -> String {
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("HOSTILE_CHILD", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
-        text
-    });
-    let errors = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
-        text
-    });
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > DEADLINE {
-            child.kill().unwrap();
-            panic!("the child did not end within {DEADLINE:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let stdout = reader.join().unwrap();
-    assert!(
-        status.success(),
-        "the child failed ({status}): {stdout}\n{}",
-        errors.join().unwrap()
-    );
-    stdout
-}
-
 /// How long one hostile case may take before it counts as a hang.
 const DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
-
-fn peak_rss_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap()
-}
 
 /// A notebook of `bytes` bytes whose metadata holds `item` over and over.
 fn padded_notebook(item: &str, bytes: usize) -> String {
@@ -289,8 +239,11 @@ fn padded_notebook(item: &str, bytes: usize) -> String {
 /// fails this test instead of killing the others).
 #[test]
 fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
-    if std::env::var_os("HOSTILE_CHILD").is_none() {
-        let out = in_child("hostile_notebooks_are_refused_or_edited_in_bounded_memory");
+    if !is_child() {
+        let out = in_child(
+            "hostile_notebooks_are_refused_or_edited_in_bounded_memory",
+            DEADLINE,
+        );
         assert!(out.contains("CASES 10 REFUSED 7 EDITED 3"), "{out}");
         return;
     }
@@ -356,7 +309,7 @@ fn hostile_notebooks_are_refused_or_edited_in_bounded_memory() {
     for (name, text, refusal) in &cases {
         env.write("nb.ipynb", text);
         // Each case's peak from the memory in use now, not the last peak.
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        reset_peak_rss();
         let before = peak_rss_kb();
         let out = runtime.block_on(async {
             tokio::time::timeout(

@@ -1,10 +1,15 @@
 //! `read_file` against real files: numbering, paging, the character cap,
 //! streaming through a large file, devices, binaries and images.
 
+// Only the peak-memory reading is used here: the huge file is read in
+// this process, no test runs in a child, so the rest is unused.
+#[allow(dead_code)]
+mod child_support;
 mod fs_support;
 
 use std::io::Write;
 
+use child_support::peak_rss_kb;
 use fs_support::Env;
 use serde_json::json;
 use toolsmith::ToolContext;
@@ -271,15 +276,6 @@ async fn a_huge_file_is_streamed_not_loaded() {
         "(showing lines 1000000-1000100 of a 2.0 GB file; call read_file with offset=1000101 to continue)"
     );
     assert!(grown < 64 * 1024, "peak memory grew by {grown} KB");
-}
-
-fn peak_rss_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap()
 }
 
 #[tokio::test]

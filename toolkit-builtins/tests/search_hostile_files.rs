@@ -4,17 +4,26 @@
 //! test instead of stalling it. What could exhaust memory runs in a child
 //! process, so a failure is a failed test, not a killed test binary.
 
+// `reset_peak_rss` is unused here: the child's peak is measured over its
+// whole life, so it is never reset.
+#[allow(dead_code)]
+mod child_support;
 mod fs_support;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::Duration;
 
+use child_support::{in_child, is_child, peak_rss_kb};
 use fs_support::Env;
 use serde_json::{Value, json};
 use toolsmith::ToolOutput;
 
 const DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long a test run in a child may take in all: besides its calls,
+/// each bound by [`DEADLINE`], the child writes a 64 MiB file first.
+const CHILD_DEADLINE: Duration = Duration::from_secs(120);
 
 fn mkfifo(path: &Path) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -301,40 +310,16 @@ async fn every_output_is_capped_where_it_is_built() {
     );
 }
 
-/// Run the test `name` of this binary again in a child process with
-/// `HOSTILE_CHILD` set; its peak memory comes back on stdout.
-fn in_child(name: &str) -> String {
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("HOSTILE_CHILD", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "the child failed ({}): {stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
-
-fn peak_rss_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap()
-}
-
 /// Multiline grep over a 16 GB sparse file and over a text file of exactly
 /// the multiline cap (64 MiB): the first is left out with a note, the
 /// second searched; the child's peak memory stays bounded either way.
 #[test]
 fn multiline_grep_memory_is_bounded_on_huge_files() {
-    if std::env::var_os("HOSTILE_CHILD").is_none() {
-        let out = in_child("multiline_grep_memory_is_bounded_on_huge_files");
+    if !is_child() {
+        let out = in_child(
+            "multiline_grep_memory_is_bounded_on_huge_files",
+            CHILD_DEADLINE,
+        );
         let peak = out
             .lines()
             .find_map(|l| Some(l.split_once("peak-kb ")?.1))
