@@ -876,7 +876,10 @@ enum Fate {
 /// Connect to a [`SCHEMA_SERVER`] in `mode` beside a plain one, render
 /// every definition in every format, and call every tool with `args`:
 /// all within 60 s. The plain server's tool works whatever `h` did.
-async fn attack(mode: &str, args: serde_json::Value) -> (Fate, Arc<ToolRegistry>) {
+async fn attack(
+    mode: &str,
+    args: serde_json::Value,
+) -> (Fate, Arc<ToolRegistry>, Vec<tk::ToolOutput>) {
     let (registry, clients) = schema_servers(mode);
     let connected = tokio::time::timeout(Duration::from_secs(60), clients.connect())
         .await
@@ -918,6 +921,7 @@ async fn attack(mode: &str, args: serde_json::Value) -> (Fate, Arc<ToolRegistry>
     // What a model is shown of the server's tools stays within what the
     // server sent, give or take the renderers' notes.
     assert!(rendered < 24 << 20, "{mode}: {} MiB shown", rendered >> 20);
+    let mut outputs = Vec::new();
     for spec in registry.specs() {
         let out = tokio::time::timeout(
             Duration::from_secs(60),
@@ -927,12 +931,14 @@ async fn attack(mode: &str, args: serde_json::Value) -> (Fate, Arc<ToolRegistry>
         .unwrap_or_else(|_| panic!("{mode}: {} answered within 60 s", spec.name));
         if spec.name.starts_with("mcp_ok_") {
             assert_eq!(out.content, "ok", "{mode}: the plain server's tool");
+        } else {
+            outputs.push(out);
         }
     }
     tokio::time::timeout(Duration::from_secs(30), clients.disconnect())
         .await
         .unwrap_or_else(|_| panic!("{mode}: let go within 30 s"));
-    (fate, registry)
+    (fate, registry, outputs)
 }
 
 /// The arguments each tool of a [`SCHEMA_SERVER`] in a mode is called with.
@@ -954,7 +960,7 @@ fn attack_in_this_process(mode: &str) {
         .enable_all()
         .build()
         .unwrap();
-    let (fate, registry) = runtime.block_on(attack(mode, arguments_for(mode)));
+    let (fate, registry, outputs) = runtime.block_on(attack(mode, arguments_for(mode)));
     let names: Vec<String> = registry
         .specs()
         .iter()
@@ -967,6 +973,19 @@ fn attack_in_this_process(mode: &str) {
         assert!(
             longest < Some(64 << 10),
             "{mode}: {longest:?} bytes described"
+        );
+    }
+    if mode == "mismatch" {
+        // Not passed on as if it were what the schema promised.
+        let [out] = &outputs[..] else {
+            panic!("{mode}: one tool called, got {}", outputs.len())
+        };
+        assert!(out.is_error && out.structured.is_none(), "{mode}: {out:?}");
+        assert!(
+            out.content.contains("output schema does not allow")
+                && out.content.contains("n should be integer"),
+            "{mode}: {}",
+            out.content
         );
     }
     if matches!(mode, "duplicates" | "collide") {

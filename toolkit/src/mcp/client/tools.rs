@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::link::{ServerLink, Session};
 use super::template::UriTemplate;
+use crate::args::ArgumentSchema;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::json_size::json_size;
@@ -111,10 +112,12 @@ pub(crate) async fn mount_all(
             // silence of `toolTimeout`.
             let spec = spec_from_mcp_tool(&wrapped, &server, &definition)
                 .with_timeout(link.config().call_timeout());
+            let output = output_check(&spec, &server);
             let tool: Arc<dyn Tool> = Arc::new(McpTool {
                 link: Arc::clone(link),
                 spec,
                 remote: raw,
+                output,
             });
             // One tool whose schema no registry takes (a `$ref` to another
             // document, which is never fetched) does not cost the server
@@ -408,6 +411,62 @@ struct McpTool {
     link: Arc<ServerLink>,
     spec: ToolSpec,
     remote: String,
+    /// The output schema the server declared, compiled: what each of the
+    /// tool's structured results must be.
+    output: Option<ArgumentSchema>,
+}
+
+/// The most problems of a structured result named to the model.
+const MAX_OUTPUT_PROBLEMS: usize = 5;
+
+/// The output schema of `spec`, compiled to check the tool's structured
+/// results; `None` if it has none, or one that does not compile (a `$ref`
+/// to another document): its results then pass unchecked, as a tool's
+/// without a schema do, and the host is told once, here.
+fn output_check(spec: &ToolSpec, server: &str) -> Option<ArgumentSchema> {
+    let schema = spec.output_schema.as_ref()?;
+    match ArgumentSchema::compile(schema) {
+        Ok(compiled) => Some(compiled),
+        Err(e) => {
+            tracing::warn!(
+                server = %server,
+                tool = %spec.name,
+                "the tool's output schema does not compile ({e}); its results are passed on unchecked"
+            );
+            None
+        }
+    }
+}
+
+/// What is wrong with a successful `result` of the tool `name`, whose
+/// output schema is `schema`: MCP has a server give structured content
+/// that its declared output schema allows, and a client check it. A result
+/// that is not what the schema says is not passed on as if it were (a host
+/// reading the structured content would read what it was promised); the
+/// model is told what the server got wrong. A failure (`isError`) carries
+/// no promise.
+fn output_refusal(schema: &ArgumentSchema, name: &str, result: &Value) -> Option<String> {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) else {
+        return Some(format!(
+            "the MCP server's tool `{name}` declares an output schema, and returned no structured content"
+        ));
+    };
+    let problems = schema.validate(structured).err()?;
+    let mut said: Vec<String> = problems
+        .iter()
+        .take(MAX_OUTPUT_PROBLEMS)
+        .map(|problem| crate::mcp::convert::cut_text(&problem.to_string()))
+        .collect();
+    if problems.len() > MAX_OUTPUT_PROBLEMS {
+        said.push(format!("and {} more", problems.len() - MAX_OUTPUT_PROBLEMS));
+    }
+    Some(format!(
+        "the MCP server's tool `{name}` returned structured content its own output schema does not allow: {}",
+        said.join("; ")
+    ))
 }
 
 #[async_trait]
@@ -436,8 +495,16 @@ impl Tool for McpTool {
                 }
             })
             .await?;
+        let result = serde_json::to_value(&result).unwrap_or_default();
+        if let Some(refusal) = self
+            .output
+            .as_ref()
+            .and_then(|schema| output_refusal(schema, &self.remote, &result))
+        {
+            return Err(ToolError::Failed(refusal));
+        }
         Ok(output_from_tool_call_result(
-            &serde_json::to_value(&result).unwrap_or_default(),
+            &result,
             self.spec.output_schema.as_ref(),
         ))
     }
@@ -622,6 +689,41 @@ mod tests {
             prompt_description("s", "p", Some("  ")),
             "Get the prompt `p` of the MCP server `s`."
         );
+    }
+
+    #[test]
+    fn a_structured_result_its_output_schema_does_not_allow_is_refused() {
+        let schema = ArgumentSchema::compile(&json!({"type": "object",
+            "properties": {"n": {"type": "integer"}}, "required": ["n"],
+            "additionalProperties": false}))
+        .unwrap();
+        let refused = |result: Value| output_refusal(&schema, "count", &result);
+        assert_eq!(
+            refused(json!({"content": [], "structuredContent": {"n": 3}})),
+            None
+        );
+        let wrong = refused(json!({"content": [], "structuredContent": {"n": "3", "extra": 1}}))
+            .expect("a string where an integer was promised");
+        assert!(
+            wrong.contains("`count`") && wrong.contains("n should be integer"),
+            "{wrong}"
+        );
+        let missing = refused(json!({"content": [{"type": "text", "text": "3"}]}))
+            .expect("no structured content");
+        assert!(missing.contains("no structured content"), "{missing}");
+        assert_eq!(
+            refused(json!({"content": [], "structuredContent": null, "isError": true})),
+            None,
+            "a failure carries no promise"
+        );
+        // However many problems, a few are named.
+        let many = ArgumentSchema::compile(&json!({"type": "object",
+            "additionalProperties": {"type": "integer"}}))
+        .unwrap();
+        let wide: Map<String, Value> = (0..10_000).map(|i| (format!("k{i}"), json!("x"))).collect();
+        let said = output_refusal(&many, "t", &json!({"structuredContent": wide})).unwrap();
+        // (The check itself stops at a bound of its own.)
+        assert!(said.len() < 2_000 && said.ends_with(" more"), "{said}");
     }
 
     #[test]
