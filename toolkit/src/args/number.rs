@@ -67,10 +67,12 @@ impl Num {
                     return b == 0.0;
                 }
                 let quotient = a / b;
-                if !quotient.is_finite() {
-                    // Too large for a float (1.5 of a step of 5e-324): the
-                    // numbers' binary forms still tell it exactly.
-                    return self.is_exact_multiple_of(step);
+                if quotient.abs() >= LENIENT_BELOW {
+                    // Too large for a float (1.5 of a step of 5e-324), or
+                    // for the allowance below to leave any number out
+                    // (1e9 + 0.5 of a step of 1): decided exactly, as the
+                    // binary numbers they are or as the decimals they read.
+                    return self.is_exact_multiple_of(step) || self.is_decimal_multiple_of(step);
                 }
                 let whole = quotient.round();
                 if whole == 0.0 {
@@ -93,6 +95,48 @@ impl Num {
             (Some((0, _)), _) => true,
             (Some((m1, e1)), Some((m2, e2))) if m2 != 0 => e1 >= e2 && m1 % m2 == 0,
             _ => false,
+        }
+    }
+
+    /// Whether `self` is a whole multiple of `step` as the shortest
+    /// decimals that read back as them (what a schema or a payload most
+    /// likely wrote): `d1 * 10^e1` is one of `d2 * 10^e2` when `d2 * 10^e2`
+    /// divides `d1 * 10^e1`. Signs do not matter.
+    fn is_decimal_multiple_of(self, step: Num) -> bool {
+        let (Some((d1, e1)), Some((d2, e2))) = (self.decimal(), step.decimal()) else {
+            return false;
+        };
+        if d1 == 0 || d2 == 0 {
+            return d1 == 0;
+        }
+        match u32::try_from(e1 - e2) {
+            // `d2` divides `d1 * 10^shift`: residues below `d2` (at most
+            // `u64::MAX`), whose products fit a `u128`.
+            Ok(shift) => ((d1 % d2) * pow_mod(10, shift, d2)).is_multiple_of(d2),
+            // `d2 * 10^shift` divides `d1`, which it cannot once larger.
+            Err(_) => 10u128
+                .checked_pow(e2.abs_diff(e1))
+                .and_then(|scale| scale.checked_mul(d2))
+                .is_some_and(|divisor| d1.is_multiple_of(divisor)),
+        }
+    }
+
+    /// The number's magnitude as `d * 10^e`: an integer exactly, a float as
+    /// the shortest decimal that reads back as it. `None` for a float that
+    /// is not finite.
+    fn decimal(self) -> Option<(u128, i32)> {
+        match self {
+            Num::Int(int) => Some((int.unsigned_abs(), 0)),
+            Num::Float(float) if !float.is_finite() => None,
+            Num::Float(float) => {
+                // `{:e}` writes the shortest form: `1.2345e-7`.
+                let written = format!("{:e}", float.abs());
+                let (mantissa, exponent) = written.split_once('e')?;
+                let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+                let digits = format!("{whole}{fraction}").parse().ok()?;
+                let exponent: i32 = exponent.parse().ok()?;
+                Some((digits, exponent - i32::try_from(fraction.len()).ok()?))
+            }
         }
     }
 
@@ -134,6 +178,25 @@ impl Num {
             Num::Float(f) => f,
         }
     }
+}
+
+/// Quotients from this size up are decided exactly by
+/// [`Num::is_multiple_of`]: the allowance for decimal steps, a billionth of
+/// the quotient, is half a step here, and would let every number pass.
+const LENIENT_BELOW: f64 = 5e8;
+
+/// `base^exponent` modulo `modulus` (not zero), by squaring; `modulus` at
+/// most `u64::MAX`, so that no product overflows.
+fn pow_mod(base: u128, mut exponent: u32, modulus: u128) -> u128 {
+    let (mut result, mut base) = (1 % modulus, base % modulus);
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            result = result * base % modulus;
+        }
+        base = base * base % modulus;
+        exponent >>= 1;
+    }
+    result
 }
 
 /// Compare an integer with a float without rounding either.
@@ -299,14 +362,69 @@ mod tests {
         let two_smallest = f64::from_bits(2);
         assert!(num(json!(1.5)).is_multiple_of(num(json!(two_smallest))));
         assert!(!num(json!(5e-324)).is_multiple_of(num(json!(two_smallest))));
-        // 1e308 over 1e-300 overflows; 1e-300's odd part does not divide 1e308's.
-        assert!(!num(json!(1e308)).is_multiple_of(num(json!(1e-300))));
-        assert!(!num(json!(u64::MAX)).is_multiple_of(num(json!(1e-300))));
+        // 1e308 over 1e-300 overflows; 1e-300's odd part does not divide
+        // 1e308's, but as the decimals they read, 1e608 of it is 1e308.
+        assert!(num(json!(1e308)).is_multiple_of(num(json!(1e-300))));
+        assert!(num(json!(u64::MAX)).is_multiple_of(num(json!(1e-300))));
+        assert!(!num(json!(1e308)).is_multiple_of(num(json!(3e-300))));
+        assert!(!num(json!(1.5e-323)).is_multiple_of(num(json!(1e-323))));
         // 3 * 2^1000 is a multiple of 3 * 2^-100 (the quotient, 2^1100, is
         // beyond a float), and not of 5 * 2^-100.
         let big = 3.0 * 2f64.powi(1000);
         assert!(num(json!(big)).is_multiple_of(num(json!(3.0 * 2f64.powi(-100)))));
         assert!(!num(json!(big)).is_multiple_of(num(json!(5.0 * 2f64.powi(-100)))));
+    }
+
+    #[test]
+    fn a_large_quotient_is_no_multiple_by_allowance_alone() {
+        // A billionth of these quotients is half a step or more: the
+        // allowance for decimal steps let every number pass.
+        for (value, step) in [
+            (json!(1_000_000_000.5), json!(1)),
+            (json!(-1_000_000_000.5), json!(1)),
+            (json!(1_000_000_001), json!(2.0)),
+            (json!(1_000_000_000.25), json!(0.5)),
+            (json!(9_007_199_254_740_993_u64), json!(2.0)),
+            (json!(1e15 + 0.5), json!(1)),
+            (json!(12_345_678_901.235), json!(0.01)),
+        ] {
+            assert!(
+                !num(value.clone()).is_multiple_of(num(step.clone())),
+                "{value} of {step}"
+            );
+        }
+        // Multiples there, binary or decimal, still are.
+        for (value, step) in [
+            (json!(1_000_000_002), json!(2.0)),
+            (json!(9_007_199_254_740_994_u64), json!(2.0)),
+            (json!(12_345_678_901.23), json!(0.01)),
+            (json!(-12_345_678_901.23), json!(0.01)),
+            (json!(1e300), json!(1e-10)),
+            (json!(1e300), json!(1e-5)),
+            (json!(u64::MAX), json!(5e-9)),
+            (json!(i64::MIN), json!(2e-9)),
+        ] {
+            assert!(
+                num(value.clone()).is_multiple_of(num(step.clone())),
+                "{value} of {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_take_their_shortest_decimal_form() {
+        assert_eq!(Num::Int(-120).decimal(), Some((120, 0)));
+        assert_eq!(Num::Int(i128::from(i64::MIN)).decimal(), Some((1 << 63, 0)));
+        assert_eq!(Num::Float(0.01).decimal(), Some((1, -2)));
+        assert_eq!(Num::Float(-12.5).decimal(), Some((125, -1)));
+        assert_eq!(Num::Float(1e300).decimal(), Some((1, 300)));
+        assert_eq!(Num::Float(5e-324).decimal(), Some((5, -324)));
+        assert_eq!(Num::Float(0.0).decimal(), Some((0, 0)));
+        assert_eq!(Num::Float(f64::INFINITY).decimal(), None);
+        assert_eq!(pow_mod(10, 0, 1), 0);
+        assert_eq!(pow_mod(10, 3, 7), 1000 % 7);
+        let max = u128::from(u64::MAX);
+        assert_eq!(pow_mod(max - 1, 2, max), 1);
     }
 
     #[test]
