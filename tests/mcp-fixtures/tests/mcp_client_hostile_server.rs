@@ -710,7 +710,8 @@ async fn the_question_rate_is_the_hosts_to_set() {
 /// definition renderer, names that collide, numbers at the edge of what
 /// JSON holds. Each list fits the 8 MiB a listing may take. A call of any
 /// tool answers as `MODE` says too: `mismatch` with structured content the
-/// output schema does not allow, `huge` with 100 MB of text.
+/// output schema does not allow, `bigresult` with five million values,
+/// `huge` with 100 MB of text.
 const SCHEMA_SERVER: &str = r##"
 import json, os, sys
 mode = os.environ["MODE"]
@@ -802,6 +803,13 @@ def tools():
     if mode == "huge_number":
         return [tool("t", obj(properties={"a": {"type": "number", "minimum": "HUGE"}})),
                 tool("u", obj())]
+    if mode == "bigname":
+        # A name of 7 MiB and no description, which the name stands in for;
+        # a call gives no structured content, which the schema wants.
+        return [{"name": "n" * (7 << 20), "inputSchema": obj(), "outputSchema": obj()}]
+    if mode == "bigresult":
+        return [tool("t", obj(), outputSchema=obj(properties={
+            "rows": {"type": "array", "items": {"type": "integer"}}}))]
     if mode in ("mismatch", "huge"):
         return [tool("t", obj(), outputSchema=obj(properties={"n": {"type": "integer"}},
                                                      required=["n"], additionalProperties=False))]
@@ -820,6 +828,10 @@ for line in sys.stdin:
     elif msg["method"] == "tools/call" and mode == "mismatch":
         answer["result"] = {"content": [{"type": "text", "text": "{}"}],
                             "structuredContent": {"n": "not a number", "extra": [[[[1]]]]}}
+    elif msg["method"] == "tools/call" and mode == "bigresult":
+        # Five million values in 10 MB: more than a check takes steps, as
+        # the schema says, and within the 16 MiB a message may take.
+        answer["result"] = {"content": [], "structuredContent": {"rows": [0] * 5000000}}
     elif msg["method"] == "tools/call" and mode == "huge":
         answer["result"] = {"content": [{"type": "text", "text": "HUGE_TEXT"}]}
     elif msg["method"] == "tools/call":
@@ -975,6 +987,31 @@ fn attack_in_this_process(mode: &str) {
             "{mode}: {longest:?} bytes described"
         );
     }
+    if mode == "bigname" {
+        let [out] = &outputs[..] else {
+            panic!("{mode}: one tool called, got {}", outputs.len())
+        };
+        let longest = registry.specs().iter().map(|s| s.description.len()).max();
+        assert!(
+            longest < Some(64 << 10),
+            "{mode}: {longest:?} bytes described"
+        );
+        assert!(
+            out.is_error && out.content.len() < 64 << 10,
+            "{mode}: {out:?}"
+        );
+    }
+    if mode == "bigresult" {
+        // Nothing known to be wrong with it: not lost for its size.
+        let [out] = &outputs[..] else {
+            panic!("{mode}: one tool called, got {}", outputs.len())
+        };
+        assert!(
+            !out.is_error && out.content.starts_with(r#"{"rows":[0,0,"#),
+            "{mode}: {}",
+            out.content.chars().take(300).collect::<String>()
+        );
+    }
     if mode == "mismatch" {
         // Not passed on as if it were what the schema promised.
         let [out] = &outputs[..] else {
@@ -1005,8 +1042,9 @@ fn attack_in_this_process(mode: &str) {
 /// `allOf` branches of as many; a tuple of 100,000 positions; patterns
 /// whose programs are huge, or 5,000 patterns of a megabyte in one schema; numbers at the edge of JSON; 10,000 tools
 /// under one name or names one once sanitized; a description of 7 MiB
-/// (cut, as the model is shown it); a result that is not what
-/// the output schema says; a result of 100 MB. Each runs in a process of
+/// (cut, as the model is shown it), or a name of as much in its place; a
+/// result that is not what the output schema says, or too large to check
+/// against it (passed on, not lost); a result of 100 MB. Each runs in a process of
 /// its own (an abort or a stack overflow ends that one, not the others)
 /// with its address space capped at 6 GiB, and must end within 150 s:
 /// refused (with a reason) or contained (mounted, rendered in every
@@ -1037,6 +1075,8 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
         "numbers",
         "huge_number",
         "mismatch",
+        "bigname",
+        "bigresult",
         "huge",
     ];
     let exe = std::env::current_exe().unwrap();

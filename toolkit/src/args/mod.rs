@@ -66,6 +66,13 @@ pub(crate) use depth::discard;
 pub(crate) use node::same_name;
 pub(crate) use payload::{is_plain_arguments, normalize_payload, read_payload};
 
+/// Whether `error` says that a check ran out of steps (a value too large or
+/// too tangled to check through), not that the value is wrong: the caller
+/// decides what an unchecked value is worth.
+pub(crate) fn ran_out_of_steps(error: &ArgumentError) -> bool {
+    matches!(&error.problem, crate::error::Problem::Other(text) if text == walk::TOO_COMPLEX)
+}
+
 /// A tool's input schema, compiled once for casting and validation.
 ///
 /// Compiling resolves every `$ref`, compiles every `pattern` and reads the

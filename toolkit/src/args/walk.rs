@@ -41,6 +41,11 @@ use crate::suggest::did_you_mean;
 /// The most allowed values one problem lists.
 pub(super) const MAX_LISTED: usize = 50;
 
+/// What is said of a value whose check ran out of steps: not that it is
+/// wrong, only that it was not checked through.
+pub(super) const TOO_COMPLEX: &str =
+    "is too complex to check within this tool's limits; send a simpler value";
+
 /// A schema and the budget of the call it checks.
 pub(super) struct Walker<'n> {
     pub(super) nodes: &'n Nodes,
@@ -299,12 +304,7 @@ impl Walker<'_> {
     #[inline(never)]
     fn out_of_steps<S: Sink>(&self, path: &Path<'_>, sink: &mut S) {
         if !S::DETAILED || self.budget.first_to_tell() {
-            sink.report(path, || {
-                Problem::Other(
-                    "is too complex to check within this tool's limits; send a simpler value"
-                        .to_owned(),
-                )
-            });
+            sink.report(path, || Problem::Other(TOO_COMPLEX.to_owned()));
         }
     }
 

@@ -52,8 +52,13 @@ pub(crate) fn spec_from_mcp_tool(wrapped_name: &str, server: &str, definition: &
         .filter(|d| !d.trim().is_empty())
         .map(cut_description)
         .unwrap_or_else(|| {
+            // The name is the server's, as long as it likes: cut as the
+            // description it stands in for would be.
             let name = definition.get("name").and_then(Value::as_str).unwrap_or("");
-            format!("The `{name}` tool of the MCP server `{server}`.")
+            format!(
+                "The `{}` tool of the MCP server `{server}`.",
+                cut_text(name)
+            )
         });
     // MCP requires `"type": "object"`; a server that leaves it out still
     // means an object, and the registry refuses a root without it.
@@ -634,6 +639,17 @@ mod tests {
         assert_eq!(spec.input_schema["properties"]["a"]["type"], "number");
         assert_eq!(spec.output_schema, Some(json!({"type": "object"})));
         assert!(spec.annotations.read_only);
+    }
+
+    #[test]
+    fn a_long_name_standing_in_for_a_description_is_cut() {
+        let name = "n".repeat(7 << 20);
+        let spec = spec_from_mcp_tool("mcp_s_n", "s", &json!({"name": name}));
+        assert!(spec.description.len() < 2_000, "{}", spec.description.len());
+        assert!(
+            spec.description
+                .contains("is left out]` tool of the MCP server `s`.")
+        );
     }
 
     #[test]

@@ -449,16 +449,29 @@ fn output_refusal(schema: &ArgumentSchema, name: &str, result: &Value) -> Option
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return None;
     }
+    // The server's name for its tool, unbounded as it sent it.
+    let name = cut_text(name);
     let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) else {
         return Some(format!(
             "the MCP server's tool `{name}` declares an output schema, and returned no structured content"
         ));
     };
     let problems = schema.validate(structured).err()?;
+    if problems.iter().any(crate::args::ran_out_of_steps) {
+        // Too large to check through (millions of values, well within a
+        // message): nothing is known to be wrong with it, and a result
+        // refused for its size would be lost. It passes unchecked, as a
+        // result of a schema that does not compile does.
+        tracing::warn!(
+            tool = %name,
+            "a structured result too large to check against its output schema is passed on unchecked"
+        );
+        return None;
+    }
     let mut said: Vec<String> = problems
         .iter()
         .take(MAX_OUTPUT_PROBLEMS)
-        .map(|problem| crate::mcp::convert::cut_text(&problem.to_string()))
+        .map(|problem| cut_text(&problem.to_string()))
         .collect();
     if problems.len() > MAX_OUTPUT_PROBLEMS {
         said.push(format!("and {} more", problems.len() - MAX_OUTPUT_PROBLEMS));
@@ -724,6 +737,24 @@ mod tests {
         let said = output_refusal(&many, "t", &json!({"structuredContent": wide})).unwrap();
         // (The check itself stops at a bound of its own.)
         assert!(said.len() < 2_000 && said.ends_with(" more"), "{said}");
+        // The server's name for its tool is its own, as long as it likes.
+        let said = output_refusal(&schema, &"n".repeat(7 << 20), &json!({"content": []})).unwrap();
+        assert!(said.len() < 2_000, "{}", said.len());
+    }
+
+    #[test]
+    fn a_structured_result_too_large_to_check_is_passed_on_unchecked() {
+        let schema = ArgumentSchema::compile(&json!({"type": "object",
+            "properties": {"rows": {"type": "array", "items": {"type": "integer"}}}}))
+        .unwrap();
+        // More values than a check takes steps, in some 10 MB of JSON: a
+        // message may be 16 MiB. Nothing is known to be wrong with it.
+        let rows = vec![json!(0); 5_000_000];
+        let result = json!({"content": [], "structuredContent": {"rows": rows}});
+        assert_eq!(output_refusal(&schema, "t", &result), None);
+        // One small enough to check is still held to its schema.
+        let small = json!({"content": [], "structuredContent": {"rows": ["x"]}});
+        assert!(output_refusal(&schema, "t", &small).is_some());
     }
 
     #[test]
