@@ -1050,6 +1050,13 @@ impl ServerLink {
         match outcome {
             Ok(value) => Ok(value),
             Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(timeout).into()),
+            Err(ServiceError::McpError(e)) if e.code.0 == super::answers::UNREADABLE_ANSWER => {
+                Err(ToolError::Failed(format!(
+                    "the MCP server `{}` answered, and {}",
+                    self.config.name, e.message
+                ))
+                .into())
+            }
             Err(ServiceError::McpError(e)) => Err(ToolError::Failed(format!(
                 "the MCP server `{}` refused the request: {}",
                 self.config.name, e.message

@@ -1,5 +1,6 @@
 //! The client side: configured MCP servers mounted as tools.
 
+mod answers;
 mod busy;
 mod elicitation;
 mod handler;

@@ -1,15 +1,19 @@
 //! A stdio server's process: started with a clean environment, its log
 //! read in bounded lines, and stopped with everything it started.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::{TokioChildProcess, Transport};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use super::answers::ReadableAnswers;
 
 /// A stdio server's transport. On Unix the server runs in a process group
 /// of its own, which is killed when the transport is dropped: what the
@@ -17,12 +21,21 @@ use rmcp::transport::{TokioChildProcess, Transport};
 /// instead of living on after the host let the server go. Being out of the
 /// host's group, it does not get the terminal's Ctrl-C (the host stops it),
 /// and cannot prompt on the terminal.
+///
+/// Its output reaches the SDK through [`ReadableAnswers`], so an answer
+/// the SDK could not read fails its call at once, saying why.
 pub(super) struct ServerProcess {
-    inner: TokioChildProcess,
+    transport: AsyncRwTransport<RoleClient, ReadableAnswers<ChildStdout>, ChildStdin>,
+    /// The server, until it has ended (and been waited for).
+    child: Option<Child>,
     /// The group's id: the server's own process id, as its leader.
     #[cfg(unix)]
     group: Option<i32>,
 }
+
+/// How long a server has to end at each step of its shutdown: once its
+/// input is closed, then once it is asked to stop (`SIGTERM`).
+const SHUTDOWN_STEP: Duration = Duration::from_secs(3);
 
 /// Start `command` as the stdio server `server`.
 pub(super) fn spawn(
@@ -45,40 +58,82 @@ pub(super) fn spawn(
     }
     #[cfg(unix)]
     cmd.process_group(0);
-    let (inner, stderr) = TokioChildProcess::builder(cmd)
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()?;
-    if let Some(stderr) = stderr {
+        .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let taken = |what: &str| std::io::Error::other(format!("the server's {what} was not piped"));
+    let stdin = child.stdin.take().ok_or_else(|| taken("input"))?;
+    let stdout = child.stdout.take().ok_or_else(|| taken("output"))?;
+    if let Some(stderr) = child.stderr.take() {
         // A server's log lines go to ours, never to the model.
         tokio::spawn(log_lines(stderr, server.to_owned()));
     }
     Ok(ServerProcess {
         #[cfg(unix)]
-        group: inner.id().and_then(|id| i32::try_from(id).ok()),
-        inner,
+        group: child.id().and_then(|id| i32::try_from(id).ok()),
+        transport: AsyncRwTransport::new_client(ReadableAnswers::new(stdout), stdin),
+        child: Some(child),
     })
+}
+
+impl ServerProcess {
+    /// Stop the server as MCP's stdio transport has a client do: close its
+    /// input and let it end; if it has not within [`SHUTDOWN_STEP`], ask it
+    /// to (`SIGTERM`), and past another, kill it. Until it has ended the
+    /// child is kept, so a shutdown cut short still kills it on drop.
+    async fn shut_down(&mut self) -> std::io::Result<()> {
+        self.transport.close().await?;
+        let Some(child) = self.child.as_mut() else {
+            return Ok(());
+        };
+        if ended_within(child, SHUTDOWN_STEP).await? {
+            self.child = None;
+            return Ok(());
+        }
+        #[cfg(unix)]
+        if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+            // SAFETY: `kill` has no memory effects; the child is not yet
+            // waited for, so its id still names it.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+            if ended_within(child, SHUTDOWN_STEP).await? {
+                self.child = None;
+                return Ok(());
+            }
+        }
+        child.kill().await?;
+        self.child = None;
+        Ok(())
+    }
+}
+
+/// Whether `child` ended within `time` (it is then waited for).
+async fn ended_within(child: &mut Child, time: Duration) -> std::io::Result<bool> {
+    match tokio::time::timeout(time, child.wait()).await {
+        Ok(status) => status.map(|_| true),
+        Err(_) => Ok(false),
+    }
 }
 
 impl Transport<RoleClient> for ServerProcess {
     type Error = std::io::Error;
 
-    fn name() -> Cow<'static, str> {
-        TokioChildProcess::name()
-    }
-
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
+        self.transport.send(item)
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inner.receive()
+        self.transport.receive()
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
+        self.shut_down()
     }
 }
 
