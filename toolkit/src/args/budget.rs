@@ -13,6 +13,8 @@ use std::cell::Cell;
 pub(super) struct Budget {
     left: Cell<u32>,
     told: Cell<bool>,
+    /// Names a did-you-mean may still be measured against.
+    suggestions: Cell<u32>,
 }
 
 impl Budget {
@@ -24,10 +26,32 @@ impl Budget {
         Self::with_steps(Self::STEPS)
     }
 
+    /// Names measured for did-you-means, in all, in one call: some
+    /// thousands of unknown keys against a hundred names. Each is short
+    /// ([`crate::suggest`] measures no long ones), but a key and a name are
+    /// measured for every pair: 100,000 keys against 100,000 required names
+    /// would otherwise be 10^10 measures.
+    pub(super) const SUGGESTIONS: u32 = 1 << 18;
+
     pub(super) fn with_steps(steps: u32) -> Self {
         Self {
             left: Cell::new(steps),
             told: Cell::new(false),
+            suggestions: Cell::new(Self::SUGGESTIONS),
+        }
+    }
+
+    /// Take `names` from what did-you-means may measure; `false`, taking
+    /// nothing, when fewer are left: no suggestion is then made, and the
+    /// check goes on.
+    pub(super) fn may_suggest(&self, names: usize) -> bool {
+        let left = self.suggestions.get();
+        match u32::try_from(names) {
+            Ok(names) if names <= left => {
+                self.suggestions.set(left - names);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -65,6 +89,17 @@ mod tests {
         assert!(budget.spend());
         assert!(!budget.spend());
         assert!(!budget.spend());
+    }
+
+    #[test]
+    fn suggestions_run_out_without_taking_steps() {
+        let budget = Budget::with_steps(1);
+        assert!(budget.may_suggest(Budget::SUGGESTIONS as usize - 1));
+        assert!(!budget.may_suggest(2));
+        assert!(budget.may_suggest(1));
+        assert!(!budget.may_suggest(1));
+        assert!(!budget.may_suggest(usize::MAX));
+        assert!(budget.spend());
     }
 
     #[test]

@@ -431,8 +431,13 @@ impl Walker<'_> {
                         .iter()
                         .map(|p| p.name.as_str())
                         .filter(|name| !map.contains_key(*name));
+                    let suggestion = if self.budget.may_suggest(rules.properties.len()) {
+                        did_you_mean(key, absent).map(str::to_owned)
+                    } else {
+                        None
+                    };
                     Problem::Unknown {
-                        suggestion: did_you_mean(key, absent).map(str::to_owned),
+                        suggestion,
                         allowed: rules.properties.iter().map(|p| p.name.clone()).collect(),
                     }
                 }),
@@ -443,7 +448,8 @@ impl Walker<'_> {
                     // Extra keys are allowed, but one that is a near miss
                     // of a missing name is almost surely it: say so beside
                     // "required".
-                    if S::DETAILED && missing {
+                    let names = rules.properties.len() + rules.required_elsewhere.len();
+                    if S::DETAILED && missing && self.budget.may_suggest(names) {
                         let absent = rules
                             .properties
                             .iter()
