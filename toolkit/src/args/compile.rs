@@ -15,6 +15,7 @@ use serde_json::{Map, Number, Value};
 
 use super::SchemaError;
 use super::depth::fits;
+use super::flat::FlatRoot;
 use super::node::MAX_DEPTH as ARGUMENT_DEPTH;
 use super::node::{
     Additional, ArrayRules, Bound, Node, NodeId, Nodes, NumberRules, ObjectRules, Pattern,
@@ -45,12 +46,14 @@ pub(super) fn compile(schema: &Value) -> Result<Nodes, SchemaError> {
     for node in &mut nodes {
         node.settle();
     }
-    let nodes = Nodes {
+    let mut nodes = Nodes {
         nodes,
         root,
         _patterns: patterns,
+        flat_root: None,
     };
     reject_empty_cycles(&nodes)?;
+    nodes.flat_root = FlatRoot::of(&nodes);
     Ok(nodes)
 }
 

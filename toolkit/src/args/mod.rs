@@ -45,6 +45,7 @@ mod compile;
 mod depth;
 mod describe;
 mod equal;
+mod flat;
 mod node;
 mod number;
 mod path;
@@ -69,6 +70,7 @@ pub(crate) use payload::{is_plain_arguments, normalize_payload, read_payload};
 /// Whether `error` says that a check ran out of steps (a value too large or
 /// too tangled to check through), not that the value is wrong: the caller
 /// decides what an unchecked value is worth.
+#[cfg(feature = "mcp")]
 pub(crate) fn ran_out_of_steps(error: &ArgumentError) -> bool {
     matches!(&error.problem, crate::error::Problem::Other(text) if text == walk::TOO_COMPLEX)
 }

@@ -25,6 +25,8 @@ pub(super) struct Nodes {
     pub(super) root: NodeId,
     /// What the patterns among the nodes are charged, given back with them.
     pub(super) _patterns: super::compile::PatternCharge,
+    /// The root, when a clean call of it can be told without the walk.
+    pub(super) flat_root: Option<super::flat::FlatRoot>,
 }
 
 impl Nodes {
@@ -339,6 +341,12 @@ impl NumberRules {
             multiple_of,
             integers,
         }
+    }
+
+    /// The integers both bounds let through, `(lowest, highest)`, if that
+    /// range could be derived.
+    pub(super) fn integer_range(&self) -> Option<(i128, i128)> {
+        self.integers
     }
 
     /// Whether `num` is within both bounds: for an integer, the range

@@ -104,6 +104,7 @@ fn a_missing_node_is_the_true_schema() {
         nodes: Vec::new(),
         root: 0,
         _patterns: Default::default(),
+        flat_root: None,
     };
     assert!(nodes.get(7).is_unconstrained());
 }

@@ -765,7 +765,7 @@ fn skipping_branches_that_cannot_cast_changes_no_cast() {
 #[test]
 fn generated_values_agree() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut runs, mut clean) = (0, 0);
+    let (mut runs, mut clean, mut flat) = (0, 0, 0);
     for (raw, good, bad) in table() {
         let schema = ArgumentSchema::compile(&raw).expect("compiles");
         let mut keys = vec!["arguments".to_owned(), "zzz".to_owned()];
@@ -791,8 +791,17 @@ fn generated_values_agree() {
             agree(&schema, &args);
             runs += 1;
             clean += usize::from(is_clean(&schema.nodes, &args));
+            // `agree` holds the flat root's yes to the long way's too.
+            flat += usize::from(matches!(
+                (&schema.nodes.flat_root, &args),
+                (Some(root), Value::Object(map)) if root.admits(map)
+            ));
         }
     }
     // Enough of each kind to mean something.
     assert!(clean > runs / 20, "{clean} clean of {runs}");
+    assert!(
+        flat > runs / 100,
+        "{flat} told clean without the walk, of {runs}"
+    );
 }
