@@ -770,6 +770,31 @@ mod tests {
     }
 
     #[test]
+    fn a_long_string_checked_many_times_over_runs_out_of_steps() {
+        // 10,000 references to one pattern, each of which reads a string of
+        // a megabyte to its end (20 s): the steps count the bytes read.
+        let branches: Vec<Value> = (0..10_000).map(|_| json!({"$ref": "#/$defs/p"})).collect();
+        let schema = ArgumentSchema::compile(&json!({"type": "object",
+            "properties": {"s": {"allOf": branches}},
+            "$defs": {"p": {"pattern": "[b-z]0", "maxLength": 5_000_000}}}))
+        .unwrap();
+        let long = json!({"s": format!("{}b0", "a".repeat(1 << 20))});
+        let problems = schema.validate(&long).unwrap_err();
+        assert!(
+            problems.iter().any(crate::args::ran_out_of_steps),
+            "{problems:?}"
+        );
+        let result = json!({"content": [], "structuredContent": long});
+        assert_eq!(output_refusal(&schema, "t", &result), None);
+        // Checked once, a string of megabytes is well within the steps.
+        let once = ArgumentSchema::compile(&json!({"type": "object",
+            "properties": {"s": {"$ref": "#/$defs/p"}},
+            "$defs": {"p": {"pattern": "[b-z]0", "maxLength": 5_000_000}}}))
+        .unwrap();
+        assert!(once.validate(&long).is_ok());
+    }
+
+    #[test]
     fn a_structured_result_too_large_to_check_is_passed_on_unchecked() {
         let schema = ArgumentSchema::compile(&json!({"type": "object",
             "properties": {"rows": {"type": "array", "items": {"type": "integer"}}}}))
