@@ -795,6 +795,28 @@ mod tests {
     }
 
     #[test]
+    fn a_long_string_compared_many_times_over_runs_out_of_steps() {
+        // 500 allowed values of 8 KB alike but at their ends, through 1,000
+        // references: each reached compares the string with all of them.
+        let entries: Vec<String> = (0..500)
+            .map(|i| format!("{}{i:03}", "a".repeat(8_000)))
+            .collect();
+        let last = json!({"s": entries[499]});
+        let through = |n: usize| {
+            let branches: Vec<Value> = (0..n).map(|_| json!({"$ref": "#/$defs/p"})).collect();
+            ArgumentSchema::compile(&json!({"type": "object",
+                "properties": {"s": {"allOf": branches}}, "$defs": {"p": {"enum": entries}}}))
+            .unwrap()
+        };
+        let problems = through(1_000).validate(&last).unwrap_err();
+        assert!(
+            problems.iter().any(crate::args::ran_out_of_steps),
+            "{problems:?}"
+        );
+        assert!(through(1).validate(&last).is_ok());
+    }
+
+    #[test]
     fn a_structured_result_too_large_to_check_is_passed_on_unchecked() {
         let schema = ArgumentSchema::compile(&json!({"type": "object",
             "properties": {"rows": {"type": "array", "items": {"type": "integer"}}}}))
