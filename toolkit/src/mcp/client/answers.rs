@@ -168,10 +168,14 @@ struct Overlong {
 impl Overlong {
     fn starting(mut line: Vec<u8>) -> Self {
         let length = line.len();
+        // The end of what was gathered is the line's end so far: the rest
+        // may be no more than its newline (a line of exactly 16 MiB read
+        // in pieces that divide it), and its `id` may be in there.
+        let tail = line[length.saturating_sub(TAIL)..].to_vec();
         line.truncate(HEAD);
         Self {
             head: line,
-            tail: Vec::new(),
+            tail,
             length,
         }
     }
@@ -218,7 +222,18 @@ fn unreadable_answer(line: &[u8]) -> Option<Vec<u8>> {
         return None;
     };
     let keys = Keys::of(text);
-    let id = keys.id.filter(|_| !keys.method)?;
+    if keys.method {
+        return None;
+    }
+    // A message not JSON before its `id` (a result with `Infinity` in it,
+    // written before the `id` as some SDKs write it): looked for at its
+    // end, as in a line too long to read. Not in a line that is no
+    // message, or one read whole (a log line naming an `id` inside).
+    let id = keys.id.or_else(|| {
+        keys.cut
+            .then(|| id_near_end(&text[text.len().saturating_sub(TAIL)..]))
+            .flatten()
+    })?;
     Some(error_answer(
         &id,
         &format!("its answer could not be read: {error}"),
@@ -232,6 +247,8 @@ fn unreadable_answer(line: &[u8]) -> Option<Vec<u8>> {
 struct Keys {
     id: Option<RequestId>,
     method: bool,
+    /// An object was begun and stopped being JSON before its end.
+    cut: bool,
 }
 
 impl Keys {
@@ -254,6 +271,7 @@ impl<'de> Visitor<'de> for KeysVisitor<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.0.cut = true;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "id" => self.0.id = map.next_value::<Option<RequestId>>()?,
@@ -266,6 +284,7 @@ impl<'de> Visitor<'de> for KeysVisitor<'_> {
                 }
             }
         }
+        self.0.cut = false;
         Ok(())
     }
 }

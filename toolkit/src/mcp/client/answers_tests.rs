@@ -54,7 +54,7 @@ fn read_any_way(output: &[u8]) -> Vec<u8> {
 fn lines(read: &[u8]) -> Vec<serde_json::Value> {
     read.split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
+        .map(|l| serde_json::from_slice(l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l)).unwrap())
         .collect()
 }
 
@@ -220,3 +220,139 @@ fn an_id_is_found_near_the_end_only_as_a_key() {
 }
 
 use serde_json::json;
+
+/// What the SDK itself receives of `output`, given `chunk` bytes at a time
+/// through [`ReadableAnswers`]: the messages it delivers, in order.
+fn sdk_receives(output: &[u8], chunk: usize) -> Vec<serde_json::Value> {
+    use rmcp::transport::Transport;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let answers = ReadableAnswers::new(Chunked {
+            bytes: output.to_vec(),
+            at: 0,
+            chunk,
+        });
+        let mut transport = rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(
+            answers,
+            tokio::io::sink(),
+        );
+        let mut received = Vec::new();
+        while let Some(message) = transport.receive().await {
+            received.push(serde_json::to_value(&message).unwrap());
+        }
+        received
+    })
+}
+
+#[test]
+fn an_answer_of_exactly_the_bound_with_its_id_at_the_end_fails_its_call() {
+    // 16 MiB without its end: with it, one byte more than the SDK takes.
+    // Read in pieces that divide the bound, the line's end comes alone.
+    let output = message(
+        "{\"result\":{\"text\":\"",
+        "\"},\"jsonrpc\":\"2.0\",\"id\":21}",
+        MAX_LINE,
+    );
+    for chunk in [8 << 10, 64 << 10, 1 << 20, usize::MAX] {
+        let received = sdk_receives(&output, chunk);
+        assert_eq!(received.len(), 1, "in chunks of {chunk}: {received:?}");
+        assert_eq!(received[0]["id"], json!(21), "in chunks of {chunk}");
+        assert_eq!(received[0]["error"]["code"], json!(UNREADABLE_ANSWER));
+    }
+}
+
+#[test]
+fn an_answer_one_byte_within_the_bound_reaches_the_sdk_as_it_came() {
+    let mut output = message(
+        "{\"jsonrpc\":\"2.0\",\"id\":22,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
+        "\"}]}}",
+        MAX_LINE - 1,
+    );
+    output.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":23,\"result\":{}}\n");
+    for chunk in [8 << 10, usize::MAX] {
+        let received = sdk_receives(&output, chunk);
+        assert_eq!(received.len(), 2, "in chunks of {chunk}");
+        assert_eq!(received[0]["id"], json!(22));
+        assert!(received[0].get("result").is_some(), "in chunks of {chunk}");
+        assert_eq!(received[1]["id"], json!(23));
+    }
+}
+
+#[test]
+fn unreadable_answers_whatever_their_bytes_fail_their_calls() {
+    let output: &[u8] = concat!(
+        // Read as they are, CR and BOM or not.
+        "{\"jsonrpc\":\"2.0\",\"id\":31,\"result\":{}}\r\n",
+        "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":32,\"result\":{}}\n",
+        // A CR in the text, not escaped; a NUL after the message.
+        "{\"jsonrpc\":\"2.0\",\"id\":33,\"result\":{\"t\":\"a\rb\"}}\n",
+        "{\"jsonrpc\":\"2.0\",\"id\":34,\"result\":{}}\0\n",
+        // A BOM before an unreadable one, and a lone CR ending none.
+        "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":35,\"result\":1e400}\r\n",
+        "{\"jsonrpc\":\"2.0\",\"id\":36,\"result\":1e400}\r{\"x\":1}\n",
+    )
+    .as_bytes();
+    let mut output = output.to_vec();
+    // Bytes that are not UTF-8 in a text.
+    output.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":37,\"result\":{\"t\":\"\xff\xfe\"}}\n");
+    let read = lines(&read_any_way(&output));
+    let ids: Vec<_> = read.iter().map(|l| l["id"].clone()).collect();
+    assert_eq!(ids, [31, 32, 33, 34, 35, 36, 37].map(|i| json!(i)));
+    for line in &read[2..] {
+        assert_eq!(line["error"]["code"], json!(UNREADABLE_ANSWER), "{line}");
+    }
+    let received = sdk_receives(&output, 7);
+    assert_eq!(received.len(), 7, "{received:?}");
+}
+
+#[test]
+fn an_unreadable_answer_with_its_id_after_the_result_fails_its_call() {
+    // As some SDKs write an answer: the result first. Not JSON (a float
+    // written as Python writes infinity), so it cannot be read past it.
+    let output = b"{\"result\":{\"x\":Infinity},\"jsonrpc\":\"2.0\",\"id\":41}\n";
+    let read = lines(&read_any_way(output));
+    assert_eq!(read.len(), 1, "{read:?}");
+    assert_eq!(read[0]["id"], json!(41));
+    assert_eq!(read[0]["error"]["code"], json!(UNREADABLE_ANSWER));
+}
+
+#[test]
+fn what_is_said_of_an_unreadable_answer_stays_short() {
+    let big = "y".repeat(10 << 20);
+    for output in [
+        format!("{{\"jsonrpc\":\"{big}\",\"id\":51,\"result\":{{}}}}\n"),
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":51,\"result\":{{\"{big}\":1e400}}}}\n"),
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":51,\"error\":{{\"code\":\"{big}\"}}}}\n"),
+    ] {
+        let read = lines(&read(output.as_bytes(), 64 << 10));
+        assert_eq!(read.len(), 1);
+        let said = read[0]["error"]["message"].as_str().unwrap();
+        assert!(said.len() < 1024, "{} bytes said", said.len());
+    }
+}
+
+#[test]
+fn a_line_over_the_bound_cut_by_the_output_ending_is_dropped() {
+    let mut output = message(
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"result\":\"",
+        "\"}",
+        MAX_LINE + 5,
+    );
+    output.pop();
+    assert!(read(&output, 8 << 10).is_empty());
+    assert!(sdk_receives(&output, 8 << 10).is_empty());
+}
+
+#[test]
+fn an_id_in_a_line_that_is_no_answer_fails_no_call() {
+    let output = concat!(
+        // A server's print on its output, naming a request it saw.
+        "got {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\"}\n",
+        // A log line in JSON, an `id` inside it, read whole.
+        "{\"level\":\"debug\",\"request\":{\"id\":4}}\n",
+        "{\"level\":\"debug\",\"seen\":{\"x\":1},\"id\":null}\n",
+    );
+    assert_eq!(read_any_way(output.as_bytes()), output.as_bytes());
+}
