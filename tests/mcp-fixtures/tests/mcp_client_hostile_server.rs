@@ -1159,3 +1159,71 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
     );
     assert!(escaped.is_empty(), "{}", escaped.join("\n\n"));
 }
+
+/// A stdio server that answers the handshake and its list (its one tool
+/// described by its process id), then never reads its input again, nor
+/// ends when it closes or on SIGTERM.
+const DEAF_SERVER: &str = r#"
+import json, os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "h", "version": "0"}}
+    else:
+        result = {"tools": [{"name": "t", "description": str(os.getpid()),
+                             "inputSchema": {"type": "object"}}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+    if msg["method"] == "tools/list":
+        while True:
+            time.sleep(1000)
+"#;
+
+/// Whether the process `pid` runs (a zombie does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// A server that stops reading its input while the client writes more
+/// than its pipe holds (a call's large arguments) is still stopped when
+/// the host lets it go: the write it never reads does not hold up its
+/// shutdown for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_reading_its_input_is_still_stopped() {
+    let config = McpConfig::from_json(&json!({"mcpServers": {"h": {
+        "command": "python3", "args": ["-c", DEAF_SERVER], "toolTimeout": 2
+    }}}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    connect_one(&clients).await.expect("connected");
+    let pid: u32 = registry.specs()[0].description.parse().expect("a pid");
+    let name = registry.specs()[0].name.to_string();
+    let args = json!({"x": "a".repeat(1 << 20)});
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        registry.call(&name, args, &tk::ToolContext::new()),
+    )
+    .await
+    .expect("the call ends within 30 s");
+    assert!(out.is_error, "{out:?}");
+    tokio::time::timeout(Duration::from_secs(30), clients.disconnect())
+        .await
+        .expect("let go within 30 s");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while running(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!running(pid), "the server {pid} outlived being let go");
+}

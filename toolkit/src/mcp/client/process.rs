@@ -84,11 +84,20 @@ impl ServerProcess {
     /// to (`SIGTERM`), and past another, kill it. Until it has ended the
     /// child is kept, so a shutdown cut short still kills it on drop.
     async fn shut_down(&mut self) -> std::io::Result<()> {
-        self.transport.close().await?;
+        let first_step = tokio::time::Instant::now() + SHUTDOWN_STEP;
+        // A write to a server that stopped reading holds its input until
+        // the server reads: closing it is not waited for past the step, so
+        // such a server is still asked to stop, then killed.
+        if tokio::time::timeout_at(first_step, self.transport.close())
+            .await
+            .is_err()
+        {
+            tracing::debug!("an MCP server's input could not be closed: it reads none of it");
+        }
         let Some(child) = self.child.as_mut() else {
             return Ok(());
         };
-        if ended_within(child, SHUTDOWN_STEP).await? {
+        if ended_by(child, first_step).await? {
             self.child = None;
             return Ok(());
         }
@@ -112,7 +121,12 @@ impl ServerProcess {
 
 /// Whether `child` ended within `time` (it is then waited for).
 async fn ended_within(child: &mut Child, time: Duration) -> std::io::Result<bool> {
-    match tokio::time::timeout(time, child.wait()).await {
+    ended_by(child, tokio::time::Instant::now() + time).await
+}
+
+/// Whether `child` ended by `deadline` (it is then waited for).
+async fn ended_by(child: &mut Child, deadline: tokio::time::Instant) -> std::io::Result<bool> {
+    match tokio::time::timeout_at(deadline, child.wait()).await {
         Ok(status) => status.map(|_| true),
         Err(_) => Ok(false),
     }
