@@ -19,9 +19,9 @@ use std::task::{Context, Poll, ready};
 use rmcp::RoleClient;
 use rmcp::model::RequestId;
 use rmcp::service::RxJsonRpcMessage;
-use rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// The error code of an answer put in place of one the client could not
 /// read. In JSON-RPC's range for implementations' own errors.
@@ -38,6 +38,28 @@ const HEAD: usize = 64 << 10;
 /// How much of the end of such a line is kept, for servers that write
 /// the `id` after the result.
 const TAIL: usize = 4 << 10;
+
+/// The longest line the SDK is let take from [`ReadableAnswers`], which
+/// passes none over [`MAX_LINE`] itself: an error answer put in place of a
+/// line near that bound is longer than it by what it says (at most
+/// [`MAX_SAID`]), and would be dropped at [`MAX_LINE`].
+const MAX_PASSED: usize = MAX_LINE + (4 << 10);
+
+/// The most said of why an answer could not be read.
+const MAX_SAID: usize = 1 << 10;
+
+/// The SDK's transport to a stdio server: its answers read from `read`
+/// through [`ReadableAnswers`], its requests written to `write`.
+pub(super) fn transport<R, W>(
+    read: R,
+    write: W,
+) -> AsyncRwTransport<RoleClient, ReadableAnswers<R>, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    AsyncRwTransport::new_client(ReadableAnswers::new(read), write).with_max_line_length(MAX_PASSED)
+}
 
 /// `R`, a stdio server's output, with each answer the SDK could not read
 /// replaced by an error answer to its request.
@@ -315,6 +337,12 @@ fn id_near_end(tail: &[u8]) -> Option<RequestId> {
 
 /// A JSON-RPC error answer to `id`, as a line.
 fn error_answer(id: &RequestId, message: &str) -> Vec<u8> {
+    // Cut, so the answer is never much longer than the line it stands for.
+    let mut end = message.len().min(MAX_SAID);
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let message = &message[..end];
     let answer = serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,

@@ -229,15 +229,12 @@ fn sdk_receives(output: &[u8], chunk: usize) -> Vec<serde_json::Value> {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let answers = ReadableAnswers::new(Chunked {
+        let output = Chunked {
             bytes: output.to_vec(),
             at: 0,
             chunk,
-        });
-        let mut transport = rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(
-            answers,
-            tokio::io::sink(),
-        );
+        };
+        let mut transport = transport(output, tokio::io::sink());
         let mut received = Vec::new();
         while let Some(message) = transport.receive().await {
             received.push(serde_json::to_value(&message).unwrap());
@@ -355,4 +352,18 @@ fn an_id_in_a_line_that_is_no_answer_fails_no_call() {
         "{\"level\":\"debug\",\"seen\":{\"x\":1},\"id\":null}\n",
     );
     assert_eq!(read_any_way(output.as_bytes()), output.as_bytes());
+}
+
+#[test]
+fn an_unreadable_answer_just_within_the_bound_fails_its_call() {
+    // The SDK would take the line; what is said in its place is longer.
+    let start = "{\"jsonrpc\":\"2.0\",\"result\":1e400,\"id\":\"";
+    let output = message(start, "\"}", MAX_LINE - 1);
+    let received = sdk_receives(&output, 8 << 10);
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0]["error"]["code"], json!(UNREADABLE_ANSWER));
+    assert_eq!(
+        received[0]["id"].as_str().map(str::len),
+        Some(MAX_LINE - 1 - start.len() - 2)
+    );
 }

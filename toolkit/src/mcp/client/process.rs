@@ -73,7 +73,7 @@ pub(super) fn spawn(
     Ok(ServerProcess {
         #[cfg(unix)]
         group: child.id().and_then(|id| i32::try_from(id).ok()),
-        transport: AsyncRwTransport::new_client(ReadableAnswers::new(stdout), stdin),
+        transport: super::answers::transport(stdout, stdin),
         child: Some(child),
     })
 }
