@@ -1227,3 +1227,58 @@ async fn a_server_that_stops_reading_its_input_is_still_stopped() {
     }
     assert!(!running(pid), "the server {pid} outlived being let go");
 }
+
+/// A stdio server that answers the handshake and its list (its one tool
+/// described by its process id), then closes its output and lives on,
+/// reading nothing and ignoring SIGTERM.
+const MUTE_SERVER: &str = r#"
+import json, os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "h", "version": "0"}}
+    else:
+        result = {"tools": [{"name": "t", "description": str(os.getpid()),
+                             "inputSchema": {"type": "object"}}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+    if msg["method"] == "tools/list":
+        os.close(1)
+        while True:
+            time.sleep(1000)
+"#;
+
+/// A server that closes its output but lives on is stopped once the
+/// client sees its output end, without waiting to be let go; a call then
+/// fails within bounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_closes_its_output_and_lives_on_is_stopped() {
+    let config = McpConfig::from_json(&json!({"mcpServers": {"h": {
+        "command": "python3", "args": ["-c", MUTE_SERVER], "toolTimeout": 60
+    }}}))
+    .unwrap();
+    let registry = Arc::new(ToolRegistry::new());
+    let clients = McpClients::new(config, &registry);
+    connect_one(&clients).await.expect("connected");
+    let pid: u32 = registry.specs()[0].description.parse().expect("a pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while running(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!running(pid), "the server {pid} lived on");
+    let name = registry.specs()[0].name.to_string();
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        registry.call(&name, json!({}), &tk::ToolContext::new()),
+    )
+    .await
+    .expect("the call ends within 30 s");
+    assert!(out.is_error, "{out:?}");
+    tokio::time::timeout(Duration::from_secs(30), clients.disconnect())
+        .await
+        .expect("let go within 30 s");
+}
