@@ -367,3 +367,43 @@ fn an_unreadable_answer_just_within_the_bound_fails_its_call() {
         Some(MAX_LINE - 1 - start.len() - 2)
     );
 }
+
+#[test]
+fn a_request_of_the_servers_in_the_wrong_shape_is_still_refused_by_the_sdk() {
+    use rmcp::transport::Transport;
+    use tokio::io::AsyncReadExt;
+    let output =
+        b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"sampling/createMessage\",\"params\":1}\n";
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (received, written) = runtime.block_on(async {
+        let (input, mut server_reads) = tokio::io::duplex(1 << 16);
+        let output = Chunked {
+            bytes: output.to_vec(),
+            at: 0,
+            chunk: 5,
+        };
+        let mut transport = transport(output, input);
+        let mut received = Vec::new();
+        while let Some(message) = transport.receive().await {
+            received.push(message);
+        }
+        drop(transport);
+        let mut written = Vec::new();
+        server_reads.read_to_end(&mut written).await.unwrap();
+        (received.len(), written)
+    });
+    assert_eq!(received, 0);
+    let written = lines(&written);
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(written[0]["error"]["code"], json!(-32600));
+}
+
+#[test]
+fn an_id_in_float_form_is_the_integer_it_stands_for() {
+    let output = b"{\"jsonrpc\":\"2.0\",\"id\":1.0,\"result\":1e400}\n";
+    let read = lines(&read_any_way(output));
+    assert_eq!(read[0]["id"], json!(1));
+    assert_eq!(read[0]["error"]["code"], json!(UNREADABLE_ANSWER));
+}
