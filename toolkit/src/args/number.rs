@@ -81,8 +81,12 @@ impl Num {
                     return a == 0.0;
                 }
                 // Decimal steps like 0.01 are not exact in binary; allow the
-                // rounding error of one division.
-                (quotient - whole).abs() <= 1e-9 * quotient.abs()
+                // rounding error of one division of two rounded numbers (a
+                // few units in the quotient's last place), or a billionth
+                // of a step, whichever is more: not a fraction of the
+                // quotient, which near the bound above let through numbers
+                // a third of a step off (400000000.3 of a step of 1).
+                (quotient - whole).abs() <= (4.0 * f64::EPSILON * quotient.abs()).max(1e-9)
             }
         }
     }
@@ -329,6 +333,32 @@ mod tests {
         assert!(!num(json!(0.075)).is_multiple_of(num(json!(0.01))));
         assert!(num(json!(3)).is_multiple_of(num(json!(1.5))));
         assert!(num(json!(u64::MAX)).is_multiple_of(num(json!(1))));
+    }
+
+    #[test]
+    fn a_number_off_a_multiple_by_a_fraction_of_a_step_is_none_below_the_exact_bound() {
+        for (value, step) in [
+            (json!(400_000_000.3), json!(1)),
+            (json!(400_000_000.5), json!(1.0)),
+            (json!(1_000_001.25), json!(0.5)),
+            (json!(12_345.678_9), json!(0.001)),
+        ] {
+            assert!(
+                !num(value.clone()).is_multiple_of(num(step.clone())),
+                "{value} of {step}"
+            );
+        }
+        for (value, step) in [
+            (json!(1_234_567.89), json!(0.01)),
+            (json!(400_000_000.2), json!(0.1)),
+            (json!(0.3), json!(0.1)),
+            (json!(12_345.678), json!(0.001)),
+        ] {
+            assert!(
+                num(value.clone()).is_multiple_of(num(step.clone())),
+                "{value} of {step}"
+            );
+        }
     }
 
     #[test]
