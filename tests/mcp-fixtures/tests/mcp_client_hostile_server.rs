@@ -1161,9 +1161,9 @@ fn tool_lists_built_to_exhaust_the_client_are_refused_or_contained() {
 }
 
 /// A stdio server that answers the handshake and its list (its one tool
-/// described by its process id), then never reads its input again, nor
-/// ends when it closes or on SIGTERM.
-const DEAF_SERVER: &str = r#"
+/// described by its process id), ignoring SIGTERM; after its list it does
+/// what `AFTER_LIST` is replaced with, then reads nothing and never ends.
+const LASTING_SERVER: &str = r#"
 import json, os, signal, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 for line in sys.stdin:
@@ -1179,9 +1179,15 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
     sys.stdout.flush()
     if msg["method"] == "tools/list":
+        AFTER_LIST
         while True:
             time.sleep(1000)
 "#;
+
+/// A [`LASTING_SERVER`] that never reads its input again after its list.
+fn deaf_server() -> String {
+    LASTING_SERVER.replace("AFTER_LIST", "pass")
+}
 
 /// Whether the process `pid` runs (a zombie does not).
 fn running(pid: u32) -> bool {
@@ -1202,7 +1208,7 @@ fn running(pid: u32) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_stops_reading_its_input_is_still_stopped() {
     let config = McpConfig::from_json(&json!({"mcpServers": {"h": {
-        "command": "python3", "args": ["-c", DEAF_SERVER], "toolTimeout": 2
+        "command": "python3", "args": ["-c", deaf_server()], "toolTimeout": 2
     }}}))
     .unwrap();
     let registry = Arc::new(ToolRegistry::new());
@@ -1228,29 +1234,10 @@ async fn a_server_that_stops_reading_its_input_is_still_stopped() {
     assert!(!running(pid), "the server {pid} outlived being let go");
 }
 
-/// A stdio server that answers the handshake and its list (its one tool
-/// described by its process id), then closes its output and lives on,
-/// reading nothing and ignoring SIGTERM.
-const MUTE_SERVER: &str = r#"
-import json, os, signal, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    if msg["method"] == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "h", "version": "0"}}
-    else:
-        result = {"tools": [{"name": "t", "description": str(os.getpid()),
-                             "inputSchema": {"type": "object"}}]}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
-    sys.stdout.flush()
-    if msg["method"] == "tools/list":
-        os.close(1)
-        while True:
-            time.sleep(1000)
-"#;
+/// A [`LASTING_SERVER`] that closes its output after its list and lives on.
+fn mute_server() -> String {
+    LASTING_SERVER.replace("AFTER_LIST", "os.close(1)")
+}
 
 /// A server that closes its output but lives on is stopped once the
 /// client sees its output end, without waiting to be let go; a call then
@@ -1258,7 +1245,7 @@ for line in sys.stdin:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_closes_its_output_and_lives_on_is_stopped() {
     let config = McpConfig::from_json(&json!({"mcpServers": {"h": {
-        "command": "python3", "args": ["-c", MUTE_SERVER], "toolTimeout": 60
+        "command": "python3", "args": ["-c", mute_server()], "toolTimeout": 60
     }}}))
     .unwrap();
     let registry = Arc::new(ToolRegistry::new());

@@ -27,6 +27,15 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// read. In JSON-RPC's range for implementations' own errors.
 pub(crate) const UNREADABLE_ANSWER: i32 = -32098;
 
+/// Why the answer to a request could not be read, if `error` is an error
+/// answer put in place of one (see [`UNREADABLE_ANSWER`]).
+pub(crate) fn unreadable(error: &rmcp::ServiceError) -> Option<&str> {
+    match error {
+        rmcp::ServiceError::McpError(e) if e.code.0 == UNREADABLE_ANSWER => Some(&e.message),
+        _ => None,
+    }
+}
+
 /// The longest line the SDK takes, its end included: a longer one is
 /// judged here from its start and its end.
 const MAX_LINE: usize = DEFAULT_MAX_LINE_LENGTH;

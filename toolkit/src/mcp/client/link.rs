@@ -1050,13 +1050,10 @@ impl ServerLink {
         match outcome {
             Ok(value) => Ok(value),
             Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(timeout).into()),
-            Err(ServiceError::McpError(e)) if e.code.0 == super::answers::UNREADABLE_ANSWER => {
-                Err(ToolError::Failed(format!(
-                    "the MCP server `{}` answered, and {}",
-                    self.config.name, e.message
-                ))
-                .into())
-            }
+            Err(ref e) if let Some(why) = super::answers::unreadable(e) => Err(ToolError::Failed(
+                format!("the MCP server `{}` answered, and {why}", self.config.name),
+            )
+            .into()),
             Err(ServiceError::McpError(e)) => Err(ToolError::Failed(format!(
                 "the MCP server `{}` refused the request: {}",
                 self.config.name, e.message

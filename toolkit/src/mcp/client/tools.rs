@@ -74,8 +74,9 @@ pub(crate) async fn mount_all(
     session: &Session,
 ) -> Result<Vec<Arc<dyn Tool>>, MountFailure> {
     let server = link.name().to_owned();
-    let failed = |what: &str, e: &dyn std::fmt::Display| {
-        format!("the MCP server `{server}` could not list its {what}: {e}")
+    let failed = |what: &str, e: &rmcp::ServiceError| match super::answers::unreadable(e) {
+        Some(why) => format!("the MCP server `{server}` could not list its {what}: {why}"),
+        None => format!("the MCP server `{server}` could not list its {what}: {e}"),
     };
     // A server that never answers a list must not hold up `connect`.
     let limit = link.config().tool_timeout;
